@@ -1,0 +1,100 @@
+// Package config is runfleet's one configuration format, used unchanged by
+// embedded mode (a file) and by the Lambda functions (an SSM parameter).
+// Load validates everything up front and names the offending field.
+package config
+
+import "time"
+
+// Config is the whole configuration file.
+type Config struct {
+	// ControllerID identifies this runfleet installation; it goes into the
+	// names and tags of everything runfleet creates.
+	ControllerID string  `yaml:"controller_id"`
+	GitHub       GitHub  `yaml:"github"`
+	Webhook      Webhook `yaml:"webhook"`
+	Server       Server  `yaml:"server"`
+	Store        Store   `yaml:"store"`
+	Engine       Engine  `yaml:"engine"`
+	Pools        []Pool  `yaml:"pools"`
+}
+
+// GitHub says how runfleet talks to GitHub.
+type GitHub struct {
+	// Simulated replaces GitHub with an in-process simulation (demos and
+	// tests only; logged loudly at start).
+	Simulated bool   `yaml:"simulated"`
+	BaseURL   string `yaml:"base_url"` // GHES API root; empty = api.github.com
+	App       *App   `yaml:"app"`
+	// TokenFile / TokenEnv: a personal access token, instead of an App.
+	TokenFile string `yaml:"token_file"`
+	TokenEnv  string `yaml:"token_env"`
+}
+
+// App is GitHub App authentication.
+type App struct {
+	ID             int64  `yaml:"id"`
+	InstallationID int64  `yaml:"installation_id"`
+	PrivateKeyFile string `yaml:"private_key_file"`
+	PrivateKeyEnv  string `yaml:"private_key_env"`
+}
+
+// Webhook configures intake.
+type Webhook struct {
+	SecretFile string `yaml:"secret_file"`
+	SecretEnv  string `yaml:"secret_env"`
+	// Secret is resolved from SecretFile/SecretEnv at load; never in YAML.
+	Secret []byte `yaml:"-"`
+	// MaxBodyBytes caps request bodies (default 1 MiB; GitHub caps payloads at 25 MB but
+	// workflow_job payloads are a few KB).
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+}
+
+// Server is embedded mode's HTTP server.
+type Server struct {
+	Listen string `yaml:"listen"` // default 127.0.0.1:8080
+	// PublicURL is how runner machines reach the metadata endpoints.
+	PublicURL    string `yaml:"public_url"`
+	APITokenFile string `yaml:"api_token_file"`
+	APITokenEnv  string `yaml:"api_token_env"`
+	// APIToken is resolved at load; never in YAML.
+	APIToken string `yaml:"-"`
+}
+
+// Store configures embedded mode's state directory.
+type Store struct {
+	Dir string `yaml:"dir"` // default ./runfleet-data
+}
+
+// Engine tunes the lifecycle engine.
+type Engine struct {
+	Workers           int           `yaml:"workers"`            // default 8
+	ReconcileInterval time.Duration `yaml:"reconcile_interval"` // default 30s
+	DeleteBackoffMin  time.Duration `yaml:"delete_backoff_min"` // default 1s
+	DeleteBackoffMax  time.Duration `yaml:"delete_backoff_max"` // default 5m
+	MaxReceives       int           `yaml:"max_receives"`       // dead-letter after; default 10
+	VisibilityTimeout time.Duration `yaml:"visibility_timeout"` // default 5m
+}
+
+// Pool is a set of identical runners serving jobs whose labels it covers.
+type Pool struct {
+	Name string `yaml:"name"`
+	// Owner: "org", "org/repo" or "enterprise:slug".
+	Owner string `yaml:"owner"`
+	// Labels the pool's runners carry; a job matches when every one of its
+	// labels is among them (case-insensitive; "self-hosted" is implied).
+	Labels      []string `yaml:"labels"`
+	MinIdle     int      `yaml:"min_idle"`
+	MaxRunners  int      `yaml:"max_runners"`
+	RunnerGroup string   `yaml:"runner_group"`
+	// BootstrapTimeout bounds a create call and how long a runner may take
+	// to come online (default 20m, GARM's).
+	BootstrapTimeout time.Duration `yaml:"bootstrap_timeout"`
+	Provider         Provider      `yaml:"provider"`
+}
+
+// Provider selects and configures a provider for a pool.
+type Provider struct {
+	Type string `yaml:"type"` // simulated, external, ec2
+	// Settings are the provider type's own options, decoded by it.
+	Settings map[string]any `yaml:"settings"`
+}

@@ -1,0 +1,123 @@
+// Package github is runfleet's port to GitHub: registering just-in-time
+// runners and removing them. The engine depends only on the GitHub interface;
+// the go-github client and the in-process simulation implement it.
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// GitHub is what the engine needs from GitHub.
+type GitHub interface {
+	// GenerateJITConfig registers a just-in-time runner and returns its id and
+	// encoded configuration (a secret: never log it, never put it in user data).
+	GenerateJITConfig(ctx context.Context, req JITRequest) (*JITConfig, error)
+	// RemoveRunner deregisters a runner. Removed and not-found are both nil.
+	// A runner running a job returns ErrRunnerBusy: its machine must not be
+	// destroyed. Rate limits return *RateLimitError.
+	RemoveRunner(ctx context.Context, ref RunnerRef) error
+	// ListRunners returns the runners registered at an owner.
+	ListRunners(ctx context.Context, owner Owner) ([]Runner, error)
+}
+
+// Owner is where runners register: an organization, a repository or an
+// enterprise, with the App installation to authenticate as (0 = default).
+type Owner struct {
+	Org            string
+	Repo           string // empty for organization and enterprise owners
+	Enterprise     string // set only for enterprise owners
+	InstallationID int64
+}
+
+// ParseOwner reads "org", "org/repo" or "enterprise:slug".
+func ParseOwner(s string) (Owner, error) {
+	s = strings.TrimSpace(s)
+	if slug, ok := strings.CutPrefix(s, "enterprise:"); ok {
+		if slug == "" || strings.Contains(slug, "/") {
+			return Owner{}, fmt.Errorf("owner %q: enterprise slug must be one path segment", s)
+		}
+		return Owner{Enterprise: slug}, nil
+	}
+	org, repo, hasRepo := strings.Cut(s, "/")
+	if org == "" || (hasRepo && (repo == "" || strings.Contains(repo, "/"))) {
+		return Owner{}, fmt.Errorf("owner %q: want \"org\", \"org/repo\" or \"enterprise:slug\"", s)
+	}
+	return Owner{Org: org, Repo: repo}, nil
+}
+
+// String is the inverse of ParseOwner.
+func (o Owner) String() string {
+	switch {
+	case o.Enterprise != "":
+		return "enterprise:" + o.Enterprise
+	case o.Repo != "":
+		return o.Org + "/" + o.Repo
+	default:
+		return o.Org
+	}
+}
+
+// JITRequest asks for one just-in-time runner.
+type JITRequest struct {
+	Owner       Owner
+	Name        string
+	Labels      []string
+	RunnerGroup string // by name; "" means the default group
+	WorkFolder  string
+}
+
+// JITConfig is a registered JIT runner.
+type JITConfig struct {
+	RunnerID         int64
+	EncodedJITConfig string
+}
+
+// RunnerRef names a runner to remove: by id when known, else by name.
+type RunnerRef struct {
+	Owner Owner
+	ID    int64
+	Name  string
+}
+
+// Runner is a registered runner as GitHub lists it.
+type Runner struct {
+	ID     int64
+	Name   string
+	Status string // online or offline
+	Busy   bool
+	Labels []string
+}
+
+// ErrRunnerBusy: GitHub refused removal (422) because the runner is running
+// a job. Never destroy its machine on an ordinary delete.
+var ErrRunnerBusy = errors.New("github: runner is still running a job")
+
+// RateLimitError: GitHub's primary or secondary rate limit is exhausted;
+// retry no earlier than RetryAt.
+type RateLimitError struct {
+	RetryAt   time.Time
+	Secondary bool
+	Message   string
+}
+
+func (e *RateLimitError) Error() string {
+	kind := "primary"
+	if e.Secondary {
+		kind = "secondary"
+	}
+	return fmt.Sprintf("github: %s rate limit exceeded, retry at %s: %s", kind, e.RetryAt.UTC().Format(time.RFC3339), e.Message)
+}
+
+// PermissionError: the App or token lacks a permission the call needs.
+type PermissionError struct {
+	Op      string
+	Message string
+}
+
+func (e *PermissionError) Error() string {
+	return fmt.Sprintf("github: %s forbidden (check the App's \"Self-hosted runners\" / Administration permission): %s", e.Op, e.Message)
+}

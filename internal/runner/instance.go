@@ -1,0 +1,111 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Instance is one ephemeral runner: the record of the machine a provider runs
+// for one queued job, and of the GitHub runner registered on it.
+type Instance struct {
+	// Name is deterministic per job id and run attempt (see InstanceName), so a
+	// redelivered webhook or a duplicated message can never make a second one.
+	Name         string       `json:"name"`
+	Pool         string       `json:"pool"`
+	Status       Status       `json:"status"`
+	RunnerStatus RunnerStatus `json:"runner_status"`
+
+	// JobID and RunAttempt name the queued job this instance was created for.
+	JobID      int64 `json:"job_id"`
+	RunAttempt int64 `json:"run_attempt"`
+	// ActiveJobID is the job the runner actually picked up (GitHub may hand
+	// any matching runner any queued job), set by the in_progress event.
+	ActiveJobID int64 `json:"active_job_id,omitempty"`
+
+	// Owner is the GitHub scope the runner registers at: "org", "org/repo", or
+	// "enterprise:slug". InstallationID is the GitHub App installation that
+	// delivered the job, used to authenticate calls for it.
+	Owner          string   `json:"owner"`
+	InstallationID int64    `json:"installation_id,omitempty"`
+	Labels         []string `json:"labels,omitempty"`
+
+	GitHubRunnerID int64  `json:"github_runner_id,omitempty"`
+	ProviderID     string `json:"provider_id,omitempty"`
+	// ProviderFault is the provider's last error text, kept so an operator can
+	// read why an instance failed without digging through logs.
+	ProviderFault string `json:"provider_fault,omitempty"`
+
+	// Attempts counts failed delete (or create) attempts; NextAttemptAt is when
+	// the next retry is due. Both are visible so a retrying instance is never
+	// silently stuck (lessons-from-peers P5).
+	Attempts      int       `json:"attempts"`
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
+	// CreateAttempt increases each time a create is started; instance tokens
+	// name it so a token from an earlier attempt is refused.
+	CreateAttempt int `json:"create_attempt"`
+
+	// Version increases by one on every write; writes are compare-and-set on it.
+	Version int64 `json:"version"`
+
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// StatusChangedAt is when Status last changed; the reconciler measures
+	// "stuck" from it.
+	StatusChangedAt time.Time `json:"status_changed_at"`
+	// ExpiresAt is set once deleted: the record is kept until then so a late
+	// redelivery of the queued webhook cannot create a second runner.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// NamePrefix marks every runner and machine runfleet creates, so reconciliation
+// never touches runners it did not create.
+const NamePrefix = "runfleet-"
+
+// InstanceName is the one name for the instance serving a job's run attempt.
+func InstanceName(pool string, jobID, runAttempt int64) string {
+	if runAttempt < 1 {
+		runAttempt = 1
+	}
+	return fmt.Sprintf("%s%s-%d-%d", NamePrefix, sanitize(pool), jobID, runAttempt)
+}
+
+// sanitize keeps a pool name usable inside a runner and machine name.
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// Clone returns a deep copy, so a caller can prepare the next version of an
+// instance without touching the one it read.
+func (in *Instance) Clone() *Instance {
+	if in == nil {
+		return nil
+	}
+	out := *in
+	out.Labels = append([]string(nil), in.Labels...)
+	return &out
+}
+
+// Transition returns a copy of in moved to status to, with timestamps set, or
+// an *IllegalTransitionError. It does not write anything.
+func (in *Instance) Transition(to Status, now time.Time) (*Instance, error) {
+	if err := CheckTransition(in.Name, in.Status, to); err != nil {
+		return nil, err
+	}
+	next := in.Clone()
+	if next.Status != to {
+		next.StatusChangedAt = now
+	}
+	next.Status = to
+	next.UpdatedAt = now
+	return next, nil
+}

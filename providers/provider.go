@@ -1,0 +1,122 @@
+// Package providers is the port to compute providers: whatever makes and
+// destroys the machines runners run on. The operations are GARM's, so GARM's
+// external provider binaries fit (providers/external), beside native ones
+// (providers/ec2) and an in-process one for tests and demos
+// (providers/simulated).
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Provider makes and removes machines. instance arguments are the provider's
+// id when known, otherwise the instance name: every provider must accept
+// either (GARM's contract).
+type Provider interface {
+	// CreateInstance starts a machine for the runner. A returned Instance with
+	// Status error is a failed create, the same as an error.
+	CreateInstance(ctx context.Context, req CreateRequest) (Instance, error)
+	// DeleteInstance removes the machine. A machine that is already gone is
+	// success (nil), never an error.
+	DeleteInstance(ctx context.Context, instance string) error
+	// GetInstance returns ErrNotFound when the machine does not exist.
+	GetInstance(ctx context.Context, instance string) (Instance, error)
+	// ListInstances returns the machines of one pool.
+	ListInstances(ctx context.Context, pool string) ([]Instance, error)
+	// RemoveAllInstances removes every machine this controller made.
+	RemoveAllInstances(ctx context.Context) error
+	StartInstance(ctx context.Context, instance string) error
+	StopInstance(ctx context.Context, instance string) error
+}
+
+// CreateRequest is what a provider needs to boot one runner machine (GARM's
+// BootstrapInstance, in runfleet's words).
+type CreateRequest struct {
+	Name        string
+	Pool        string
+	Labels      []string
+	RunnerGroup string
+	// RepoURL is the GitHub URL the runner registers at.
+	RepoURL string
+	// MetadataURL, CallbackURL and InstanceToken let the booting machine fetch
+	// its JIT credentials and report progress; credentials never travel in
+	// the create request itself.
+	MetadataURL   string
+	CallbackURL   string
+	InstanceToken string
+	JITConfigEnabled bool
+
+	OSType     string
+	Arch       string
+	Flavor     string
+	Image      string
+	ExtraSpecs json.RawMessage
+}
+
+// Machine statuses a provider may report (GARM's).
+const (
+	StatusRunning = "running"
+	StatusStopped = "stopped"
+	StatusError   = "error"
+	StatusUnknown = "unknown"
+)
+
+// Instance is a machine as the provider reports it.
+type Instance struct {
+	ProviderID string    `json:"provider_id"`
+	Name       string    `json:"name"`
+	Status     string    `json:"status"`
+	OSType     string    `json:"os_type,omitempty"`
+	OSName     string    `json:"os_name,omitempty"`
+	OSVersion  string    `json:"os_version,omitempty"`
+	OSArch     string    `json:"os_arch,omitempty"`
+	Addresses  []Address `json:"addresses,omitempty"`
+	// Fault is the provider's explanation when Status is error.
+	Fault string `json:"provider_fault,omitempty"`
+}
+
+// Address is one network address of a machine.
+type Address struct {
+	Address string `json:"address"`
+	Type    string `json:"type"` // public or private
+}
+
+// ErrNotFound reports a machine the provider does not have.
+var ErrNotFound = errors.New("provider: instance not found")
+
+// Error is a failed provider call, with the provider's own explanation
+// (stored on the instance so an operator can read it).
+type Error struct {
+	Op       string // CreateInstance, DeleteInstance, …
+	Instance string
+	Fault    string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("provider %s %s failed", e.Op, e.Instance)
+	if e.Fault != "" {
+		msg += ": " + e.Fault
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Fault returns the text to record on an instance for err.
+func Fault(err error) string {
+	var pe *Error
+	if errors.As(err, &pe) && pe.Fault != "" {
+		return pe.Fault
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
