@@ -19,6 +19,9 @@ type Kind string
 const (
 	KindCreate Kind = "create"
 	KindDelete Kind = "delete"
+	// KindScaleUp retries a queued job whose pool was at max_runners when it
+	// arrived: the job is kept on the queue, never dropped.
+	KindScaleUp Kind = "scale_up"
 )
 
 // Message is one unit of work on the queue.
@@ -32,6 +35,19 @@ type Message struct {
 	JobID      int64  `json:"job_id,omitempty"`
 	// Attempt counts re-sends of the same work (delete backoff).
 	Attempt int `json:"attempt,omitempty"`
+	// Job is set on scale_up messages only.
+	Job *Job `json:"job,omitempty"`
+}
+
+// Job is what a scale_up message needs to create the instance for a job.
+type Job struct {
+	Pool           string   `json:"pool"`
+	ID             int64    `json:"id"`
+	RunAttempt     int64    `json:"run_attempt"`
+	Owner          string   `json:"owner"`
+	Repository     string   `json:"repository,omitempty"`
+	InstallationID int64    `json:"installation_id,omitempty"`
+	Labels         []string `json:"labels,omitempty"`
 }
 
 // ErrMalformed is matched (errors.Is) by every error Decode returns for a
@@ -68,8 +84,10 @@ func (m Message) validate() error {
 	switch {
 	case m.Version < 1 || m.Version > MessageVersion:
 		return &malformedError{reason: fmt.Sprintf("unsupported version %d", m.Version)}
-	case m.Kind != KindCreate && m.Kind != KindDelete:
+	case m.Kind != KindCreate && m.Kind != KindDelete && m.Kind != KindScaleUp:
 		return &malformedError{reason: fmt.Sprintf("unknown kind %q", m.Kind)}
+	case m.Kind == KindScaleUp && (m.Job == nil || m.Job.Pool == "" || m.Job.ID <= 0):
+		return &malformedError{reason: "scale_up message without a job"}
 	case m.Instance == "":
 		return &malformedError{reason: "no instance name"}
 	case m.Attempt < 0:

@@ -44,9 +44,9 @@ type CreateRequest struct {
 	// MetadataURL, CallbackURL and InstanceToken let the booting machine fetch
 	// its JIT credentials and report progress; credentials never travel in
 	// the create request itself.
-	MetadataURL   string
-	CallbackURL   string
-	InstanceToken string
+	MetadataURL      string
+	CallbackURL      string
+	InstanceToken    string
 	JITConfigEnabled bool
 
 	OSType     string

@@ -28,6 +28,8 @@ type GitHub struct {
 	// TokenFile / TokenEnv: a personal access token, instead of an App.
 	TokenFile string `yaml:"token_file"`
 	TokenEnv  string `yaml:"token_env"`
+	// Token is resolved from TokenFile/TokenEnv at load; never in YAML.
+	Token string `yaml:"-" json:"-"`
 }
 
 // App is GitHub App authentication.
@@ -36,6 +38,9 @@ type App struct {
 	InstallationID int64  `yaml:"installation_id"`
 	PrivateKeyFile string `yaml:"private_key_file"`
 	PrivateKeyEnv  string `yaml:"private_key_env"`
+	// PrivateKey (PEM) is resolved from PrivateKeyFile/PrivateKeyEnv at
+	// load; never in YAML.
+	PrivateKey []byte `yaml:"-" json:"-"`
 }
 
 // Webhook configures intake.
@@ -43,7 +48,7 @@ type Webhook struct {
 	SecretFile string `yaml:"secret_file"`
 	SecretEnv  string `yaml:"secret_env"`
 	// Secret is resolved from SecretFile/SecretEnv at load; never in YAML.
-	Secret []byte `yaml:"-"`
+	Secret []byte `yaml:"-" json:"-"`
 	// MaxBodyBytes caps request bodies (default 1 MiB; GitHub caps payloads at 25 MB but
 	// workflow_job payloads are a few KB).
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
@@ -53,11 +58,15 @@ type Webhook struct {
 type Server struct {
 	Listen string `yaml:"listen"` // default 127.0.0.1:8080
 	// PublicURL is how runner machines reach the metadata endpoints.
-	PublicURL    string `yaml:"public_url"`
+	PublicURL string `yaml:"public_url"`
+	// APITokenFile / APITokenEnv: the bearer token of the operator API. It
+	// is optional: with neither set the operator API is disabled (its routes
+	// answer 404), so a config without one can never expose an unauthenticated
+	// force delete.
 	APITokenFile string `yaml:"api_token_file"`
 	APITokenEnv  string `yaml:"api_token_env"`
-	// APIToken is resolved at load; never in YAML.
-	APIToken string `yaml:"-"`
+	// APIToken is resolved at load; never in YAML. Empty = API disabled.
+	APIToken string `yaml:"-" json:"-"`
 }
 
 // Store configures embedded mode's state directory.

@@ -121,3 +121,9 @@ type PermissionError struct {
 func (e *PermissionError) Error() string {
 	return fmt.Sprintf("github: %s forbidden (check the App's \"Self-hosted runners\" / Administration permission): %s", e.Op, e.Message)
 }
+
+// ErrRunnerNameTaken: GitHub refused a JIT config (409) because a runner with
+// that name is already registered at the owner — often a runner GitHub
+// created even though an earlier attempt returned an error. Look the runner
+// up, remove it if it is ours and idle, and retry.
+var ErrRunnerNameTaken = errors.New("github: a runner with this name already exists")

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"encoding/pem"
+	"strings"
+)
+
+// sources reads secrets; Parse's callers choose them so that Lambda, tests
+// and embedded mode each read from where they keep secrets.
+type sources struct {
+	lookupEnv func(string) (string, bool)
+	readFile  func(string) ([]byte, error)
+}
+
+// resolveSecrets fills Webhook.Secret, GitHub.Token, GitHub.App.PrivateKey
+// and Server.APIToken. Problems name the field and the variable or file,
+// never the value.
+func (c *Config) resolveSecrets(src sources) problems {
+	var p problems
+	if c.Webhook.SecretFile != "" || c.Webhook.SecretEnv != "" {
+		c.Webhook.Secret = src.read(&p, "webhook.secret", c.Webhook.SecretFile, c.Webhook.SecretEnv, true)
+	}
+	if c.GitHub.TokenFile != "" || c.GitHub.TokenEnv != "" {
+		c.GitHub.Token = string(src.read(&p, "github.token", c.GitHub.TokenFile, c.GitHub.TokenEnv, true))
+	}
+	if app := c.GitHub.App; app != nil && (app.PrivateKeyFile != "" || app.PrivateKeyEnv != "") {
+		// A PEM block is kept byte for byte.
+		app.PrivateKey = src.read(&p, "github.app.private_key", app.PrivateKeyFile, app.PrivateKeyEnv, false)
+		if app.PrivateKey != nil {
+			if block, _ := pem.Decode(app.PrivateKey); block == nil {
+				p.add(secretField("github.app.private_key", app.PrivateKeyFile), "not a PEM-encoded private key")
+			}
+		}
+	}
+	if c.Server.APITokenFile != "" || c.Server.APITokenEnv != "" {
+		c.Server.APIToken = string(src.read(&p, "server.api_token", c.Server.APITokenFile, c.Server.APITokenEnv, true))
+	}
+	return p
+}
+
+// read returns the secret from file, or else from the environment variable
+// env; prefix+"_file" / prefix+"_env" are the fields that name them. It
+// reports an unset variable, an unreadable file and an empty value. trim
+// removes one trailing newline, which editors and `echo` add.
+func (src sources) read(p *problems, prefix, file, env string, trim bool) []byte {
+	field := secretField(prefix, file)
+	var value []byte
+	if file != "" {
+		data, err := src.readFile(file)
+		if err != nil {
+			p.add(field, "cannot read %s: %v", file, err)
+			return nil
+		}
+		value = data
+	} else {
+		v, ok := src.lookupEnv(env)
+		if !ok {
+			p.add(field, "environment variable %s is not set", env)
+			return nil
+		}
+		value = []byte(v)
+	}
+	if trim {
+		value = trimOneNewline(value)
+	}
+	if strings.TrimSpace(string(value)) == "" {
+		if file != "" {
+			p.add(field, "%s is empty", file)
+		} else {
+			p.add(field, "environment variable %s is empty", env)
+		}
+		return nil
+	}
+	return value
+}
+
+// secretField names the field a secret is read through.
+func secretField(prefix, file string) string {
+	if file != "" {
+		return prefix + "_file"
+	}
+	return prefix + "_env"
+}
+
+func trimOneNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}

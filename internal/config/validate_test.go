@@ -1,0 +1,188 @@
+package config_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestValidationMessages(t *testing.T) {
+	twoPools := validYAML + `  - name: second
+    owner: octo-org/app
+    labels: [gpu]
+    max_runners: 1
+    provider:
+      type: simulated
+`
+	pool := func(field, value string) string {
+		// Adds one field to the first pool.
+		return replace(t, "    max_runners: 3\n", "    max_runners: 3\n    "+field+": "+value+"\n")
+	}
+	cases := []struct {
+		name string
+		yaml string
+		env  func(*testEnv)
+		want []string
+	}{
+		{"controller id missing", replace(t, "controller_id: test\n", ""), nil,
+			[]string{"controller_id: required (it names and tags everything runfleet creates)"}},
+		{"controller id bad", replace(t, "controller_id: test", "controller_id: Test_1"), nil,
+			[]string{`controller_id: "Test_1": must be 1–64 lower-case letters, digits or '-', not starting or ending with '-'`}},
+
+		{"github none", replace(t, "  simulated: true\n", "  base_url: https://ghe.example.com/api/v3\n"), nil,
+			[]string{"github: set exactly one of simulated: true, app, or token_file/token_env"}},
+		{"github two", replace(t, "  simulated: true\n", "  simulated: true\n  token_env: GH_TOKEN\n"),
+			func(e *testEnv) { e.env["GH_TOKEN"] = "t" },
+			[]string{"github: set exactly one of simulated: true, app, or token_file/token_env"}},
+		{"github token file and env", replace(t, "  simulated: true\n", "  token_env: GH_TOKEN\n  token_file: /t\n"),
+			func(e *testEnv) { e.env["GH_TOKEN"] = "t"; e.files["/t"] = "t" },
+			[]string{"github: set only one of token_file and token_env"}},
+		{"github base url", replace(t, "  simulated: true\n", "  simulated: true\n  base_url: ghe.example.com\n"), nil,
+			[]string{`github.base_url: "ghe.example.com": must be an absolute http:// or https:// URL`}},
+		{"github app fields", replace(t, "  simulated: true\n", "  app:\n    id: 0\n    installation_id: -1\n"), nil,
+			[]string{
+				"github.app.id: must be > 0 (the App's numeric id)",
+				"github.app.installation_id: must be ≥ 0 (0 = the installation that sent each webhook)",
+				"github.app: set private_key_file or private_key_env",
+			}},
+		{"github app two keys", replace(t, "  simulated: true\n", "  app:\n    id: 1\n    private_key_file: /k\n    private_key_env: K\n"),
+			func(e *testEnv) { e.files["/k"] = testPEM; e.env["K"] = testPEM },
+			[]string{"github.app: set only one of private_key_file and private_key_env"}},
+
+		{"webhook secret missing", replace(t, "  secret_env: HOOK_SECRET\n", "  max_body_bytes: 1000\n"), nil,
+			[]string{"webhook: a secret is required: set secret_file or secret_env"}},
+		{"webhook secret twice", replace(t, "  secret_env: HOOK_SECRET\n", "  secret_env: HOOK_SECRET\n  secret_file: /s\n"),
+			func(e *testEnv) { e.files["/s"] = "x" },
+			[]string{"webhook: set only one of secret_file and secret_env"}},
+		{"webhook secret env unset", validYAML, func(e *testEnv) { delete(e.env, "HOOK_SECRET") },
+			[]string{"webhook.secret_env: environment variable HOOK_SECRET is not set"}},
+		{"webhook secret env empty", validYAML, func(e *testEnv) { e.env["HOOK_SECRET"] = "\n" },
+			[]string{"webhook.secret_env: environment variable HOOK_SECRET is empty"}},
+		{"webhook secret file missing", replace(t, "secret_env: HOOK_SECRET", "secret_file: /run/secret"), nil,
+			[]string{"webhook.secret_file: cannot read /run/secret: open /run/secret: file does not exist"}},
+		{"webhook secret file empty", replace(t, "secret_env: HOOK_SECRET", "secret_file: /run/secret"),
+			func(e *testEnv) { e.files["/run/secret"] = "  \n" },
+			[]string{"webhook.secret_file: /run/secret is empty"}},
+		{"webhook body limit negative", replace(t, "  secret_env: HOOK_SECRET\n", "  secret_env: HOOK_SECRET\n  max_body_bytes: -1\n"), nil,
+			[]string{"webhook.max_body_bytes: must be > 0"}},
+		{"webhook body limit huge", replace(t, "  secret_env: HOOK_SECRET\n", "  secret_env: HOOK_SECRET\n  max_body_bytes: 100000000\n"), nil,
+			[]string{"webhook.max_body_bytes: must be ≤ 26214400 (GitHub never sends more)"}},
+
+		{"server fields", validYAML + "server:\n  listen: localhost\n  public_url: /relative\n  api_token_env: A\n  api_token_file: /a\n",
+			func(e *testEnv) { e.env["A"] = "a"; e.files["/a"] = "a" },
+			[]string{
+				`server.listen: "localhost": must be host:port (e.g. 127.0.0.1:8080)`,
+				`server.public_url: "/relative": must be an absolute http:// or https:// URL`,
+				"server: set only one of api_token_file and api_token_env",
+			}},
+		{"api token env unset", validYAML + "server:\n  api_token_env: API_TOKEN\n", nil,
+			[]string{"server.api_token_env: environment variable API_TOKEN is not set"}},
+
+		{"engine negatives", validYAML + "engine:\n  workers: -1\n  max_receives: -2\n  reconcile_interval: -1s\n  visibility_timeout: -5m\n", nil,
+			[]string{
+				"engine.workers: must be ≥ 1",
+				"engine.max_receives: must be ≥ 1",
+				"engine.reconcile_interval: must be > 0",
+				"engine.visibility_timeout: must be > 0",
+			}},
+		{"engine negative backoff", validYAML + "engine:\n  delete_backoff_min: -1s\n  delete_backoff_max: -1s\n", nil,
+			[]string{"engine.delete_backoff_min: must be > 0", "engine.delete_backoff_max: must be > 0"}},
+		{"engine backoff order", validYAML + "engine:\n  delete_backoff_min: 10m\n", nil,
+			[]string{"engine.delete_backoff_min: must be ≤ delete_backoff_max (5m0s)"}},
+
+		{"no pools", validYAML[:strings.Index(validYAML, "pools:")], nil,
+			[]string{"pools: at least one pool is required"}},
+		{"pool name missing", replace(t, "  - name: linux-x64\n    owner", "  - owner"), nil,
+			[]string{"pools[0].name: required"}},
+		{"pool name bad", replace(t, "name: linux-x64", "name: Linux_x64"), nil,
+			[]string{`pools[0].name: "Linux_x64": must be 1–64 lower-case letters, digits or '-', not starting or ending with '-'`}},
+		{"pool name duplicate", strings.Replace(twoPools, "name: second", "name: linux-x64", 1), nil,
+			[]string{`pools[1].name: "linux-x64" is already the name of pools[0]`}},
+		{"owner missing", replace(t, "    owner: octo-org\n", ""), nil,
+			[]string{`pools[0].owner: required: "org", "org/repo" or "enterprise:slug"`}},
+		{"owner bad", replace(t, "owner: octo-org", "owner: octo-org/a/b"), nil,
+			[]string{`pools[0].owner: owner "octo-org/a/b": want "org", "org/repo" or "enterprise:slug"`}},
+		{"owner bad enterprise", replace(t, "owner: octo-org", "owner: \"enterprise:\""), nil,
+			[]string{`pools[0].owner: owner "enterprise:": enterprise slug must be one path segment`}},
+		{"labels missing", replace(t, "    labels: [self-hosted, linux, x64]\n", ""), nil,
+			[]string{"pools[0].labels: must not be empty"}},
+		{"labels empty list", replace(t, "labels: [self-hosted, linux, x64]", "labels: []"), nil,
+			[]string{"pools[0].labels: must not be empty"}},
+		{"label empty", replace(t, "labels: [self-hosted, linux, x64]", `labels: [linux, ""]`), nil,
+			[]string{"pools[0].labels[1]: must not be empty"}},
+		{"label whitespace", replace(t, "labels: [self-hosted, linux, x64]", `labels: [" linux"]`), nil,
+			[]string{`pools[0].labels[0]: " linux": must not start or end with whitespace`}},
+		{"label comma", replace(t, "labels: [self-hosted, linux, x64]", `labels: ["linux,x64"]`), nil,
+			[]string{`pools[0].labels[0]: "linux,x64": must not contain a comma`}},
+		{"too many labels", replace(t, "labels: [self-hosted, linux, x64]", "labels: ["+manyLabels(101)+"]"), nil,
+			[]string{"pools[0].labels: has 101 labels; GitHub allows at most 100"}},
+		{"max runners missing", strings.Replace(twoPools, "    max_runners: 1\n", "", 1), nil,
+			[]string{"pools[1].max_runners: must be ≥ 1"}},
+		{"max runners zero", replace(t, "max_runners: 3", "max_runners: 0"), nil,
+			[]string{"pools[0].max_runners: must be ≥ 1"}},
+		{"min idle negative", pool("min_idle", "-1"), nil,
+			[]string{"pools[0].min_idle: must be ≥ 0"}},
+		{"min idle above max", pool("min_idle", "4"), nil,
+			[]string{"pools[0].min_idle: must be ≤ max_runners (3)"}},
+		{"bootstrap timeout negative", pool("bootstrap_timeout", "-1m"), nil,
+			[]string{"pools[0].bootstrap_timeout: must be > 0"}},
+		{"provider type missing", replace(t, "      type: simulated\n", "      settings: {}\n"), nil,
+			[]string{"pools[0].provider.type: required (one of simulated, external, ec2)"}},
+		{"provider type unknown", replace(t, "type: simulated", "type: lxd"), nil,
+			[]string{`pools[0].provider.type: unknown type "lxd" (one of simulated, external, ec2)`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := defaultEnv()
+			if c.env != nil {
+				c.env(&e)
+			}
+			cfg, err := parse(t, c.yaml, e)
+			if err == nil {
+				t.Fatalf("accepted: %+v", cfg)
+			}
+			if cfg != nil {
+				t.Error("a config returned with an error")
+			}
+			assertMessages(t, err, c.want...)
+		})
+	}
+}
+
+func TestValidationReportsEveryProblem(t *testing.T) {
+	yaml := `
+controller_id: test
+github: {simulated: true}
+webhook: {}
+pools:
+  - name: a
+    owner: octo-org
+    labels: []
+    max_runners: 1
+    provider: {type: simulated}
+  - name: b
+    owner: octo-org
+    labels: [linux]
+    max_runners: 0
+    provider: {type: nope}
+`
+	_, err := parse(t, yaml, defaultEnv())
+	want := []string{
+		"webhook: a secret is required: set secret_file or secret_env",
+		"pools[0].labels: must not be empty",
+		"pools[1].max_runners: must be ≥ 1",
+		`pools[1].provider.type: unknown type "nope" (one of simulated, external, ec2)`,
+	}
+	assertMessages(t, err, want...)
+	if got := messages(t, err); len(got) != len(want) {
+		t.Errorf("want exactly %d problems, got %d:\n%s", len(want), len(got), strings.Join(got, "\n"))
+	}
+}
+
+func manyLabels(n int) string {
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = fmt.Sprintf("l%d", i)
+	}
+	return strings.Join(labels, ", ")
+}

@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/providers"
+)
+
+// create claims a pending_create instance (pending_create -> creating, a
+// compare-and-set only one worker can win), registers its JIT runner and asks
+// the provider for the machine.
+func (e *Engine) create(ctx context.Context, msg events.Message) error {
+	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
+	inst, err := e.getLive(ctx, msg.Instance)
+	if err != nil {
+		return fmt.Errorf("read instance %s: %w", msg.Instance, err)
+	}
+	if inst == nil || inst.Status != runner.StatusPendingCreate {
+		log.Debug("create message is stale; nothing to do")
+		return nil
+	}
+	log = log.With("pool", inst.Pool)
+	pool, ok := e.pool(inst.Pool)
+	if !ok {
+		log.Warn("pool no longer configured; instance scheduled for delete")
+		return e.scheduleDelete(ctx, log, inst.Name, msg.DeliveryID, "pool no longer configured")
+	}
+	claimed, won, err := e.mutate(ctx, inst.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status != runner.StatusPendingCreate {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(runner.StatusCreating, e.now())
+		if err != nil {
+			return nil, err
+		}
+		next.CreateAttempt++
+		next.NextAttemptAt = time.Time{}
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("claim %s for create: %w", inst.Name, err)
+	}
+	if !won {
+		log.Debug("another worker claimed the create")
+		return nil
+	}
+	log = log.With("create_attempt", claimed.CreateAttempt)
+
+	owner, err := github.ParseOwner(claimed.Owner)
+	if err != nil {
+		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})
+	}
+	owner.InstallationID = claimed.InstallationID
+	jit, err := e.github.GenerateJITConfig(ctx, github.JITRequest{
+		Owner:       owner,
+		Name:        claimed.Name,
+		Labels:      claimed.Labels,
+		RunnerGroup: pool.RunnerGroup,
+	})
+	if err != nil {
+		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})
+	}
+	claimed.GitHubRunnerID = jit.RunnerID
+
+	req := providers.CreateRequest{
+		Name:             claimed.Name,
+		Pool:             claimed.Pool,
+		Labels:           claimed.Labels,
+		RunnerGroup:      pool.RunnerGroup,
+		RepoURL:          repoURL(owner),
+		MetadataURL:      e.opts.MetadataURL,
+		CallbackURL:      e.opts.CallbackURL,
+		JITConfigEnabled: true,
+	}
+	if e.opts.InstanceToken != nil {
+		tok, err := e.opts.InstanceToken(claimed.Name, claimed.CreateAttempt, pool.BootstrapTimeout+5*time.Minute)
+		if err != nil {
+			return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "token", runnerID: jit.RunnerID})
+		}
+		req.InstanceToken = tok
+	}
+	pctx, cancel := context.WithTimeout(ctx, pool.BootstrapTimeout)
+	machine, err := e.providers[pool.Name].CreateInstance(pctx, req)
+	cancel()
+	if err == nil && machine.Status == providers.StatusError {
+		err = &providers.Error{Op: "CreateInstance", Instance: claimed.Name, Fault: machine.Fault}
+	}
+	if err != nil {
+		if pctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("provider create exceeded the bootstrap timeout %s: %w", pool.BootstrapTimeout, err)
+		}
+		return e.createFailed(ctx, log, claimed, createFailure{
+			cause: err, stage: "provider", runnerID: jit.RunnerID, machineMayExist: true, providerID: machine.ProviderID,
+		})
+	}
+
+	final, _, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status == runner.StatusCreating && cur.CreateAttempt == claimed.CreateAttempt {
+			next, err := cur.Transition(runner.StatusRunning, e.now())
+			if err != nil {
+				return nil, err
+			}
+			next.ProviderID, next.GitHubRunnerID, next.ProviderFault = machine.ProviderID, jit.RunnerID, ""
+			return next, nil
+		}
+		// Someone moved the instance on while we created (an operator's force
+		// delete, the reconciler). Leave their status, but record what was
+		// made so the delete that follows removes the machine and the runner.
+		if !cur.Status.Live() || (cur.ProviderID != "" && cur.GitHubRunnerID != 0) {
+			return nil, errNoChange
+		}
+		next := cur.Clone()
+		next.ProviderID, next.GitHubRunnerID = machine.ProviderID, jit.RunnerID
+		next.UpdatedAt = e.now()
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record created machine for %s: %w", claimed.Name, err)
+	}
+	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", jit.RunnerID)
+	return nil
+}
+
+func repoURL(o github.Owner) string {
+	switch {
+	case o.Enterprise != "":
+		return "https://github.com/enterprises/" + o.Enterprise
+	case o.Repo != "":
+		return "https://github.com/" + o.Org + "/" + o.Repo
+	default:
+		return "https://github.com/" + o.Org
+	}
+}
+
+// createFailure describes what a failed create may have left behind.
+type createFailure struct {
+	cause           error
+	stage           string // github, token, provider
+	runnerID        int64  // JIT runner registered before the failure
+	machineMayExist bool
+	providerID      string
+}
+
+// createFailed cleans up after a failed create BEFORE anything else happens
+// (lessons-from-peers P13, P10): the provider is asked to delete the machine
+// by name (a half-made machine must not survive next to a retry's), and the
+// JIT runner is removed from GitHub. Only when both are confirmed gone is the
+// create retried (creating -> pending_create, with backoff); otherwise the
+// instance goes error -> pending_delete and the delete path keeps trying.
+func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) error {
+	fault := providers.Fault(f.cause)
+	log.Warn("create failed", "stage", f.stage, "error", f.cause)
+	cleaned := true
+	if f.machineMayExist {
+		target := f.providerID
+		if target == "" {
+			target = claimed.Name
+		}
+		if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
+			cleaned = false
+			log.Warn("delete after failed create failed; instance goes to pending_delete", "error", err)
+		}
+	}
+	if f.runnerID != 0 {
+		owner, _ := github.ParseOwner(claimed.Owner)
+		owner.InstallationID = claimed.InstallationID
+		if err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID, Name: claimed.Name}); err != nil {
+			cleaned = false
+			log.Warn("removing the unused JIT runner failed; instance goes to pending_delete", "error", err)
+		}
+	}
+	retry := cleaned && claimed.CreateAttempt < e.opts.MaxCreateAttempts
+	delay := e.backoff(claimed.CreateAttempt)
+	var rl *github.RateLimitError
+	if errors.As(f.cause, &rl) {
+		delay = max(delay, rl.RetryAt.Sub(e.now()))
+	}
+	next, won, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status != runner.StatusCreating || cur.CreateAttempt != claimed.CreateAttempt {
+			return nil, errNoChange
+		}
+		to := runner.StatusError
+		if retry {
+			to = runner.StatusPendingCreate
+		}
+		next, err := cur.Transition(to, e.now())
+		if err != nil {
+			return nil, err
+		}
+		next.ProviderFault = fault
+		if retry {
+			next.NextAttemptAt = e.now().Add(delay)
+			next.GitHubRunnerID, next.ProviderID = 0, ""
+		} else {
+			next.GitHubRunnerID, next.ProviderID = f.runnerID, f.providerID
+		}
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record failed create of %s: %w", claimed.Name, err)
+	}
+	if !won {
+		return nil
+	}
+	if retry {
+		log.Info("create will be retried", "retry_in", delay.String(), "fault", fault)
+		return e.send(ctx, kindCreate(next, ""), delay)
+	}
+	log.Warn("create failed for good; instance marked error", "fault", fault)
+	return e.scheduleDelete(ctx, log, next.Name, "", fault)
+}
+
+// deleteMachine asks the pool's provider to delete one machine, bounded by
+// the provider timeout. Not found is success.
+func (e *Engine) deleteMachine(ctx context.Context, pool, target string) error {
+	p := e.providers[pool]
+	if p == nil {
+		return fmt.Errorf("pool %q is no longer configured; cannot reach its provider", pool)
+	}
+	dctx, cancel := context.WithTimeout(ctx, e.opts.ProviderTimeout)
+	defer cancel()
+	err := p.DeleteInstance(dctx, target)
+	if errors.Is(err, providers.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// scheduleDelete moves a live instance to pending_delete (from any state the
+// table allows) and enqueues its delete.
+func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name, deliveryID, fault string) error {
+	next, _, err := e.mutate(ctx, name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(runner.StatusPendingDelete, e.now())
+		if err != nil {
+			return nil, err
+		}
+		if fault != "" {
+			next.ProviderFault = fault
+		}
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("schedule delete of %s: %w", name, err)
+	}
+	if !next.Status.PendingDeletion() {
+		return nil
+	}
+	if err := e.send(ctx, kindDelete(next, deliveryID, next.Attempts), 0); err != nil {
+		return fmt.Errorf("enqueue delete for %s: %w", name, err)
+	}
+	log.Info("instance scheduled for delete", "status", next.Status)
+	return nil
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/providers"
+)
+
+// delete claims a pending_delete or pending_force_delete instance
+// (-> deleting), removes its runner from GitHub and its machine from the
+// provider, and marks it deleted. An ordinary delete that fails goes back to
+// pending_delete and is re-sent after a growing delay; a forced one records
+// the fault and completes regardless (lessons-from-peers P8).
+func (e *Engine) delete(ctx context.Context, msg events.Message) error {
+	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
+	inst, err := e.getLive(ctx, msg.Instance)
+	if err != nil {
+		return fmt.Errorf("read instance %s: %w", msg.Instance, err)
+	}
+	if inst == nil || !inst.Status.PendingDeletion() {
+		log.Debug("delete message is stale; nothing to do")
+		return nil
+	}
+	log = log.With("pool", inst.Pool)
+	var claimedFrom runner.Status
+	claimed, won, err := e.mutate(ctx, inst.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if !cur.Status.PendingDeletion() {
+			return nil, errNoChange
+		}
+		claimedFrom = cur.Status
+		return cur.Transition(runner.StatusDeleting, e.now())
+	})
+	if err != nil {
+		return fmt.Errorf("claim %s for delete: %w", inst.Name, err)
+	}
+	if !won {
+		log.Debug("another worker claimed the delete")
+		return nil
+	}
+	forced := claimedFrom == runner.StatusPendingForceDelete
+	log = log.With("forced", forced, "attempts", claimed.Attempts)
+
+	var faults []string
+	if err := e.removeRunner(ctx, claimed); err != nil {
+		if !forced {
+			return e.retryDelete(ctx, log, claimed, msg.DeliveryID, err)
+		}
+		faults = append(faults, err.Error())
+		log.Warn("forced delete: ignoring GitHub error", "error", err)
+	}
+	target := claimed.ProviderID
+	if target == "" {
+		target = claimed.Name
+	}
+	if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
+		if !forced {
+			return e.retryDelete(ctx, log, claimed, msg.DeliveryID, err)
+		}
+		faults = append(faults, providers.Fault(err))
+		log.Warn("forced delete: ignoring provider error", "error", err)
+	}
+
+	_, done, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status != runner.StatusDeleting || cur.Version != claimed.Version {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(runner.StatusDeleted, e.now())
+		if err != nil {
+			return nil, err
+		}
+		next.RunnerStatus = runner.RunnerTerminated
+		next.ExpiresAt = e.now().Add(store.DeletedRetention)
+		next.NextAttemptAt = time.Time{}
+		if len(faults) > 0 {
+			next.ProviderFault = errors.Join(errorsOf(faults)...).Error()
+		}
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("mark %s deleted: %w", claimed.Name, err)
+	}
+	if done {
+		log.Info("instance deleted", "status", runner.StatusDeleted)
+	}
+	return nil
+}
+
+func errorsOf(texts []string) []error {
+	out := make([]error, len(texts))
+	for i, t := range texts {
+		out[i] = errors.New(t)
+	}
+	return out
+}
+
+// removeRunner deregisters the instance's runner from GitHub. Removed and
+// never-registered are both success. Busy (422) comes back as
+// github.ErrRunnerBusy so the machine is never destroyed under a running job.
+func (e *Engine) removeRunner(ctx context.Context, inst *runner.Instance) error {
+	if inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
+		return nil
+	}
+	owner, err := github.ParseOwner(inst.Owner)
+	if err != nil {
+		return err
+	}
+	owner.InstallationID = inst.InstallationID
+	return e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
+}
+
+// retryDelete puts a failed ordinary delete back to pending_delete with the
+// attempt count and due time visible on the instance, and re-sends it after
+// the backoff (1 s doubling, capped) — or after GitHub's rate-limit reset.
+func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, deliveryID string, cause error) error {
+	attempts := claimed.Attempts + 1
+	delay := e.backoff(attempts)
+	var rl *github.RateLimitError
+	if errors.As(cause, &rl) {
+		delay = max(delay, rl.RetryAt.Sub(e.now()))
+	}
+	next, won, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status != runner.StatusDeleting || cur.Version != claimed.Version {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(runner.StatusPendingDelete, e.now())
+		if err != nil {
+			return nil, err
+		}
+		next.Attempts = attempts
+		next.NextAttemptAt = e.now().Add(delay)
+		next.ProviderFault = providers.Fault(cause)
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record failed delete of %s: %w", claimed.Name, err)
+	}
+	if !won {
+		// Someone moved it on (a force delete); their message does the rest.
+		return nil
+	}
+	busy := errors.Is(cause, github.ErrRunnerBusy)
+	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "attempts", attempts, "retry_in", delay.String())
+	if err := e.send(ctx, kindDelete(next, deliveryID, attempts), delay); err != nil {
+		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// BusyError is returned to an operator who asked for an ordinary delete of
+// a runner GitHub reports as running a job.
+type BusyError struct{ Instance string }
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("instance %q: its runner is running a job; wait for the job to finish or delete with force", e.Instance)
+}
+
+// Unwrap lets errors.Is(err, github.ErrRunnerBusy) match.
+func (e *BusyError) Unwrap() error { return github.ErrRunnerBusy }
+
+// ForceDelete is the operator's delete: from ANY live state — a stuck
+// creating or deleting included — the instance goes to pending_delete, or to
+// pending_force_delete when force is set, which completes even if GitHub or
+// the provider keeps failing (the fault is recorded on the instance). The
+// runner is removed from GitHub first; if GitHub says it is busy the
+// operator gets an error at once, unless force is set.
+func (e *Engine) ForceDelete(ctx context.Context, name string, force bool) (*runner.Instance, error) {
+	log := e.log.With("instance", name, "force", force, "operator", true)
+	inst, err := e.store.GetInstance(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	log = log.With("pool", inst.Pool, "job_id", inst.JobID)
+	if !inst.Status.Live() {
+		return inst, nil
+	}
+	if inst.GitHubRunnerID != 0 {
+		err := e.removeRunner(ctx, inst)
+		switch {
+		case errors.Is(err, github.ErrRunnerBusy) && !force:
+			log.Warn("operator delete refused: runner is busy")
+			return inst, &BusyError{Instance: name}
+		case err != nil:
+			// The delete worker retries the removal (or, forced, ignores it).
+			log.Warn("removing the runner from GitHub failed; the delete will retry", "error", err)
+		}
+	}
+	target := runner.StatusPendingDelete
+	if force {
+		target = runner.StatusPendingForceDelete
+	}
+	next, _, err := e.mutate(ctx, name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if !cur.Status.Live() || cur.Status == target || cur.Status == runner.StatusPendingForceDelete {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(target, e.now())
+		if err != nil {
+			return nil, err
+		}
+		next.Attempts = 0
+		next.NextAttemptAt = e.now()
+		return next, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mark %s for delete: %w", name, err)
+	}
+	if next.Status.PendingDeletion() {
+		// Sent even when the status was already pending: a retrying delete's
+		// delayed message is overtaken and the operator sees it happen now.
+		if err := e.send(ctx, kindDelete(next, "", next.Attempts), 0); err != nil {
+			return next, fmt.Errorf("enqueue delete for %s: %w", name, err)
+		}
+	}
+	log.Info("operator delete accepted", "status", next.Status)
+	return next, nil
+}

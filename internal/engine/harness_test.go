@@ -1,0 +1,276 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/engine"
+	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/internal/queue/local"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/providers"
+	"github.com/runfleet/runfleet/providers/simulated"
+)
+
+// harness is one engine over the real embedded adapters (a bbolt store and a
+// durable local queue in a temp dir), the simulated provider and the
+// simulated GitHub.
+type harness struct {
+	t        *testing.T
+	dir      string
+	store    *bolt.Store
+	queue    *local.Queue
+	github   *ghsim.GitHub
+	provider *simulated.Provider
+	engine   *engine.Engine
+	pool     config.Pool
+	logs     *syncBuffer
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type harnessOptions struct {
+	maxRunners       int
+	bootstrapTimeout time.Duration
+	faults           simulated.Faults
+	createLatency    time.Duration
+	now              func() time.Time
+	providerTimeout  time.Duration
+}
+
+const testPool = "linux-x64"
+
+func newHarness(t *testing.T, o harnessOptions) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	h := &harness{t: t, dir: dir, logs: &syncBuffer{}}
+	if o.maxRunners == 0 {
+		o.maxRunners = 10
+	}
+	if o.bootstrapTimeout == 0 {
+		o.bootstrapTimeout = 5 * time.Second
+	}
+	h.pool = config.Pool{
+		Name:             testPool,
+		Owner:            "octo-org",
+		Labels:           []string{"self-hosted", "linux", "x64"},
+		MaxRunners:       o.maxRunners,
+		BootstrapTimeout: o.bootstrapTimeout,
+		Provider:         config.Provider{Type: simulated.Type},
+	}
+	h.provider = simulated.NewWithOptions(simulated.Options{CreateLatency: o.createLatency, Faults: o.faults})
+	h.github = ghsim.New()
+	h.open(o)
+	return h
+}
+
+// open (re)opens the store and queue files and builds an engine over them,
+// as a restarted `runfleet serve` would.
+func (h *harness) open(o harnessOptions) {
+	t := h.t
+	st, err := bolt.Open(filepath.Join(h.dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := local.Open(filepath.Join(h.dir, "queue.db"), local.Options{MaxReceives: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.store, h.queue = st, q
+	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e, err := engine.New(engine.Options{
+		Store:            st,
+		Queue:            q,
+		GitHub:           h.github,
+		Providers:        map[string]providers.Provider{testPool: h.provider},
+		Pools:            []config.Pool{h.pool},
+		Logger:           logger,
+		Now:              o.now,
+		DeleteBackoffMin: 20 * time.Millisecond,
+		DeleteBackoffMax: 200 * time.Millisecond,
+		ProviderTimeout:  o.providerTimeout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.engine = e
+	t.Cleanup(h.close)
+}
+
+// close stops the workers and closes the files (idempotent).
+func (h *harness) close() {
+	h.stopWorkers()
+	if h.queue != nil {
+		_ = h.queue.Close()
+		h.queue = nil
+	}
+	if h.store != nil {
+		_ = h.store.Close()
+		h.store = nil
+	}
+}
+
+func (h *harness) startWorkers(n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan struct{})
+	done := h.done
+	go func() {
+		defer close(done)
+		h.engine.Work(ctx, h.queue, engine.WorkerOptions{Concurrency: n, Visibility: 2 * time.Second, Wait: 200 * time.Millisecond})
+	}()
+}
+
+func (h *harness) stopWorkers() {
+	h.mu.Lock()
+	cancel, done := h.cancel, h.done
+	h.cancel, h.done = nil, nil
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// job builds a workflow_job event for the test pool.
+func job(action string, id int64, runnerName string) *events.WorkflowJobEvent {
+	ev := &events.WorkflowJobEvent{
+		Action: action,
+		WorkflowJob: events.WorkflowJob{
+			ID: id, RunID: id * 10, RunAttempt: 1, Status: action,
+			Labels: []string{"self-hosted", "linux", "x64"},
+		},
+		Repository:   &events.Repository{FullName: "octo-org/hello-world", Name: "hello-world"},
+		Organization: &events.Account{Login: "octo-org"},
+		Installation: &events.Installation{ID: 42},
+	}
+	if runnerName != "" {
+		ev.WorkflowJob.RunnerName = &runnerName
+	}
+	return ev
+}
+
+func nameFor(id int64) string { return runner.InstanceName(testPool, id, 1) }
+
+func (h *harness) deliver(ev *events.WorkflowJobEvent) engine.Outcome {
+	h.t.Helper()
+	out, err := h.engine.OnWorkflowJob(context.Background(), fmt.Sprintf("d-%d-%s", ev.WorkflowJob.ID, ev.Action), ev)
+	if err != nil {
+		h.t.Fatalf("OnWorkflowJob(%s %d): %v", ev.Action, ev.WorkflowJob.ID, err)
+	}
+	return out
+}
+
+func (h *harness) instance(name string) *runner.Instance {
+	h.t.Helper()
+	inst, err := h.store.GetInstance(context.Background(), name)
+	if err != nil {
+		h.t.Fatalf("GetInstance(%s): %v", name, err)
+	}
+	return inst
+}
+
+// waitFor polls cond until it holds; the deadline is generous because this
+// asserts behaviour, not speed.
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.tail(40))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (h *harness) waitStatus(name string, want runner.Status) *runner.Instance {
+	h.t.Helper()
+	var last *runner.Instance
+	h.waitFor(fmt.Sprintf("%s to reach %s", name, want), func() bool {
+		inst, err := h.store.GetInstance(context.Background(), name)
+		if err != nil {
+			return false
+		}
+		last = inst
+		return inst.Status == want
+	})
+	return last
+}
+
+// drain processes messages synchronously until none is visible for quiet.
+func (h *harness) drain(quiet time.Duration) {
+	h.t.Helper()
+	ctx := context.Background()
+	for {
+		msgs, err := h.queue.Receive(ctx, queueOpts(quiet))
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			return
+		}
+		for _, m := range msgs {
+			if err := h.engine.HandleMessage(ctx, m.Body); err != nil {
+				h.t.Fatalf("HandleMessage: %v", err)
+			}
+			if err := h.queue.Ack(ctx, m); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) tail(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lines := bytes.Split(b.buf.Bytes(), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// lines returns the structured log lines.
+func (b *syncBuffer) lines(t *testing.T) []map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, l := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("log line is not JSON: %s", l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestMain(m *testing.M) { os.Exit(m.Run()) }

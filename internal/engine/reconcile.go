@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// ReconcileReport counts what one reconcile pass did.
+type ReconcileReport struct {
+	Examined        int `json:"examined"`
+	CreatesResent   int `json:"creates_resent"`
+	DeletesResent   int `json:"deletes_resent"`
+	StuckCreating   int `json:"stuck_creating_recovered"`
+	StuckDeleting   int `json:"stuck_deleting_recovered"`
+	ErrorsScheduled int `json:"errors_scheduled"`
+}
+
+// lostMessageGrace is how long past its due time a pending instance may sit
+// before the reconciler assumes its queue message was lost and re-sends it.
+// Re-sending is always safe: workers admit one claimant by compare-and-set.
+const lostMessageGrace = time.Minute
+
+// Reconcile walks the live instances (never the deleted history) and
+// restarts whatever a crash, a lost message or a hung call left behind:
+// pending work with no message, creating past the bootstrap timeout (P6),
+// deleting past the provider timeout (P12), error without a delete.
+func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	var rep ReconcileReport
+	live, err := e.store.ListLiveInstances(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("list live instances: %w", err)
+	}
+	now := e.now()
+	var errs []error
+	for _, inst := range live {
+		rep.Examined++
+		log := e.log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID, "reconciler", true)
+		if err := e.reconcileOne(ctx, log, inst, now, &rep); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runner.Instance, now time.Time, rep *ReconcileReport) error {
+	due := inst.StatusChangedAt
+	if inst.NextAttemptAt.After(due) {
+		due = inst.NextAttemptAt
+	}
+	overdue := now.Sub(due) > lostMessageGrace
+	switch inst.Status {
+	case runner.StatusPendingCreate:
+		if overdue {
+			rep.CreatesResent++
+			log.Info("re-sending create presumed lost")
+			return e.send(ctx, kindCreate(inst, ""), 0)
+		}
+	case runner.StatusPendingDelete, runner.StatusPendingForceDelete:
+		if overdue {
+			rep.DeletesResent++
+			log.Info("re-sending delete presumed lost", "status", inst.Status)
+			return e.send(ctx, kindDelete(inst, "", inst.Attempts), 0)
+		}
+	case runner.StatusCreating:
+		timeout := e.opts.ProviderTimeout
+		if pool, ok := e.pool(inst.Pool); ok {
+			timeout = pool.BootstrapTimeout
+		}
+		if now.Sub(inst.StatusChangedAt) > timeout+lostMessageGrace {
+			rep.StuckCreating++
+			log.Warn("instance stuck in creating past its bootstrap timeout; recovering")
+			return e.createFailed(ctx, log, inst, createFailure{
+				cause:           fmt.Errorf("stuck in creating since %s", inst.StatusChangedAt.UTC().Format(time.RFC3339)),
+				stage:           "reconciler",
+				runnerID:        inst.GitHubRunnerID,
+				machineMayExist: true,
+				providerID:      inst.ProviderID,
+			})
+		}
+	case runner.StatusDeleting:
+		if now.Sub(inst.StatusChangedAt) > e.opts.ProviderTimeout+lostMessageGrace {
+			rep.StuckDeleting++
+			log.Warn("instance stuck in deleting; recovering")
+			return e.recoverDeleting(ctx, log, inst)
+		}
+	case runner.StatusError:
+		if overdue {
+			rep.ErrorsScheduled++
+			return e.scheduleDelete(ctx, log, inst.Name, "", "")
+		}
+	}
+	return nil
+}
+
+// recoverDeleting returns a deleting instance whose worker died to the
+// pending state it came from (P12), and re-sends its delete.
+func (e *Engine) recoverDeleting(ctx context.Context, log *slog.Logger, inst *runner.Instance) error {
+	next, won, err := e.mutate(ctx, inst.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status != runner.StatusDeleting || cur.Version != inst.Version {
+			return nil, errNoChange
+		}
+		return cur.Transition(runner.StatusPendingDelete, e.now())
+	})
+	if err != nil || !won {
+		return err
+	}
+	log.Info("deleting instance returned to pending_delete")
+	return e.send(ctx, kindDelete(next, "", next.Attempts), 0)
+}

@@ -1,0 +1,220 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// CreateInstance implements store.Store.
+func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRunners int) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bolt: create instance: %w", err)
+	}
+	if err := checkNewInstance(inst); err != nil {
+		return err
+	}
+	record := inst.Clone()
+	record.Version = 1
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		instances := tx.Bucket(bucketInstances)
+		existing, err := readInstance(instances, record.Name)
+		if err != nil {
+			return err
+		}
+		if existing != nil {
+			if !s.expired(existing) {
+				return fmt.Errorf("bolt: instance %q: %w", record.Name, store.ErrAlreadyExists)
+			}
+			// Its retention is over but PurgeExpired has not run yet: the
+			// name is free, as it would be in DynamoDB before TTL deletes.
+			if err := tx.Bucket(bucketInstanceExpiry).Delete(expiryKey(existing.ExpiresAt, existing.Name)); err != nil {
+				return err
+			}
+		}
+		pools := tx.Bucket(bucketPools)
+		usage, err := readPool(pools, record.Pool)
+		if err != nil {
+			return err
+		}
+		if usage.Live >= maxRunners {
+			return fmt.Errorf("bolt: pool %q holds %d of %d: %w", record.Pool, usage.Live, maxRunners, store.ErrPoolFull)
+		}
+		if err := writeInstance(instances, record); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketLiveInstances).Put(liveKey(record.Pool, record.Name), nil); err != nil {
+			return err
+		}
+		return addToPool(pools, record.Pool, +1)
+	})
+	if err != nil {
+		return err
+	}
+	inst.Version = record.Version
+	return nil
+}
+
+// checkNewInstance refuses records that would break the indexes or could
+// never be found again.
+func checkNewInstance(inst *runner.Instance) error {
+	switch {
+	case inst == nil:
+		return errors.New("bolt: create instance: nil instance")
+	case inst.Name == "":
+		return errors.New("bolt: create instance: empty name")
+	case inst.Pool == "" || strings.IndexByte(inst.Pool, keySeparator) >= 0:
+		return fmt.Errorf("bolt: create instance %q: invalid pool name %q", inst.Name, inst.Pool)
+	case !inst.Status.Valid() || !inst.Status.Live():
+		return fmt.Errorf("bolt: create instance %q: cannot create in status %q", inst.Name, inst.Status)
+	}
+	return nil
+}
+
+// expired reports whether a stored record is a deleted instance whose
+// retention has passed.
+func (s *Store) expired(inst *runner.Instance) bool {
+	return inst.Status == runner.StatusDeleted && !inst.ExpiresAt.IsZero() && !inst.ExpiresAt.After(s.now())
+}
+
+// UpdateInstance implements store.Store.
+func (s *Store) UpdateInstance(ctx context.Context, from runner.Status, next *runner.Instance) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bolt: update instance: %w", err)
+	}
+	if next == nil {
+		return errors.New("bolt: update instance: nil instance")
+	}
+	if err := runner.CheckTransition(next.Name, from, next.Status); err != nil {
+		return err
+	}
+	record := next.Clone()
+	record.Version = next.Version + 1
+	if record.Status == runner.StatusDeleted && record.ExpiresAt.IsZero() {
+		record.ExpiresAt = s.now().Add(store.DeletedRetention)
+	}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		instances := tx.Bucket(bucketInstances)
+		stored, err := readInstance(instances, record.Name)
+		if err != nil {
+			return err
+		}
+		if stored == nil || stored.Status != from || stored.Version != next.Version {
+			return &store.ConflictError{Instance: next.Name, ExpectedStatus: from, ExpectedVersion: next.Version}
+		}
+		if stored.Pool != record.Pool {
+			// The pool owns the capacity slot and the index entry; moving an
+			// instance between pools is not something the engine does.
+			return fmt.Errorf("bolt: instance %q cannot move from pool %q to %q", record.Name, stored.Pool, record.Pool)
+		}
+		if err := writeInstance(instances, record); err != nil {
+			return err
+		}
+		if record.Status.Live() {
+			return nil
+		}
+		// from is live (nothing leaves deleted), so this write ends the
+		// instance: release its slot and keep it only until it expires.
+		if err := tx.Bucket(bucketLiveInstances).Delete(liveKey(record.Pool, record.Name)); err != nil {
+			return err
+		}
+		if err := addToPool(tx.Bucket(bucketPools), record.Pool, -1); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketInstanceExpiry).Put(expiryKey(record.ExpiresAt, record.Name), nil)
+	})
+	if err != nil {
+		return err
+	}
+	next.Version = record.Version
+	next.ExpiresAt = record.ExpiresAt
+	return nil
+}
+
+// GetInstance implements store.Store.
+func (s *Store) GetInstance(ctx context.Context, name string) (*runner.Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: get instance: %w", err)
+	}
+	var inst *runner.Instance
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		inst, err = readInstance(tx.Bucket(bucketInstances), name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if inst == nil {
+		return nil, fmt.Errorf("bolt: instance %q: %w", name, store.ErrNotFound)
+	}
+	return inst, nil
+}
+
+// ListInstancesByPool implements store.Store, reading only the pool's part
+// of the live index.
+func (s *Store) ListInstancesByPool(ctx context.Context, pool string) ([]*runner.Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: list pool %q: %w", pool, err)
+	}
+	return s.listLive(livePrefix(pool))
+}
+
+// ListLiveInstances implements store.Store, reading the live index rather
+// than the instance history.
+func (s *Store) ListLiveInstances(ctx context.Context) ([]*runner.Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: list live instances: %w", err)
+	}
+	return s.listLive(nil)
+}
+
+// listLive returns the instances whose live index key starts with prefix.
+func (s *Store) listLive(prefix []byte) ([]*runner.Instance, error) {
+	var out []*runner.Instance
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		instances := tx.Bucket(bucketInstances)
+		c := tx.Bucket(bucketLiveInstances).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			sep := bytes.IndexByte(k, keySeparator)
+			if sep < 0 {
+				return fmt.Errorf("bolt: malformed live index key %q", k)
+			}
+			name := string(k[sep+1:])
+			inst, err := readInstance(instances, name)
+			if err != nil {
+				return err
+			}
+			if inst == nil {
+				return fmt.Errorf("bolt: live index names instance %q, which has no record", name)
+			}
+			out = append(out, inst)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PoolUsage implements store.Store.
+func (s *Store) PoolUsage(ctx context.Context, pool string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("bolt: pool usage %q: %w", pool, err)
+	}
+	var rec poolRecord
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		rec, err = readPool(tx.Bucket(bucketPools), pool)
+		return err
+	})
+	return rec.Live, err
+}

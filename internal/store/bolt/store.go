@@ -1,0 +1,134 @@
+// Package bolt is the embedded mode's store.Store: one bbolt file on local
+// disk, fsynced on every commit, so it is the source of truth of a
+// `runfleet serve` process. Its buckets mirror the DynamoDB single-table
+// records (see ARCHITECTURE.md, "Data"):
+//
+//	instances        INSTANCE#<name>  JSON runner.Instance, deleted ones kept until ExpiresAt
+//	pools            POOL#<name>      JSON {"live": n}, the max_runners counter
+//	deliveries       DELIVERY#<guid>  JSON {"expires_at": t}
+//	live_instances   the sparse live index: "<pool>\x00<name>", so listing
+//	                 live instances never walks deleted history
+//	instance_expiry  "<expiry ms><name>" for deleted instances, and
+//	delivery_expiry  "<expiry ms><guid>", so PurgeExpired reads only what is due
+//
+// bbolt allows one writer at a time; every write runs in one read-write
+// transaction, which makes each conditional write atomic with its checks.
+package bolt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	bbolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+var (
+	bucketMeta           = []byte("meta")
+	bucketInstances      = []byte("instances")
+	bucketPools          = []byte("pools")
+	bucketDeliveries     = []byte("deliveries")
+	bucketLiveInstances  = []byte("live_instances")
+	bucketInstanceExpiry = []byte("instance_expiry")
+	bucketDeliveryExpiry = []byte("delivery_expiry")
+
+	allBuckets = [][]byte{
+		bucketMeta, bucketInstances, bucketPools, bucketDeliveries,
+		bucketLiveInstances, bucketInstanceExpiry, bucketDeliveryExpiry,
+	}
+
+	keySchema = []byte("schema")
+)
+
+// schemaVersion names the record layout above; a file written by a different
+// layout is refused rather than misread.
+const schemaVersion = "1"
+
+// Store is a store.Store kept in one bbolt file.
+type Store struct {
+	db  *bbolt.DB
+	now func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+type options struct {
+	openTimeout time.Duration
+	now         func() time.Time
+}
+
+// Option tunes Open.
+type Option func(*options)
+
+// WithOpenTimeout bounds how long Open waits for the file lock another
+// process holds (default 1 s). Waiting forever would hang a second
+// `runfleet serve` pointed at the same directory instead of telling the
+// operator why it cannot start.
+func WithOpenTimeout(d time.Duration) Option {
+	return func(o *options) { o.openTimeout = d }
+}
+
+// WithClock replaces time.Now for expiry decisions, so retention can be
+// tested without waiting for it.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}
+
+// Open opens (creating if needed) the store file at path. Only one process
+// may hold it at a time.
+func Open(path string, opts ...Option) (*Store, error) {
+	o := options{openTimeout: time.Second, now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("bolt: create directory for %s: %w", path, err)
+	}
+	// NoSync stays false: every commit is fsynced before it returns, because
+	// a webhook answered 2xx must find its instance after a crash.
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: o.openTimeout})
+	if err != nil {
+		if errors.Is(err, bbolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("bolt: %s is locked by another process: %w", path, err)
+		}
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	if err := db.Update(initSchema); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bolt: prepare %s: %w", path, err)
+	}
+	return &Store{db: db, now: o.now}, nil
+}
+
+func initSchema(tx *bbolt.Tx) error {
+	for _, name := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("bucket %s: %w", name, err)
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	switch got := meta.Get(keySchema); {
+	case got == nil:
+		return meta.Put(keySchema, []byte(schemaVersion))
+	case string(got) != schemaVersion:
+		return fmt.Errorf("file has schema %q, this runfleet reads %q", got, schemaVersion)
+	}
+	return nil
+}
+
+// Close releases the file. The store must not be used afterwards.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("bolt: close: %w", err)
+	}
+	return nil
+}
+
+// errNoChange makes db.Update roll back a transaction that decided to write
+// nothing, so a refused or no-op call costs no fsync.
+var errNoChange = errors.New("bolt: no change")

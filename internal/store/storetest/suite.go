@@ -1,0 +1,59 @@
+// Package storetest is the one contract suite every store.Store adapter must
+// pass. An adapter's test calls Run with a constructor that returns a fresh,
+// empty store; the suite never reaches past the store.Store interface, so it
+// runs unchanged against bbolt, DynamoDB Local or the real service.
+//
+// Contract points the suite pins down beyond store.go's comments:
+//   - Times round-trip with at least millisecond precision. The suite only
+//     writes millisecond-precision instants and compares them with
+//     time.Time.Equal, so a store may drop the location and sub-millisecond
+//     digits.
+//   - UpdateInstance of a missing instance is a *store.ConflictError (the
+//     instance is "gone" since it was read), not ErrNotFound.
+//   - A failed CreateInstance or UpdateInstance leaves the caller's struct
+//     untouched (in particular its Version).
+//   - When a name is taken AND the pool is full, CreateInstance reports
+//     ErrAlreadyExists: the caller learns its job already has a runner rather
+//     than retrying a create that can never succeed.
+//   - A deleted instance is readable with GetInstance until it expires, and
+//     its stored ExpiresAt is never zero: a store fills in
+//     now+store.DeletedRetention when the writer left it zero.
+//   - A name whose deleted record has expired (ExpiresAt in the past) can be
+//     created again even if the store has not physically removed the record
+//     yet (DynamoDB's TTL deletes lazily).
+//   - A *store.ConflictError names the losing write: Instance, the `from`
+//     status it expected and the Version it read.
+//   - Delivery marks expire at ttl measured by the store itself; a store
+//     must not rely on a background process to remove expired marks, and
+//     must not expire a mark early (keep the expiry it compares in
+//     milliseconds, or round whole seconds up).
+//
+// Subtests run one after another (not in parallel): each is small, and a
+// remote backend such as DynamoDB Local is shared between them.
+package storetest
+
+import (
+	"testing"
+
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+type contractTest struct {
+	name string
+	run  func(t *testing.T, s store.Store)
+}
+
+// Run runs the whole contract suite, one subtest per contract point, each on
+// a fresh, empty store from newStore (which should register its own cleanup
+// with t.Cleanup).
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Helper()
+	groups := [][]contractTest{createTests, updateTests, readTests, raceTests, deliveryTests}
+	for _, group := range groups {
+		for _, tc := range group {
+			t.Run(tc.name, func(t *testing.T) {
+				tc.run(t, newStore(t))
+			})
+		}
+	}
+}

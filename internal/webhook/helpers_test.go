@@ -1,0 +1,186 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/engine"
+)
+
+var testSecret = []byte("test-webhook-secret")
+
+// recordingHandler stands in for the engine only to record what intake hands
+// it; the engine's own behaviour is tested in the engine package.
+type recordingHandler struct {
+	mu    sync.Mutex
+	calls []handlerCall
+	// respond decides each call's answer; nil means a created instance.
+	respond func(call int) (engine.Outcome, error)
+}
+
+type handlerCall struct {
+	// ctxErr and deadline are read during the call: the context itself is
+	// cancelled once Handle returns.
+	ctxErr      error
+	deadline    time.Time
+	hasDeadline bool
+	deliveryID  string
+	ev          *events.WorkflowJobEvent
+}
+
+func (h *recordingHandler) OnWorkflowJob(ctx context.Context, deliveryID string, ev *events.WorkflowJobEvent) (engine.Outcome, error) {
+	h.mu.Lock()
+	deadline, hasDeadline := ctx.Deadline()
+	h.calls = append(h.calls, handlerCall{ctxErr: ctx.Err(), deadline: deadline, hasDeadline: hasDeadline, deliveryID: deliveryID, ev: ev})
+	n := len(h.calls)
+	respond := h.respond
+	h.mu.Unlock()
+	if respond != nil {
+		return respond(n)
+	}
+	return engine.Outcome{Action: ev.Action, Result: engine.ResultCreated, Instance: "runfleet-linux-x64-1-1", Pool: "linux-x64"}, nil
+}
+
+func (h *recordingHandler) Calls() []handlerCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]handlerCall(nil), h.calls...)
+}
+
+// memDeliveries is a DeliveryMarker in memory, with injectable failures.
+type memDeliveries struct {
+	mu        sync.Mutex
+	marked    map[string]time.Duration
+	markErr   error
+	forgetErr error
+	forgotten []string
+}
+
+func newMemDeliveries() *memDeliveries { return &memDeliveries{marked: map[string]time.Duration{}} }
+
+func (m *memDeliveries) MarkDelivery(_ context.Context, id string, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.markErr != nil {
+		return false, m.markErr
+	}
+	if _, ok := m.marked[id]; ok {
+		return false, nil
+	}
+	m.marked[id] = ttl
+	return true, nil
+}
+
+func (m *memDeliveries) ForgetDelivery(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.forgetErr != nil {
+		return m.forgetErr
+	}
+	delete(m.marked, id)
+	m.forgotten = append(m.forgotten, id)
+	return nil
+}
+
+func (m *memDeliveries) Marked() map[string]time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]time.Duration, len(m.marked))
+	for k, v := range m.marked {
+		out[k] = v
+	}
+	return out
+}
+
+// logLines collects JSON log records.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) Records(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(l.buf.Bytes()))
+	for dec.More() {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatalf("log output is not JSON lines: %v", err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+type fixture struct {
+	intake     *Intake
+	handler    *recordingHandler
+	deliveries *memDeliveries
+	logs       *logLines
+}
+
+func newFixture(t *testing.T, mutate func(*Options)) *fixture {
+	t.Helper()
+	f := &fixture{handler: &recordingHandler{}, deliveries: newMemDeliveries(), logs: &logLines{}}
+	opts := Options{
+		Secret:     testSecret,
+		Handler:    f.handler,
+		Deliveries: f.deliveries,
+		Logger:     slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	in, err := New(opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	f.intake = in
+	return f
+}
+
+// signedRequest builds a request as GitHub sends it.
+func signedRequest(event, deliveryID string, body []byte) Request {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "GitHub-Hookshot/044aadd")
+	h.Set(EventHeader, event)
+	h.Set(DeliveryHeader, deliveryID)
+	h.Set(SignatureHeader, Sign(testSecret, body))
+	return Request{Headers: h, Body: body}
+}
+
+func decodeReply(t *testing.T, body []byte) Reply {
+	t.Helper()
+	var r Reply
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("response body is not a JSON Reply: %v: %s", err, body)
+	}
+	return r
+}
+
+func examplePayload(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "payloads", name))
+	if err != nil {
+		t.Fatalf("reading example payload: %v", err)
+	}
+	return b
+}
