@@ -93,11 +93,12 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 		err = &providers.Error{Op: "CreateInstance", Instance: claimed.Name, Fault: machine.Fault}
 	}
 	if err != nil {
+		fault := providers.Fault(err)
 		if pctx.Err() != nil && ctx.Err() == nil {
-			err = fmt.Errorf("provider create exceeded the bootstrap timeout %s: %w", pool.BootstrapTimeout, err)
+			fault = fmt.Sprintf("provider create exceeded the bootstrap timeout %s: %s", pool.BootstrapTimeout, fault)
 		}
 		return e.createFailed(ctx, log, claimed, createFailure{
-			cause: err, stage: "provider", runnerID: jit.RunnerID, machineMayExist: true, providerID: machine.ProviderID,
+			cause: err, fault: fault, stage: "provider", runnerID: jit.RunnerID, machineMayExist: true, providerID: machine.ProviderID,
 		})
 	}
 
@@ -142,6 +143,7 @@ func repoURL(o github.Owner) string {
 // createFailure describes what a failed create may have left behind.
 type createFailure struct {
 	cause           error
+	fault           string // what to record; default: the cause's fault text
 	stage           string // github, token, provider
 	runnerID        int64  // JIT runner registered before the failure
 	machineMayExist bool
@@ -155,8 +157,11 @@ type createFailure struct {
 // create retried (creating -> pending_create, with backoff); otherwise the
 // instance goes error -> pending_delete and the delete path keeps trying.
 func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) error {
-	fault := providers.Fault(f.cause)
-	log.Warn("create failed", "stage", f.stage, "error", f.cause)
+	fault := f.fault
+	if fault == "" {
+		fault = providers.Fault(f.cause)
+	}
+	log.Warn("create failed", "stage", f.stage, "error", f.cause, "fault", fault)
 	cleaned := true
 	if f.machineMayExist {
 		target := f.providerID

@@ -36,6 +36,7 @@ type harness struct {
 	engine   *engine.Engine
 	pool     config.Pool
 	logs     *syncBuffer
+	opts     harnessOptions
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -49,6 +50,8 @@ type harnessOptions struct {
 	createLatency    time.Duration
 	now              func() time.Time
 	providerTimeout  time.Duration
+	// wrap decorates the simulated provider (to record call order).
+	wrap func(providers.Provider) providers.Provider
 }
 
 const testPool = "linux-x64"
@@ -90,12 +93,16 @@ func (h *harness) open(o harnessOptions) {
 		t.Fatal(err)
 	}
 	h.store, h.queue = st, q
+	var prov providers.Provider = h.provider
+	if o.wrap != nil {
+		prov = o.wrap(prov)
+	}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e, err := engine.New(engine.Options{
 		Store:            st,
 		Queue:            q,
 		GitHub:           h.github,
-		Providers:        map[string]providers.Provider{testPool: h.provider},
+		Providers:        map[string]providers.Provider{testPool: prov},
 		Pools:            []config.Pool{h.pool},
 		Logger:           logger,
 		Now:              o.now,
@@ -107,7 +114,14 @@ func (h *harness) open(o harnessOptions) {
 		t.Fatal(err)
 	}
 	h.engine = e
+	h.opts = o
 	t.Cleanup(h.close)
+}
+
+// restart closes everything and opens it again from the same files.
+func (h *harness) restart() {
+	h.close()
+	h.open(h.opts)
 }
 
 // close stops the workers and closes the files (idempotent).
@@ -209,29 +223,6 @@ func (h *harness) waitStatus(name string, want runner.Status) *runner.Instance {
 		return inst.Status == want
 	})
 	return last
-}
-
-// drain processes messages synchronously until none is visible for quiet.
-func (h *harness) drain(quiet time.Duration) {
-	h.t.Helper()
-	ctx := context.Background()
-	for {
-		msgs, err := h.queue.Receive(ctx, queueOpts(quiet))
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		if len(msgs) == 0 {
-			return
-		}
-		for _, m := range msgs {
-			if err := h.engine.HandleMessage(ctx, m.Body); err != nil {
-				h.t.Fatalf("HandleMessage: %v", err)
-			}
-			if err := h.queue.Ack(ctx, m); err != nil {
-				h.t.Fatal(err)
-			}
-		}
-	}
 }
 
 type syncBuffer struct {

@@ -52,11 +52,8 @@ func TestJobLifecycleQueuedToDeleted(t *testing.T) {
 	}
 	// Every engine log line names the job and instance it is about.
 	for _, l := range h.logs.lines(t) {
-		if l["instance"] == nil || l["pool"] == nil && l["msg"] != "create message is stale; nothing to do" {
-			if l["level"] == "DEBUG" {
-				continue
-			}
-			t.Errorf("log line without instance/pool: %v", l)
+		if l["level"] != "DEBUG" && (l["instance"] == nil || l["pool"] == nil || l["job_id"] == nil) {
+			t.Errorf("log line without instance/pool/job_id: %v", l)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func (e *Engine) HandleMessage(ctx context.Context, body []byte) error {
 	case events.KindDelete:
 		return e.delete(ctx, msg)
 	case events.KindScaleUp:
-		log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance, "pool", msg.Job.Pool)
+		log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "pool", msg.Job.Pool)
 		_, err := e.admitJob(ctx, log, msg.DeliveryID, msg.Job, msg.Attempt)
 		return err
 	}

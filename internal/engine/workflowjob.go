@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/config"
@@ -120,7 +121,7 @@ func (e *Engine) admitJob(ctx context.Context, log *slog.Logger, deliveryID stri
 		return out, nil
 	case errors.Is(err, store.ErrPoolFull):
 		attempt++
-		delay := e.backoff(attempt)
+		delay := min(e.backoff(attempt), scaleUpRetryMax)
 		msg := events.Message{Kind: events.KindScaleUp, Instance: name, DeliveryID: deliveryID, JobID: job.ID, Attempt: attempt, Job: job}
 		if err := e.send(ctx, msg, delay); err != nil {
 			return out, fmt.Errorf("enqueue scale_up for %s: %w", name, err)
@@ -132,6 +133,11 @@ func (e *Engine) admitJob(ctx context.Context, log *slog.Logger, deliveryID stri
 		return out, fmt.Errorf("create instance %s: %w", name, err)
 	}
 }
+
+// scaleUpRetryMax caps how long a job waiting for pool capacity sleeps
+// between tries, so a slot freed by a delete is taken within seconds rather
+// than after the 5-minute delete backoff cap.
+const scaleUpRetryMax = 15 * time.Second
 
 // runnerLabels are the labels a pool's runners register with: "self-hosted"
 // first, as GitHub gives every self-hosted runner, then the pool's own.

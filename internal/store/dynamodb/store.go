@@ -1,0 +1,40 @@
+package dynamodb
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// Store implements store.Store on one DynamoDB table created with the schema
+// of CreateTable (or template.yaml).
+type Store struct {
+	client *ddb.Client
+	table  string
+	// now is the clock expiries are measured against; tests replace it.
+	now func() time.Time
+	log *slog.Logger
+	// pageSize caps items per Query page; zero leaves DynamoDB's 1 MB pages.
+	// Tests set it small so paging is exercised without thousands of items.
+	pageSize int32
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns a Store over the named table.
+func New(client *ddb.Client, table string) *Store {
+	return &Store{client: client, table: table, now: time.Now, log: slog.Default()}
+}
+
+// requestToken returns a fresh random id, naming one write (write_id, a
+// delivery's mark) so that a retried write can recognise itself.
+func requestToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
