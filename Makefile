@@ -13,7 +13,23 @@ RUNFLEET_WEBHOOK_SECRET ?= dev-webhook-secret
 RUNFLEET_API_TOKEN      ?= dev-api-token
 export RUNFLEET_WEBHOOK_SECRET RUNFLEET_API_TOKEN
 
-.PHONY: all build runfleet run test test-short emulators bench lint fmt clean
+# The Lambda functions: SAM logical id (template.yaml) -> package under
+# functions/. SAM's makefile build method runs `make build-<LogicalId>` with
+# ARTIFACTS_DIR set and deploys the `bootstrap` it leaves there.
+LAMBDA_FUNCTIONS        := WebhookFunction WorkerFunction ForceDeleteFunction ReconcilerFunction
+pkg_WebhookFunction     := webhook
+pkg_WorkerFunction      := worker
+pkg_ForceDeleteFunction := forcedelete
+pkg_ReconcilerFunction  := reconciler
+# The largest bootstrap lambda-check accepts (they are about 12 MB).
+LAMBDA_MAX_BYTES        ?= 20971520
+
+PYTHON  ?= python3
+CFNLINT ?= cfn-lint
+
+.PHONY: all build runfleet lambdas run test test-short emulators bench lint fmt clean \
+	lint-go lint-template lambda-check template-tools \
+	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
 all: build
 
@@ -21,7 +37,26 @@ all: build
 runfleet:
 	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet ./cmd/runfleet
 
-build: runfleet
+## build: bin/runfleet and the four Lambda bootstraps in bin/lambda/<LogicalId>/
+build: runfleet lambdas
+
+lambdas: $(LAMBDA_FUNCTIONS:%=lambda-%)
+
+$(LAMBDA_FUNCTIONS:%=lambda-%): lambda-%:
+	$(call go-lambda-build,$(pkg_$*),$(BIN)/lambda/$*)
+
+## build-<LogicalId>: what `sam build` runs (BuildMethod: makefile)
+$(LAMBDA_FUNCTIONS:%=build-%): build-%:
+	@test -n "$(ARTIFACTS_DIR)" || { echo "$@: ARTIFACTS_DIR is not set (sam build sets it)" >&2; exit 1; }
+	$(call go-lambda-build,$(pkg_$*),$(ARTIFACTS_DIR))
+
+# go-lambda-build builds ./functions/$(1) into $(2)/bootstrap for Lambda's
+# provided.al2023 arm64 runtime: static (no cgo), without the RPC mode only
+# the retired go1.x runtime used, and stripped.
+define go-lambda-build
+	@mkdir -p "$(2)"
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(GOFLAGS) -tags lambda.norpc -trimpath -ldflags '-s -w' -o "$(2)/bootstrap" ./functions/$(1)
+endef
 
 ## run: embedded mode with the example config (simulated provider and GitHub)
 run: runfleet
@@ -36,17 +71,47 @@ test: emulators
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-## bench: Go benchmarks plus the load driver against a running `serve`
-bench: emulators runfleet
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./... | tee $(BIN)/bench.txt
+## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve (docs/benchmarks.md)
+bench: runfleet
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/serve ./internal/queue/local ./internal/store/bolt 2>&1 | tee $(BIN)/bench.txt
+	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench.txt
+	$(GO) run ./cmd/runfleet-bench -bin $(BIN)/runfleet -out $(BIN)/bench-load.md
 
-## lint: formatting, vet, staticcheck
-lint:
+## lint: formatting, vet, staticcheck; cfn-lint and the SAM transform of
+## template.yaml; SAM's build of every function checked
+lint: lint-go lint-template lambda-check
+
+lint-go:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(STATICCHECK) ./...
+
+lint-template: template-tools
+	$(CFNLINT) -t template.yaml
+	$(PYTHON) infra/sam-translate.py template.yaml
+
+# template-tools installs cfn-lint and aws-sam-translator with pip when they
+# are missing (both are on the project's machine image).
+template-tools:
+	@if ! $(PYTHON) -c 'import samtranslator, yaml' 2>/dev/null || ! $(CFNLINT) --version >/dev/null 2>&1; then \
+	  echo "installing cfn-lint and aws-sam-translator (pip)"; \
+	  $(PYTHON) -m pip install --quiet cfn-lint aws-sam-translator || \
+	    { echo "lint: cannot install cfn-lint/aws-sam-translator; install them: $(PYTHON) -m pip install cfn-lint aws-sam-translator" >&2; exit 1; }; \
+	fi
+	@$(PYTHON) -c 'import samtranslator' && $(CFNLINT) --version >/dev/null || \
+	  { echo "lint: cfn-lint is still not runnable as '$(CFNLINT)' (is pip's bin directory on PATH?)" >&2; exit 1; }
+
+## lambda-check: run each build-<LogicalId> as SAM does, into a temporary
+## ARTIFACTS_DIR, and check the bootstrap is a static linux/arm64 ELF built
+## as the recipe says and no bigger than LAMBDA_MAX_BYTES
+lambda-check:
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	for fn in $(LAMBDA_FUNCTIONS); do \
+	  ARTIFACTS_DIR="$$tmp/$$fn" $(MAKE) --no-print-directory build-$$fn || exit 1; \
+	done; \
+	$(GO) run ./infra/lambdacheck -max-bytes $(LAMBDA_MAX_BYTES) $(LAMBDA_FUNCTIONS:%="$$tmp"/%/bootstrap)
 
 clean:
 	rm -rf $(BIN) runfleet-data .aws-sam

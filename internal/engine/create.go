@@ -32,7 +32,7 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 		log.Warn("pool no longer configured; instance scheduled for delete")
 		return e.scheduleDelete(ctx, log, inst.Name, msg.DeliveryID, "pool no longer configured")
 	}
-	claimed, won, err := e.mutate(ctx, inst.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+	claimed, won, err := e.mutateFrom(ctx, inst.Name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusPendingCreate {
 			return nil, errNoChange
 		}
@@ -88,13 +88,14 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, pool.BootstrapTimeout)
 	machine, err := e.providers[pool.Name].CreateInstance(pctx, req)
+	timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	if err == nil && machine.Status == providers.StatusError {
 		err = &providers.Error{Op: "CreateInstance", Instance: claimed.Name, Fault: machine.Fault}
 	}
 	if err != nil {
 		fault := providers.Fault(err)
-		if pctx.Err() != nil && ctx.Err() == nil {
+		if timedOut {
 			fault = fmt.Sprintf("provider create exceeded the bootstrap timeout %s: %s", pool.BootstrapTimeout, fault)
 		}
 		return e.createFailed(ctx, log, claimed, createFailure{
@@ -102,7 +103,7 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 		})
 	}
 
-	final, _, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+	final, _, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status == runner.StatusCreating && cur.CreateAttempt == claimed.CreateAttempt {
 			next, err := cur.Transition(runner.StatusRunning, e.now())
 			if err != nil {
@@ -157,6 +158,8 @@ type createFailure struct {
 // create retried (creating -> pending_create, with backoff); otherwise the
 // instance goes error -> pending_delete and the delete path keeps trying.
 func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) error {
+	ctx, cancel := e.cleanupContext(ctx)
+	defer cancel()
 	fault := f.fault
 	if fault == "" {
 		fault = providers.Fault(f.cause)
@@ -187,7 +190,7 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 	if errors.As(f.cause, &rl) {
 		delay = max(delay, rl.RetryAt.Sub(e.now()))
 	}
-	next, won, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusCreating || cur.CreateAttempt != claimed.CreateAttempt {
 			return nil, errNoChange
 		}
@@ -220,6 +223,22 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 	}
 	log.Warn("create failed for good; instance marked error", "fault", fault)
 	return e.scheduleDelete(ctx, log, next.Name, "", fault)
+}
+
+// cleanupGrace is how long clean-up may run past the caller's deadline. On
+// Lambda the worker's deadline is set a few seconds before the function's.
+const cleanupGrace = 2 * time.Second
+
+// cleanupContext outlives the caller's cancellation — a create cut off by a
+// deadline or a shutdown must still delete what it half-made (P13) — but is
+// bounded: by the provider timeout, and by a short grace past the caller's
+// own deadline when it has one.
+func (e *Engine) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := e.opts.ProviderTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, max(time.Until(dl), 0)+cleanupGrace)
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), budget)
 }
 
 // deleteMachine asks the pool's provider to delete one machine, bounded by

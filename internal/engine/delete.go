@@ -31,7 +31,7 @@ func (e *Engine) delete(ctx context.Context, msg events.Message) error {
 	}
 	log = log.With("pool", inst.Pool)
 	var claimedFrom runner.Status
-	claimed, won, err := e.mutate(ctx, inst.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+	claimed, won, err := e.mutateFrom(ctx, inst.Name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if !cur.Status.PendingDeletion() {
 			return nil, errNoChange
 		}
@@ -68,8 +68,10 @@ func (e *Engine) delete(ctx context.Context, msg events.Message) error {
 		log.Warn("forced delete: ignoring provider error", "error", err)
 	}
 
-	_, done, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status != runner.StatusDeleting || cur.Version != claimed.Version {
+	_, done, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
+		// Status, not version: a field update (or another worker's reclaim)
+		// since our claim does not change that the machine is gone now.
+		if cur.Status != runner.StatusDeleting {
 			return nil, errNoChange
 		}
 		next, err := cur.Transition(runner.StatusDeleted, e.now())
@@ -126,8 +128,8 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 	if errors.As(cause, &rl) {
 		delay = max(delay, rl.RetryAt.Sub(e.now()))
 	}
-	next, won, err := e.mutate(ctx, claimed.Name, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status != runner.StatusDeleting || cur.Version != claimed.Version {
+	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status != runner.StatusDeleting {
 			return nil, errNoChange
 		}
 		next, err := cur.Transition(runner.StatusPendingDelete, e.now())
@@ -147,7 +149,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		return nil
 	}
 	busy := errors.Is(cause, github.ErrRunnerBusy)
-	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "attempts", attempts, "retry_in", delay.String())
+	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "next_attempt", attempts, "retry_in", delay.String())
 	if err := e.send(ctx, kindDelete(next, deliveryID, attempts), delay); err != nil {
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
 	}

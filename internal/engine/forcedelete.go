@@ -51,7 +51,7 @@ func (e *Engine) ForceDelete(ctx context.Context, name string, force bool) (*run
 	if force {
 		target = runner.StatusPendingForceDelete
 	}
-	next, _, err := e.mutate(ctx, name, func(cur *runner.Instance) (*runner.Instance, error) {
+	next, _, err := e.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if !cur.Status.Live() || cur.Status == target || cur.Status == runner.StatusPendingForceDelete {
 			return nil, errNoChange
 		}

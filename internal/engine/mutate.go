@@ -21,10 +21,21 @@ var errNoChange = errors.New("no change")
 // never overwrites. It returns the instance as written, or as last read when
 // decide returned errNoChange (with a nil error).
 func (e *Engine) mutate(ctx context.Context, name string, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+	return e.mutateFrom(ctx, name, nil, decide)
+}
+
+// mutateFrom is mutate starting from an instance the caller has just read
+// or written, saving a read per write; a stale start costs one failed
+// compare-and-set and a re-read, never a wrong write.
+func (e *Engine) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
 	for range maxConflictRetries {
-		cur, err := e.store.GetInstance(ctx, name)
-		if err != nil {
-			return nil, false, err
+		cur := known
+		known = nil
+		if cur == nil {
+			var err error
+			if cur, err = e.store.GetInstance(ctx, name); err != nil {
+				return nil, false, err
+			}
 		}
 		next, err := decide(cur)
 		if errors.Is(err, errNoChange) {

@@ -100,7 +100,7 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 // recoverDeleting returns a deleting instance whose worker died to the
 // pending state it came from (P12), and re-sends its delete.
 func (e *Engine) recoverDeleting(ctx context.Context, log *slog.Logger, inst *runner.Instance) error {
-	next, won, err := e.mutate(ctx, inst.Name, func(cur *runner.Instance) (*runner.Instance, error) {
+	next, won, err := e.mutateFrom(ctx, inst.Name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusDeleting || cur.Version != inst.Version {
 			return nil, errNoChange
 		}

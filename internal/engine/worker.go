@@ -55,15 +55,21 @@ func (e *Engine) consume(ctx context.Context, q queue.Queue, opts WorkerOptions)
 			continue
 		}
 		for _, m := range msgs {
-			e.process(ctx, q, m)
+			e.process(ctx, q, m, opts.Visibility)
 		}
 	}
 }
 
 // process handles one message. Malformed messages are acknowledged with an
 // error log so they never block others (P14).
-func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message) {
-	err := e.HandleMessage(ctx, m.Body)
+func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, visibility time.Duration) {
+	// A shutdown must not cut a create or delete off mid-call (that strands
+	// instances in creating/deleting until the reconciler's timeout): work in
+	// hand finishes, bounded by the visibility timeout after which the queue
+	// would hand the message to someone else anyway.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibility)
+	defer cancel()
+	err := e.HandleMessage(wctx, m.Body)
 	if err != nil && !errors.Is(err, events.ErrMalformed) {
 		e.log.Warn("work failed; left for redelivery", "message_id", m.ID, "receive_count", m.ReceiveCount, "error", err)
 		return

@@ -179,8 +179,11 @@ func (e *Engine) onInProgress(ctx context.Context, log *slog.Logger, ev *events.
 	out.Instance, out.Pool = inst.Name, inst.Pool
 	log = log.With("pool", inst.Pool)
 	jobID := ev.WorkflowJob.ID
-	_, changed, err := e.mutate(ctx, name, func(cur *runner.Instance) (*runner.Instance, error) {
-		if !cur.Status.Live() || cur.RunnerStatus == runner.RunnerActive && cur.ActiveJobID == jobID {
+	_, changed, err := e.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
+		// An instance on its way out keeps its status: binding it would only
+		// race the delete worker's compare-and-set.
+		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting ||
+			cur.RunnerStatus == runner.RunnerActive && cur.ActiveJobID == jobID {
 			return nil, errNoChange
 		}
 		next := cur.Clone()
@@ -203,7 +206,8 @@ func (e *Engine) onCompleted(ctx context.Context, log *slog.Logger, deliveryID s
 	out := Outcome{Action: ev.Action, Result: ResultIgnored}
 	name := ev.WorkflowJob.Runner()
 	jobID := ev.WorkflowJob.ID
-	if name == "" {
+	runnerless := name == ""
+	if runnerless {
 		// The job ended (typically cancelled) before any runner took it. The
 		// instance made for it is surplus unless it has taken another job.
 		pool, ok := e.matchPool(ev)
@@ -211,27 +215,19 @@ func (e *Engine) onCompleted(ctx context.Context, log *slog.Logger, deliveryID s
 			return out, nil
 		}
 		name = runner.InstanceName(pool.Name, jobID, ev.WorkflowJob.RunAttempt)
-		inst, err := e.ourInstance(ctx, name)
-		if err != nil {
-			return out, fmt.Errorf("read instance %s: %w", name, err)
-		}
-		if inst == nil || inst.RunnerStatus == runner.RunnerActive {
-			log.Info("job completed without a runner; nothing to remove", "instance", name)
-			return out, nil
-		}
 	}
 	log = log.With("instance", name)
 	inst, err := e.ourInstance(ctx, name)
 	if err != nil {
 		return out, fmt.Errorf("read instance %s: %w", name, err)
 	}
-	if inst == nil {
-		log.Info("job completed on a runner runfleet does not manage")
+	if inst == nil || runnerless && inst.RunnerStatus == runner.RunnerActive {
+		log.Info("job completed; no instance of ours to remove")
 		return out, nil
 	}
 	out.Instance, out.Pool = inst.Name, inst.Pool
 	log = log.With("pool", inst.Pool)
-	next, changed, err := e.mutate(ctx, name, func(cur *runner.Instance) (*runner.Instance, error) {
+	next, changed, err := e.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
 			return nil, errNoChange
 		}

@@ -49,7 +49,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// Handler receives every valid, first-seen workflow_job. Required.
 	Handler engine.WorkflowJobHandler
-	// Deliveries records delivery ids for store.DeliveryRetention. Required.
+	// Deliveries records delivery ids for store.DeliveryRetention, so a
+	// redelivery short-circuits. Optional: every engine path is idempotent
+	// through conditional writes, so dedupe saves work, not correctness — the
+	// serverless wiring leaves it out to save a write per delivery.
 	Deliveries DeliveryMarker
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -74,8 +77,6 @@ func New(opts Options) (*Intake, error) {
 		return nil, errors.New("webhook: a webhook secret is required (unsigned webhooks are never accepted)")
 	case opts.Handler == nil:
 		return nil, errors.New("webhook: Options.Handler is required")
-	case opts.Deliveries == nil:
-		return nil, errors.New("webhook: Options.Deliveries is required")
 	case opts.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("webhook: MaxBodyBytes must not be negative, got %d", opts.MaxBodyBytes)
 	}
@@ -165,7 +166,7 @@ func (in *Intake) process(parent context.Context, d delivery, ev *events.Workflo
 	defer cancel()
 	job := ev.WorkflowJob.ID
 
-	fresh, err := in.deliveries.MarkDelivery(ctx, d.id, store.DeliveryRetention)
+	fresh, err := in.mark(ctx, d.id)
 	if err != nil {
 		in.log.ErrorContext(ctx, "webhook delivery could not be recorded",
 			"delivery_id", d.id, "event", d.event, "action", ev.Action, "job_id", job,
@@ -184,8 +185,10 @@ func (in *Intake) process(parent context.Context, d delivery, ev *events.Workflo
 	}
 
 	out, err := in.handler.OnWorkflowJob(ctx, d.id, ev)
-	if err != nil {
+	if err != nil && in.deliveries != nil {
 		in.forget(parent, d)
+	}
+	if err != nil {
 		in.log.ErrorContext(ctx, "webhook processing failed",
 			"delivery_id", d.id, "event", d.event, "action", ev.Action, "job_id", job,
 			"status", http.StatusInternalServerError, "error", err)
@@ -201,6 +204,14 @@ func (in *Intake) process(parent context.Context, d delivery, ev *events.Workflo
 		Status: StatusProcessed, DeliveryID: d.id, Event: d.event, JobID: job,
 		Message: fmt.Sprintf("workflow_job %s: %s", ev.Action, out.Result), Outcome: &out,
 	})
+}
+
+// mark records a delivery; without a DeliveryMarker every delivery is fresh.
+func (in *Intake) mark(ctx context.Context, id string) (bool, error) {
+	if in.deliveries == nil {
+		return true, nil
+	}
+	return in.deliveries.MarkDelivery(ctx, id, store.DeliveryRetention)
 }
 
 // forget un-marks a delivery whose processing failed, so GitHub's redelivery

@@ -21,7 +21,6 @@ func TestNewRefusesIncompleteOptions(t *testing.T) {
 	cases := map[string]Options{
 		"no secret":         {Handler: h, Deliveries: d},
 		"no handler":        {Secret: testSecret, Deliveries: d},
-		"no deliveries":     {Secret: testSecret, Handler: h},
 		"negative body max": {Secret: testSecret, Handler: h, Deliveries: d, MaxBodyBytes: -1},
 	}
 	for name, opts := range cases {
@@ -355,5 +354,24 @@ func TestHandleKeepsCallerDeadline(t *testing.T) {
 	}
 	if !calls[0].deadline.Equal(parentDeadline) {
 		t.Fatalf("engine deadline = %v, want the caller's %v (on Lambda, the function timeout)", calls[0].deadline, parentDeadline)
+	}
+}
+
+// Without a DeliveryMarker (the serverless wiring) every delivery reaches
+// the engine, whose conditional writes make repeats harmless.
+func TestWithoutDeliveryMarkerEveryDeliveryIsProcessed(t *testing.T) {
+	h := &recordingHandler{}
+	in, err := New(Options{Secret: testSecret, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"action":"queued","workflow_job":{"id":42,"labels":["self-hosted"]},"repository":{"full_name":"o/r"}}`)
+	for range 2 {
+		if resp := in.Handle(context.Background(), signedRequest(EventWorkflowJob, "d-same", body)); resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, resp.Body)
+		}
+	}
+	if n := len(h.Calls()); n != 2 {
+		t.Fatalf("engine calls = %d, want 2", n)
 	}
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// firstJobID starts the job ids the driver makes up: far above the example
+// payloads' ids, so a shared store could never mix the two.
+const firstJobID = 8_000_000_000
+
+// expectedWarning is logged at every start with a simulated GitHub, as it
+// should be; it is no finding of the benchmark.
+const expectedWarning = "GitHub is SIMULATED"
+
+// benchmark runs the three parts, each on a fresh child: the sequential
+// latency run; bursts in a row on one server, the pool growing; one large
+// burst. It returns what it measured even when a part failed.
+func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, error) {
+	payload, err := loadPayload(s.payload)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(s.bin); err != nil {
+		return nil, fmt.Errorf("%s: %w (run `make runfleet` first)", s.bin, err)
+	}
+	dir, err := os.MkdirTemp("", "runfleet-bench-*")
+	if err != nil {
+		return nil, err
+	}
+	if s.keep {
+		fmt.Fprintf(progress, "runfleet-bench: keeping %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+
+	rep := &report{settings: s, started: time.Now(), machine: describeMachine(s.bin), problems: map[string]int{}}
+	rep.pressureBefore = pressure()
+	defer func() { rep.pressureAfter = pressure() }()
+	nextJob := int64(firstJobID)
+	jobs := func(n int) []int64 {
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = nextJob
+			nextJob++
+		}
+		return ids
+	}
+
+	// withChild runs part on a fresh child and always stops it.
+	withChild := func(name string, maxRunners int, part func(*child) error) error {
+		fmt.Fprintf(progress, "runfleet-bench: %s: starting runfleet serve\n", name)
+		c, err := startChild(ctx, s, dir, name, maxRunners)
+		if err != nil {
+			return err
+		}
+		rep.idleRSS = append(rep.idleRSS, idleRSS(c))
+		partErr := part(c)
+		stopErr := c.stop()
+		for k, v := range c.logs.problemLines() {
+			if !strings.Contains(k, expectedWarning) {
+				rep.problems[name+": "+k] += v
+			}
+		}
+		return errors.Join(partErr, stopErr)
+	}
+
+	err = withChild("latency", s.latencyJobs, func(c *child) error {
+		fmt.Fprintf(progress, "runfleet-bench: latency: %d sequential jobs\n", s.latencyJobs)
+		rep.latency, err = latencyRun(ctx, c, payload, jobs(s.latencyJobs))
+		return err
+	})
+	if err != nil {
+		return rep, fmt.Errorf("latency run: %w", err)
+	}
+
+	err = withChild("growing", s.steps*s.burst, func(c *child) error {
+		for step := range s.steps {
+			label := fmt.Sprintf("burst %d of %d, same server", step+1, s.steps)
+			fmt.Fprintf(progress, "runfleet-bench: %s: %d jobs\n", label, s.burst)
+			b, err := burstRun(ctx, c, payload, label, jobs(s.burst), step*s.burst, s.clients)
+			if err != nil {
+				return err
+			}
+			rep.bursts = append(rep.bursts, b)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("growing-pool bursts: %w", err)
+	}
+
+	if s.bigBurst > 0 {
+		err = withChild("single", s.bigBurst, func(c *child) error {
+			label := "one burst, fresh server"
+			fmt.Fprintf(progress, "runfleet-bench: %s: %d jobs\n", label, s.bigBurst)
+			b, err := burstRun(ctx, c, payload, label, jobs(s.bigBurst), 0, s.clients)
+			if err != nil {
+				return err
+			}
+			rep.bursts = append(rep.bursts, b)
+			return nil
+		})
+		if err != nil {
+			return rep, fmt.Errorf("single large burst: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+func idleRSS(c *child) int64 {
+	m, err := readMemory(c.pid())
+	if err != nil {
+		return 0
+	}
+	return m.rss
+}

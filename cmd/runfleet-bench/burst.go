@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// Bounds of one burst.
+const (
+	burstWait = 3 * time.Minute
+	// idleProbe and idleLimit: after the last create the child's CPU is read
+	// until it stops rising, so acks and last writes count to the burst.
+	idleProbe = 250 * time.Millisecond
+	idleLimit = 10 * time.Second
+)
+
+// burstResult is one burst of concurrent queued jobs.
+type burstResult struct {
+	label      string
+	jobs       int
+	poolBefore int // live instances before the burst
+	// acceptedIn runs from the first POST to the last 2xx answer.
+	acceptedIn time.Duration
+	// issuedIn runs from the first POST to the last instance's running
+	// stamp (just after its provider create returned): the whole burst
+	// issued.
+	issuedIn time.Duration
+	// admittedToCreated is, per job, running stamp minus admission stamp:
+	// how long the job waited in the burst.
+	admittedToCreated []time.Duration
+	// cpu is the child's user+system CPU from the first POST until it was
+	// idle again.
+	cpu time.Duration
+	// driverCPU is the driver's own CPU over the same span: it shares the
+	// cores with the child.
+	driverCPU time.Duration
+	// idleRSS is the child's RSS just before the burst; mem is read at its
+	// end, peak since the burst began when peakReset is true, else since
+	// the child started.
+	idleRSS   int64
+	mem       memory
+	peakReset bool
+	check     burstCheck
+}
+
+// burstCheck is what the records say about one-instance-per-job.
+type burstCheck struct {
+	sendErrors int
+	firstError string
+	// missing: jobs with no instance; notRunning: with one not running.
+	missing, notRunning int
+	// extraForJob: instances beyond one for the same job.
+	extraForJob int
+	// live is the pool's live instance count after the burst; wantLive is
+	// what it must be, one per job ever sent to this child.
+	live, wantLive int
+	// sharedRunnerIDs and sharedProviderIDs count ids that two instances
+	// carry: a duplicate create.
+	sharedRunnerIDs, sharedProviderIDs int
+	// createdTwice lists instances whose create succeeded more than once.
+	createdTwice []string
+}
+
+func (c burstCheck) ok() bool {
+	return c.sendErrors == 0 && c.missing == 0 && c.notRunning == 0 && c.extraForJob == 0 &&
+		c.live == c.wantLive && c.sharedRunnerIDs == 0 && c.sharedProviderIDs == 0 && len(c.createdTwice) == 0
+}
+
+func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, jobs []int64, poolBefore, clients int) (*burstResult, error) {
+	res := &burstResult{label: label, jobs: len(jobs), poolBefore: poolBefore}
+	// Signing happens before the clock starts: the driver shares the two
+	// cores with the child and should take as little of them as it can.
+	deliveries := make([]delivery, len(jobs))
+	names := make([]string, len(jobs))
+	for i, job := range jobs {
+		deliveries[i] = prepare(p, c.secret, job)
+		names[i] = instanceOf(job)
+	}
+	s := newSender(c.base, clients)
+	defer s.close()
+
+	pid := c.pid()
+	before, err := readMemory(pid)
+	if err != nil {
+		return nil, err
+	}
+	res.idleRSS = before.rss
+	res.peakReset = resetPeak(pid)
+	cpuBefore, err := cpuTime(pid)
+	if err != nil {
+		return nil, err
+	}
+	driverBefore, err := cpuTime(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	lastAnswer, sendErrs := sendAll(ctx, s, deliveries, clients)
+	res.acceptedIn = lastAnswer.Sub(start)
+	res.check.sendErrors = len(sendErrs)
+	if len(sendErrs) > 0 {
+		res.check.firstError = sendErrs[0].Error()
+	}
+	if len(sendErrs) == 0 {
+		if err := waitRunning(ctx, c, names, burstWait); err != nil {
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+	}
+	cpuAfter, err := waitIdle(pid, idleProbe, idleLimit)
+	if err != nil {
+		return nil, err
+	}
+	res.cpu = cpuAfter - cpuBefore
+	driverAfter, err := cpuTime(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	res.driverCPU = driverAfter - driverBefore
+	if res.mem, err = readMemory(pid); err != nil {
+		return nil, err
+	}
+	if err := checkRecords(ctx, c, res, jobs, start); err != nil {
+		return nil, err
+	}
+	res.check.createdTwice = c.logs.createdTwice()
+	return res, nil
+}
+
+// sendAll posts every delivery from clients goroutines and returns when the
+// last answer came, and the failures.
+func sendAll(ctx context.Context, s *sender, deliveries []delivery, clients int) (time.Time, []error) {
+	var (
+		next int64 = -1
+		mu   sync.Mutex
+		last time.Time
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for range clients {
+		wg.Go(func() {
+			for {
+				i := atomic.AddInt64(&next, 1)
+				if i >= int64(len(deliveries)) {
+					return
+				}
+				err := s.send(ctx, deliveries[i])
+				now := time.Now()
+				mu.Lock()
+				if now.After(last) {
+					last = now
+				}
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return last, errs
+}
+
+// checkRecords reads the pool through the operator API: one running
+// instance per job, no other, no id shared by two instances; and when the
+// burst was fully issued.
+func checkRecords(ctx context.Context, c *child, res *burstResult, jobs []int64, start time.Time) error {
+	list, err := c.api.ListInstances(ctx, benchPool)
+	if err != nil {
+		return fmt.Errorf("list instances: %w", err)
+	}
+	byName := make(map[string]*runner.Instance, len(list))
+	perJob := make(map[int64]int, len(list))
+	runnerIDs := make(map[int64]int, len(list))
+	providerIDs := make(map[string]int, len(list))
+	for _, inst := range list {
+		byName[inst.Name] = inst
+		perJob[inst.JobID]++
+		if inst.GitHubRunnerID != 0 {
+			runnerIDs[inst.GitHubRunnerID]++
+		}
+		if inst.ProviderID != "" {
+			providerIDs[inst.ProviderID]++
+		}
+	}
+	ck := &res.check
+	ck.live, ck.wantLive = len(list), res.poolBefore+len(jobs)
+	var lastRunning time.Time
+	for _, job := range jobs {
+		inst, ok := byName[instanceOf(job)]
+		switch {
+		case !ok:
+			ck.missing++
+			continue
+		case inst.Status != runner.StatusRunning:
+			ck.notRunning++
+			continue
+		}
+		ck.extraForJob += perJob[job] - 1
+		res.admittedToCreated = append(res.admittedToCreated, inst.StatusChangedAt.Sub(inst.CreatedAt))
+		if inst.StatusChangedAt.After(lastRunning) {
+			lastRunning = inst.StatusChangedAt
+		}
+	}
+	for _, n := range runnerIDs {
+		ck.sharedRunnerIDs += n - 1
+	}
+	for _, n := range providerIDs {
+		ck.sharedProviderIDs += n - 1
+	}
+	if !lastRunning.IsZero() {
+		res.issuedIn = lastRunning.Sub(start.Round(0))
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/serve"
+	"github.com/runfleet/runfleet/internal/telemetry"
+)
+
+const serveDescription = `Runs runfleet in embedded mode: the webhook endpoint (POST /webhook), the
+operator API (/api/v1/), a health check (GET /healthz), queue workers and the
+reconciler, with state in store.dir (state.db and queue.db). Logs are JSON
+lines on stderr.
+
+The config is checked in full before anything starts; every problem is
+listed and the exit status is 2. SIGINT or SIGTERM shuts down gracefully
+(requests in flight finish, workers stop, files are closed); a second
+signal exits at once.`
+
+func (c *cli) serve(args []string) int {
+	fs := c.newFlags("serve", "runfleet serve --config FILE [--log-level LEVEL]", serveDescription)
+	configPath := fs.String("config", c.getenv("RUNFLEET_CONFIG"), "config file (env RUNFLEET_CONFIG); see examples/local.yaml")
+	levelName := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
+	positional, status, done := parse(fs, args)
+	if done {
+		return status
+	}
+	if len(positional) > 0 {
+		return c.usageError(fs, "unexpected argument %q", positional[0])
+	}
+	if *configPath == "" {
+		return c.usageError(fs, "--config is required")
+	}
+	level, err := telemetry.ParseLevel(*levelName)
+	if err != nil {
+		return c.usageError(fs, "%v", err)
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "runfleet: %v\n", err)
+		return exitUsage
+	}
+	log := telemetry.NewLogger(c.stderr, level, "controller_id", cfg.ControllerID)
+	slog.SetDefault(log)
+
+	ctx, stop := shutdownOnSignal(log)
+	defer stop()
+	err = serve.Run(ctx, serve.Options{Config: cfg, Logger: log, Version: version})
+	var fieldErr *config.FieldError
+	switch {
+	case errors.As(err, &fieldErr):
+		fmt.Fprintf(c.stderr, "runfleet: config %s cannot be served:\n%v\n", *configPath, err)
+		return exitUsage
+	case err != nil:
+		log.Error("runfleet serve failed", "error", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// shutdownOnSignal returns a context cancelled by the first SIGINT or
+// SIGTERM; a second one exits at once, for when a graceful shutdown hangs.
+func shutdownOnSignal(log *slog.Logger) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		log.Info("signal received; shutting down gracefully (send it again to exit at once)", "signal", sig.String())
+		cancel()
+		sig = <-sigs
+		log.Warn("second signal received; exiting at once", "signal", sig.String())
+		os.Exit(exitFailure)
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/webhook"
+)
+
+const webhookUsage = `Usage:
+  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [--json]
+
+Sends a webhook payload to runfleet exactly as GitHub delivers one, for
+trying runfleet without GitHub. Run 'runfleet webhook send -h' for flags.
+`
+
+const sendDescription = `Signs FILE (a JSON payload; "-" reads stdin) with the webhook secret
+(X-Hub-Signature-256), POSTs it with X-GitHub-Event and X-GitHub-Delivery set
+as GitHub sets them, and prints runfleet's answer. Example payloads are in
+examples/payloads/. Reuse a --delivery id to simulate GitHub redelivering it.
+Exits 1 unless runfleet answered 2xx.`
+
+// sendTimeout bounds one delivery; GitHub itself gives up after 10 s, but a
+// person trying things out can wait longer.
+const sendTimeout = time.Minute
+
+func (c *cli) webhook(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, webhookUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "send":
+		return c.webhookSend(ctx, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stderr, webhookUsage)
+		return exitOK
+	default:
+		fmt.Fprintf(c.stderr, "runfleet webhook: unknown command %q\n\n%s", args[0], webhookUsage)
+		return exitUsage
+	}
+}
+
+func (c *cli) webhookSend(ctx context.Context, args []string) int {
+	fs := c.newFlags("webhook send", "runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [--json]", sendDescription)
+	secretFlag := fs.String("secret", "", "webhook secret (env RUNFLEET_WEBHOOK_SECRET; the variable is safer: flags show in ps)")
+	url := fs.String("url", c.envOr("RUNFLEET_WEBHOOK_URL", defaultServer+"/webhook"), "webhook endpoint (env RUNFLEET_WEBHOOK_URL)")
+	event := fs.String("event", webhook.EventWorkflowJob, "X-GitHub-Event to send")
+	delivery := fs.String("delivery", "", "X-GitHub-Delivery to send (default: a fresh random id)")
+	asJSON := fs.Bool("json", false, "print runfleet's JSON answer as it came")
+	positional, status, done := parse(fs, args)
+	if done {
+		return status
+	}
+	if len(positional) != 1 {
+		return c.usageError(fs, "want exactly one payload FILE, got %d arguments", len(positional))
+	}
+	secret := *secretFlag
+	if secret == "" {
+		secret = c.getenv("RUNFLEET_WEBHOOK_SECRET")
+	}
+	if secret == "" {
+		return c.usageError(fs, "no webhook secret: set --secret or RUNFLEET_WEBHOOK_SECRET (the value of the server's webhook.secret_env or secret_file)")
+	}
+	body, err := readPayload(positional[0])
+	if err != nil {
+		return c.fail(err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	res, err := webhook.Send(ctx, *url, []byte(secret), *event, body, *delivery)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		_, _ = c.stdout.Write(res.Body)
+	} else {
+		printSendResult(c.stdout, res)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		fmt.Fprintf(c.stderr, "runfleet: webhook delivery %s was not accepted (HTTP %d)\n", res.DeliveryID, res.StatusCode)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func readPayload(path string) ([]byte, error) {
+	if path == "-" {
+		body, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("reading the payload from stdin: %w", err)
+		}
+		return body, nil
+	}
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the payload: %w", err)
+	}
+	return body, nil
+}
+
+func printSendResult(w io.Writer, res *webhook.SendResult) {
+	r := res.Reply
+	if r == nil {
+		fmt.Fprintf(w, "HTTP %d: %s\ndelivery: %s\n", res.StatusCode, truncate(string(res.Body), 300), res.DeliveryID)
+		return
+	}
+	fmt.Fprintf(w, "HTTP %d %s: %s\ndelivery: %s\n", res.StatusCode, r.Status, r.Message, res.DeliveryID)
+	if r.Outcome != nil && r.Instance != "" {
+		fmt.Fprintf(w, "instance: %s (pool %s)\n", r.Instance, r.Pool)
+	}
+}

@@ -1,0 +1,137 @@
+package lambdafn_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// Public us-east-1 prices used for the cost figures (docs/benchmarks-aws.md
+// says where they come from).
+const (
+	usdPerMillionWRU         = 0.625 // DynamoDB on-demand write request units
+	usdPerMillionRRU         = 0.125 // DynamoDB on-demand read request units
+	usdPerMillionSQSRequests = 0.40  // SQS standard queue, per 64 KB chunk of a request
+	usdPerMillionInvocations = 0.20  // Lambda requests
+	usdPerGBSecondArm        = 0.0000133334
+	usdPerGBLogsIngested     = 0.50         // CloudWatch Logs, standard class
+	lambdaMemoryGB           = 256.0 / 1024 // template.yaml Globals MemorySize
+)
+
+// BenchmarkJobAWSCost runs whole job lifecycles — queued, create, running,
+// in_progress, completed, delete, deleted — through the Lambda handlers
+// against DynamoDB Local and moto, one job at a time (the low-volume case:
+// every SQS batch holds one message). SDK middleware on the real clients
+// counts every AWS request by caller and operation and asks DynamoDB for the
+// capacity consumed; handler invocations and durations are measured around
+// the handler calls. It reports per-job figures and dollars per 100,000 jobs.
+func BenchmarkJobAWSCost(b *testing.B) {
+	meter := newAWSMeter()
+	s := newStack(b, stackOptions{meter: meter, infoLogs: true})
+	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+
+	jobID := int64(7100000000)
+	lifecycle := func() {
+		jobID++
+		name := runner.InstanceName(linuxPool, jobID, 1)
+		s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionQueued, jobID, "")))
+		s.drain(b, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
+		s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionInProgress, jobID, name)))
+		s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionCompleted, jobID, name)))
+		s.drain(b, worker, 10*time.Second, name+" deleted", s.hasStatus(name, runner.StatusDeleted))
+	}
+	// The first job pays the cold starts (config and secret reads); they
+	// are reported apart from the per-job figures.
+	lifecycle()
+	cold := meter.snapshot()
+	meter.reset()
+	logsBefore := s.logs.size()
+
+	b.ResetTimer()
+	for b.Loop() {
+		lifecycle()
+	}
+	b.StopTimer()
+	report(b, meter.snapshot(), cold, b.N, s.logs.size()-logsBefore)
+}
+
+func report(b *testing.B, m, cold meterSnapshot, jobs, logBytes int) {
+	perJob := func(v float64) float64 { return v / float64(jobs) }
+	writes := perJob(float64(sumWhere(m.calls, "DynamoDB.PutItem") + sumWhere(m.calls, "DynamoDB.UpdateItem") +
+		sumWhere(m.calls, "DynamoDB.DeleteItem") + sumWhere(m.calls, "DynamoDB.TransactWriteItems")))
+	reads := perJob(float64(sumWhere(m.calls, "DynamoDB.GetItem") + sumWhere(m.calls, "DynamoDB.BatchGetItem") + sumWhere(m.calls, "DynamoDB.Query")))
+	wru := perJob(sumWhere(m.capacity, "DynamoDB.PutItem") + sumWhere(m.capacity, "DynamoDB.UpdateItem") +
+		sumWhere(m.capacity, "DynamoDB.DeleteItem") + sumWhere(m.capacity, "DynamoDB.TransactWriteItems"))
+	rru := perJob(sumWhere(m.capacity, "DynamoDB.GetItem") + sumWhere(m.capacity, "DynamoDB.BatchGetItem") + sumWhere(m.capacity, "DynamoDB.Query"))
+	sqsApp := perJob(float64(sumWhere(m.calls, "webhook SQS.") + sumWhere(m.calls, "worker SQS.")))
+	sqsESM := perJob(float64(sumWhere(m.calls, "esm SQS.")))
+
+	var invocations, gbSeconds float64
+	for _, durations := range m.handlers {
+		for _, d := range durations {
+			invocations++
+			// Lambda bills duration rounded up to the millisecond.
+			gbSeconds += lambdaMemoryGB * math.Ceil(float64(d)/float64(time.Millisecond)) / 1000
+		}
+	}
+	invocations, gbSeconds = perJob(invocations), perJob(gbSeconds)
+
+	const jobsPriced = 100_000
+	cost := map[string]float64{
+		"dynamodb":       jobsPriced * (wru*usdPerMillionWRU + rru*usdPerMillionRRU) / 1e6,
+		"sqs":            jobsPriced * (sqsApp + sqsESM) * usdPerMillionSQSRequests / 1e6,
+		"lambda-request": jobsPriced * invocations * usdPerMillionInvocations / 1e6,
+		"lambda-gbs":     jobsPriced * gbSeconds * usdPerGBSecondArm,
+		"logs":           jobsPriced * perJob(float64(logBytes)) / (1 << 30) * usdPerGBLogsIngested,
+	}
+	var total float64
+	for _, v := range cost {
+		total += v
+	}
+
+	b.ReportMetric(writes, "ddb-writes/job")
+	b.ReportMetric(reads, "ddb-reads/job")
+	b.ReportMetric(wru, "WRU/job")
+	b.ReportMetric(rru, "RRU/job")
+	b.ReportMetric(sqsApp, "sqs-fn-calls/job")
+	b.ReportMetric(sqsESM, "sqs-esm-calls/job")
+	b.ReportMetric(invocations, "invocations/job")
+	b.ReportMetric(perJob(float64(logBytes)), "log-bytes/job")
+	b.ReportMetric(total, "usd/100k-jobs")
+
+	var lines []string
+	lines = append(lines, fmt.Sprintf("per job, over %d jobs (capacity reported by DynamoDB Local: %t)", jobs, m.missing == 0))
+	for _, k := range sortedKeys(m.calls) {
+		line := fmt.Sprintf("  %-40s %6.2f requests", k, perJob(float64(m.calls[k])))
+		if c, ok := m.capacity[k]; ok {
+			line += fmt.Sprintf("  %6.2f capacity units", perJob(c))
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, fmt.Sprintf("  live-index write units (included above): %.2f", perJob(m.indexWCU)))
+	for _, k := range sortedKeys(m.handlers) {
+		d := m.handlers[k]
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		lines = append(lines, fmt.Sprintf("  handler %-26s %5.2f invocations  mean %v", k, perJob(float64(len(d))), (sum/time.Duration(len(d))).Round(10*time.Microsecond)))
+	}
+	lines = append(lines, "cold start (first job, once per execution environment):")
+	for _, k := range sortedKeys(cold.calls) {
+		if strings.Contains(k, "SSM.") || strings.Contains(k, "Secrets Manager.") {
+			lines = append(lines, fmt.Sprintf("  %-40s %d", k, cold.calls[k]))
+		}
+	}
+	for _, k := range sortedKeys(cost) {
+		lines = append(lines, fmt.Sprintf("USD per %d jobs, %-15s %.4f", jobsPriced, k, cost[k]))
+	}
+	lines = append(lines, fmt.Sprintf("USD per %d jobs, total           %.4f", jobsPriced, total))
+	b.Log("\n" + strings.Join(lines, "\n"))
+}

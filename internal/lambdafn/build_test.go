@@ -1,0 +1,199 @@
+package lambdafn_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/testenv"
+)
+
+func TestReadEnvNamesEveryProblem(t *testing.T) {
+	lookup := func(env map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	}
+	_, err := lambdafn.ReadEnv(lambdafn.RoleWebhook, lookup(map[string]string{lambdafn.EnvLogLevel: "loud"}))
+	for _, want := range []string{"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "RUNFLEET_WEBHOOK_SECRET_ARN", "LOG_LEVEL"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+	complete := map[string]string{lambdafn.EnvTable: "t", lambdafn.EnvQueueURL: "q", lambdafn.EnvConfigParameter: "/p"}
+	env, err := lambdafn.ReadEnv(lambdafn.RoleWorker, lookup(complete))
+	if err != nil || env.Table != "t" || env.QueueURL != "q" || env.ConfigParameter != "/p" {
+		t.Errorf("worker without secret ARNs: %+v, %v; want it accepted (the GitHub secret is optional while simulated)", env, err)
+	}
+	if _, err := lambdafn.ReadEnv(lambdafn.Role("cron"), lookup(complete)); err == nil {
+		t.Error("unknown role accepted")
+	}
+}
+
+// Each function fetches only the secrets it uses: the worker runs from the
+// same config without being granted the webhook secret, and holds no copy.
+func TestSecretsComeFromSecretsManagerPerFunction(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	ctx := context.Background()
+
+	opts, err := s.options(lambdafn.RoleWebhook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Providers, opts.GitHub = nil, nil // build them from the config
+	app, err := lambdafn.Build(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(app.Config.Webhook.Secret) != testSecret {
+		t.Fatalf("webhook function's secret = %q, want the one in Secrets Manager", app.Config.Webhook.Secret)
+	}
+	if app.Providers[linuxPool] == nil {
+		t.Fatal("no provider built for the pool")
+	}
+
+	t.Setenv(lambdafn.EnvWebhookSecretARN, "")
+	opts, err = s.options(lambdafn.RoleWorker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Providers, opts.GitHub = nil, nil
+	app, err = lambdafn.Build(ctx, opts)
+	if err != nil {
+		t.Fatalf("worker without the webhook secret: %v", err)
+	}
+	if app.Config.Webhook.Secret != nil {
+		t.Fatalf("worker holds a webhook secret %q, want none", app.Config.Webhook.Secret)
+	}
+	if app.GitHub == nil || len(s.logs.lines(t, map[string]any{"level": "WARN", "github_simulated": true})) == 0 {
+		t.Fatal("simulated GitHub built without a loud warning")
+	}
+}
+
+// A build failure is reported on the invocation it happens in and retried
+// on the next, so fixing the parameter in SSM needs no redeploy.
+func TestFailedStartIsReportedAndRetried(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	missing := "/" + testenv.UniqueName(t, "not-yet") + "/config"
+	t.Setenv(lambdafn.EnvConfigParameter, missing)
+	worker, intake := s.function(lambdafn.RoleWorker), s.function(lambdafn.RoleWebhook)
+
+	ctx, id := s.invocation()
+	if _, err := worker.HandleSQS(ctx, events.SQSEvent{}); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("worker with a missing config parameter: %v, want an error naming %s", err, missing)
+	}
+	if lines := s.logs.lines(t, map[string]any{"aws_request_id": id, "level": "ERROR", "function": "worker"}); len(lines) != 1 ||
+		!strings.Contains(lines[0]["error"].(string), missing) {
+		t.Fatalf("failed start logged as %v, want one error line with the request id and the reason", lines)
+	}
+	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, "queued", 7000000901, "")))
+	if status != http.StatusServiceUnavailable || strings.Contains(reply.Message, missing) {
+		t.Fatalf("webhook that cannot start: %d %+v; want 503 that does not reveal the configuration", status, reply)
+	}
+
+	s.putParameter(t, missing, testConfig)
+	ctx, _ = s.invocation()
+	if _, err := worker.HandleSQS(ctx, events.SQSEvent{}); err != nil {
+		t.Fatalf("after the parameter was created: %v", err)
+	}
+	if status, _ := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, "queued", 7000000902, ""))); status != http.StatusOK {
+		t.Fatalf("webhook after the parameter was created: %d", status)
+	}
+}
+
+// What this build cannot run is refused at start with every reason at
+// once: a provider type not built in yet, a real GitHub App.
+func TestConfigThatCannotRunOnLambdaIsRefusedClearly(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	key := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: []byte("not a real key")})
+	t.Setenv(lambdafn.EnvGitHubSecretARN, s.putSecret(t, string(key)))
+	param := "/" + testenv.UniqueName(t, "app") + "/config"
+	s.putParameter(t, param, `controller_id: lambda-test
+github:
+  app: {id: 12345, private_key_env: RUNFLEET_GITHUB_PRIVATE_KEY}
+webhook: {secret_env: RUNFLEET_WEBHOOK_SECRET}
+pools:
+  - name: metal
+    owner: octo-org
+    labels: [self-hosted, metal]
+    max_runners: 2
+    provider: {type: external}
+`)
+	t.Setenv(lambdafn.EnvConfigParameter, param)
+	opts, err := s.options(lambdafn.RoleWorker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Providers, opts.GitHub = nil, nil
+	_, err = lambdafn.Build(context.Background(), opts)
+	for _, want := range []string{param, `pools[0].provider.type: pool "metal": provider type "external" is not in this build`, "real GitHub client is not in this build"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\ndoes not contain %q", err, want)
+		}
+	}
+}
+
+func TestSecretProblemsAreExplained(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	ctx := context.Background()
+
+	// A secret name config.Parse asks for that Lambda does not answer.
+	param := "/" + testenv.UniqueName(t, "api") + "/config"
+	s.putParameter(t, param, testConfig+"server: {api_token_env: RUNFLEET_API_TOKEN}\n")
+	t.Setenv(lambdafn.EnvConfigParameter, param)
+	opts, _ := s.options(lambdafn.RoleWebhook)
+	_, err := lambdafn.Build(ctx, opts)
+	for _, want := range []string{"RUNFLEET_API_TOKEN is not set", "answered from Secrets Manager", "embedded mode only"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("unknown secret name: %v\ndoes not contain %q", err, want)
+		}
+	}
+
+	// A secret ARN that does not exist.
+	t.Setenv(lambdafn.EnvConfigParameter, s.env.ConfigParameter)
+	t.Setenv(lambdafn.EnvWebhookSecretARN, "arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf")
+	opts, _ = s.options(lambdafn.RoleWebhook)
+	_, err = lambdafn.Build(ctx, opts)
+	if err == nil || !strings.Contains(err.Error(), "read RUNFLEET_WEBHOOK_SECRET from secret arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf") {
+		t.Errorf("missing secret: %v", err)
+	}
+}
+
+// The forcedelete function's output is JSON an operator can read.
+func TestForceDeleteResultJSON(t *testing.T) {
+	out, err := json.Marshal(lambdafn.ForceDeleteResult{OK: true, Message: "delete scheduled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != `{"ok":true,"message":"delete scheduled","instance":null}` {
+		t.Fatalf("%s", out)
+	}
+}
+
+func (s *stack) putParameter(t *testing.T, name, value string) {
+	t.Helper()
+	if _, err := ssm.NewFromConfig(s.aws).PutParameter(context.Background(), &ssm.PutParameterInput{
+		Name: aws.String(name), Type: ssmtypes.ParameterTypeSecureString, Value: aws.String(value), Overwrite: aws.Bool(true),
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *stack) putSecret(t *testing.T, value string) string {
+	t.Helper()
+	out, err := secretsmanager.NewFromConfig(s.aws).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
+		Name: aws.String(testenv.UniqueName(t, "secret")), SecretString: aws.String(value),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.ARN)
+}

@@ -1,0 +1,138 @@
+package lambdafn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// ForceDeleteRequest is the ForceDeleteFunction's input:
+//
+//	aws lambda invoke --function-name <ForceDeleteFunction> \
+//	  --cli-binary-format raw-in-base64-out \
+//	  --payload '{"name": "runfleet-linux-x64-7000000001-1", "force": true}' out.json
+type ForceDeleteRequest struct {
+	Name  string `json:"name"`
+	Force bool   `json:"force"`
+}
+
+// ForceDeleteResult is its output when the delete was accepted: the
+// instance as recorded, typically pending_delete or pending_force_delete
+// (the worker finishes the job within seconds).
+type ForceDeleteResult struct {
+	OK       bool             `json:"ok"`
+	Message  string           `json:"message"`
+	Instance *runner.Instance `json:"instance"`
+}
+
+// Errors the ForceDeleteFunction returns. Lambda reports a returned error's
+// Go type name as errorType, so `aws lambda invoke` shows, beside
+// FunctionError: Unhandled, {"errorType": "RunnerBusyError", "errorMessage": …}.
+
+// InvalidInputError: the payload could not be read; nothing was done.
+type InvalidInputError struct{ Reason string }
+
+func (e *InvalidInputError) Error() string {
+	return `invalid input: ` + e.Reason + `; send {"name": "<instance name>", "force": true|false}`
+}
+
+// InstanceNotFoundError: no instance has that name.
+type InstanceNotFoundError struct{ Name string }
+
+func (e *InstanceNotFoundError) Error() string {
+	return fmt.Sprintf("instance %q not found (names look like runfleet-<pool>-<job id>-<run attempt>)", e.Name)
+}
+
+// Unwrap lets errors.Is(err, store.ErrNotFound) match.
+func (e *InstanceNotFoundError) Unwrap() error { return store.ErrNotFound }
+
+// RunnerBusyError: GitHub says the instance's runner is running a job, and
+// force was not set; nothing was done.
+type RunnerBusyError struct{ Busy *engine.BusyError }
+
+func (e *RunnerBusyError) Error() string { return e.Busy.Error() }
+
+// Unwrap lets errors.As find the *engine.BusyError and errors.Is match
+// github.ErrRunnerBusy.
+func (e *RunnerBusyError) Unwrap() error { return e.Busy }
+
+// ForceDeleteFailedError: the delete could not be recorded or enqueued
+// (e.g. DynamoDB or SQS unavailable); invoking again is safe.
+type ForceDeleteFailedError struct {
+	Name string
+	Err  error
+}
+
+func (e *ForceDeleteFailedError) Error() string {
+	return fmt.Sprintf("delete of instance %q failed, invoke again to retry: %v", e.Name, e.Err)
+}
+
+func (e *ForceDeleteFailedError) Unwrap() error { return e.Err }
+
+// HandleForceDelete is the operator's delete (engine.ForceDelete): from any
+// live state, to pending_delete, or pending_force_delete with force, which
+// completes even if GitHub or the provider keep failing.
+func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*ForceDeleteResult, error) {
+	log := a.invocationLogger(ctx)
+	req, err := decodeForceDelete(input)
+	if err != nil {
+		log.WarnContext(ctx, "force delete refused", "error", err)
+		return nil, err
+	}
+	log = log.With("instance", req.Name, "force", req.Force)
+	eng, err := a.engine(log)
+	if err != nil {
+		return nil, &ForceDeleteFailedError{Name: req.Name, Err: err}
+	}
+	inst, err := eng.ForceDelete(ctx, req.Name, req.Force)
+	var busy *engine.BusyError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		log.WarnContext(ctx, "force delete of an unknown instance")
+		return nil, &InstanceNotFoundError{Name: req.Name}
+	case errors.As(err, &busy):
+		return nil, &RunnerBusyError{Busy: busy}
+	case err != nil:
+		log.ErrorContext(ctx, "force delete failed", "error", err)
+		return nil, &ForceDeleteFailedError{Name: req.Name, Err: err}
+	}
+	return &ForceDeleteResult{OK: true, Message: forceDeleteMessage(inst, req.Force), Instance: inst}, nil
+}
+
+func forceDeleteMessage(inst *runner.Instance, force bool) string {
+	switch {
+	case !inst.Status.Live():
+		return "instance is already deleted; nothing to do"
+	case force:
+		return "forced delete scheduled: it completes even if GitHub or the provider keep failing (faults are recorded on the instance)"
+	default:
+		return "delete scheduled"
+	}
+}
+
+// decodeForceDelete reads the payload strictly: a misspelt "force" must be
+// an error, not a silently ordinary delete.
+func decodeForceDelete(input json.RawMessage) (ForceDeleteRequest, error) {
+	var req ForceDeleteRequest
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, &InvalidInputError{Reason: err.Error()}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return req, &InvalidInputError{Reason: "trailing data after the JSON object"}
+	}
+	req.Name = strings.TrimSpace(req.Name)
+	if req.Name == "" {
+		return req, &InvalidInputError{Reason: `"name" is missing`}
+	}
+	return req, nil
+}

@@ -1,0 +1,601 @@
+package lambdafn_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	sqsapi "github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/runfleet/runfleet/internal/config"
+	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/runner"
+	dynamostore "github.com/runfleet/runfleet/internal/store/dynamodb"
+	"github.com/runfleet/runfleet/internal/testenv"
+	"github.com/runfleet/runfleet/internal/webhook"
+	"github.com/runfleet/runfleet/providers"
+	"github.com/runfleet/runfleet/providers/simulated"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const (
+	testSecret = "lambda-test-webhook-secret"
+	linuxPool  = "linux-x64"
+)
+
+// testConfig is the YAML stored in SSM, exactly as an operator would write
+// it for embedded mode.
+const testConfig = `controller_id: lambda-test
+github:
+  simulated: true
+webhook:
+  secret_env: RUNFLEET_WEBHOOK_SECRET
+  max_body_bytes: 65536
+engine:
+  delete_backoff_min: 1s
+pools:
+  - name: linux-x64
+    owner: octo-org
+    labels: [self-hosted, linux, x64]
+    max_runners: 50
+    provider:
+      type: simulated
+`
+
+// stack is one test's deployment: a fresh DynamoDB table in DynamoDB Local,
+// a fresh SQS queue, the config in SSM and the webhook secret in Secrets
+// Manager (moto), with the functions' environment variables set as
+// template.yaml sets them. Functions built from it share one simulated
+// GitHub and one set of simulated providers, as real ones would be shared.
+type stack struct {
+	t     testing.TB
+	aws   aws.Config
+	sqs   *sqsapi.Client
+	ddb   *dynamodb.Client
+	store *dynamostore.Store
+	env   lambdafn.Env
+	gh    *ghsim.GitHub
+	provs map[string]providers.Provider
+	logs  *logBuffer
+	sends *sendRecorder
+	meter *awsMeter
+	// requests numbers Lambda request ids.
+	requests atomic.Int64
+}
+
+type stackOptions struct {
+	config string
+	// meter, when set, counts the AWS requests and handler invocations of
+	// the functions and the event source mapping (the benchmark).
+	meter *awsMeter
+	// infoLogs logs at info, as deployed (LOG_LEVEL's default), instead of
+	// debug.
+	infoLogs bool
+	// visibility is the queue's visibility timeout (default 30 s, as
+	// template.yaml sets it well above the worker's timeout).
+	visibility time.Duration
+}
+
+func newStack(t testing.TB, opts stackOptions) *stack {
+	t.Helper()
+	if opts.config == "" {
+		opts.config = testConfig
+	}
+	if opts.visibility == 0 {
+		opts.visibility = 30 * time.Second
+	}
+	testenv.SetEnv(t)
+	ctx := context.Background()
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := slog.LevelDebug
+	if opts.infoLogs {
+		level = slog.LevelInfo
+	}
+	s := &stack{t: t, logs: &logBuffer{level: level}, sends: &sendRecorder{}, gh: ghsim.New()}
+	awsCfg.APIOptions = append(awsCfg.APIOptions, s.sends.middleware)
+	if opts.meter != nil {
+		s.meter = opts.meter
+		awsCfg.APIOptions = append(awsCfg.APIOptions, opts.meter.middleware)
+	}
+	s.aws = awsCfg
+	s.ddb = dynamodb.NewFromConfig(awsCfg, disableChecksum)
+	s.sqs = sqsapi.NewFromConfig(awsCfg)
+
+	table := testenv.UniqueName(t, "runfleet")
+	if err := dynamostore.CreateTable(ctx, s.ddb, table); err != nil {
+		t.Fatal(err)
+	}
+	s.store = dynamostore.New(s.ddb, table)
+	q, err := s.sqs.CreateQueue(ctx, &sqsapi.CreateQueueInput{
+		QueueName:  aws.String(testenv.UniqueName(t, "work")),
+		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(int(opts.visibility.Seconds()))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	param := "/" + testenv.UniqueName(t, "runfleet") + "/config"
+	if _, err := ssm.NewFromConfig(awsCfg).PutParameter(ctx, &ssm.PutParameterInput{
+		Name: aws.String(param), Type: ssmtypes.ParameterTypeSecureString, Value: aws.String(opts.config),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := secretsmanager.NewFromConfig(awsCfg).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
+		Name: aws.String(testenv.UniqueName(t, "webhook-secret")), SecretString: aws.String(testSecret),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, value := range map[string]string{
+		lambdafn.EnvTable:            table,
+		lambdafn.EnvQueueURL:         aws.ToString(q.QueueUrl),
+		lambdafn.EnvConfigParameter:  param,
+		lambdafn.EnvWebhookSecretARN: aws.ToString(secret.ARN),
+		lambdafn.EnvGitHubSecretARN:  "",
+		lambdafn.EnvLogLevel:         "debug",
+	} {
+		t.Setenv(name, value)
+	}
+	s.env, err = lambdafn.ReadEnv(lambdafn.RoleWebhook, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.provs = simulatedProviders(t, opts.config)
+	return s
+}
+
+func parseTestConfig(yaml string) (*config.Config, error) {
+	return config.Parse([]byte(yaml), func(string) (string, bool) { return testSecret, true }, nil)
+}
+
+func disableChecksum(o *dynamodb.Options) {
+	// DynamoDB Local's error responses carry a CRC32 that does not match.
+	o.DisableValidateResponseChecksum = true
+}
+
+// simulatedProviders builds one simulated provider per pool of the config.
+func simulatedProviders(t testing.TB, yaml string) map[string]providers.Provider {
+	t.Helper()
+	cfg, err := parseTestConfig(yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]providers.Provider{}
+	for _, pool := range cfg.Pools {
+		p, err := simulated.New(pool.Provider.Settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[pool.Name] = p
+	}
+	return out
+}
+
+// function builds a Function for role the way a deployed one is built,
+// from the environment variables, but with the test's shared GitHub and
+// providers and a logger the test can read.
+func (s *stack) function(role lambdafn.Role) *lambdafn.Function {
+	return lambdafn.NewFunction(role, func(ctx context.Context) (*lambdafn.App, error) {
+		opts, err := s.options(role)
+		if err != nil {
+			return nil, err
+		}
+		return lambdafn.Build(ctx, opts)
+	}, s.logs.logger())
+}
+
+// options are Build's options for role, read from the environment.
+func (s *stack) options(role lambdafn.Role) (lambdafn.Options, error) {
+	env, err := lambdafn.ReadEnv(role, os.LookupEnv)
+	return lambdafn.Options{
+		Role:            role,
+		Env:             env,
+		AWS:             s.aws,
+		Logger:          s.logs.logger(),
+		DynamoDBOptions: []func(*dynamodb.Options){disableChecksum},
+		GitHub:          s.gh,
+		Providers:       s.provs,
+	}, err
+}
+
+func (s *stack) simulated(pool string) *simulated.Provider {
+	return s.provs[pool].(*simulated.Provider)
+}
+
+// invocation is the context Lambda gives a handler, with a fresh request id.
+func (s *stack) invocation() (context.Context, string) {
+	id := fmt.Sprintf("req-%04d", s.requests.Add(1))
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: id})
+	return ctx, id
+}
+
+// --- webhook deliveries ----------------------------------------------------
+
+// jobPayload is a workflow_job delivery body for job id in the given action;
+// runnerName is set for in_progress and completed.
+func jobPayload(t testing.TB, action string, id int64, runnerName string) []byte {
+	t.Helper()
+	var payload map[string]any
+	mustUnmarshal(t, readTestdata(t, "workflow-job.json"), &payload)
+	payload["action"] = action
+	job := payload["workflow_job"].(map[string]any)
+	job["id"] = id
+	job["status"] = action
+	if runnerName != "" {
+		job["runner_name"] = runnerName
+		job["runner_id"] = 42
+	}
+	if action == "completed" {
+		job["conclusion"] = "success"
+	}
+	body, err := json.MarshalIndent(payload, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+var deliverySeq atomic.Int64
+
+// functionURLEvent is the documented Function URL event carrying body as
+// Lambda sends a POST body: base64-encoded, signed over the raw bytes.
+func functionURLEvent(t testing.TB, body []byte) events.LambdaFunctionURLRequest {
+	t.Helper()
+	var ev events.LambdaFunctionURLRequest
+	mustUnmarshal(t, readTestdata(t, "function-url-event.json"), &ev)
+	ev.Body = base64.StdEncoding.EncodeToString(body)
+	ev.IsBase64Encoded = true
+	ev.Headers["content-length"] = strconv.Itoa(len(body))
+	ev.Headers["x-github-delivery"] = fmt.Sprintf("d0c0ffee-0000-4000-8000-%012d", deliverySeq.Add(1))
+	ev.Headers["x-hub-signature-256"] = webhook.Sign([]byte(testSecret), body)
+	return ev
+}
+
+// deliver sends one webhook through the webhook function and returns the
+// HTTP status and decoded reply.
+func (s *stack) deliver(t testing.TB, fn *lambdafn.Function, ev events.LambdaFunctionURLRequest) (int, webhook.Reply) {
+	t.Helper()
+	ctx, _ := s.invocation()
+	started := time.Now()
+	resp, err := fn.HandleWebhook(asCaller(ctx, "webhook"), ev)
+	took := time.Since(started)
+	if err != nil {
+		t.Fatalf("HandleWebhook returned an error (a Function URL would answer 502): %v", err)
+	}
+	if ct := resp.Headers["Content-Type"]; ct != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", ct)
+	}
+	var reply webhook.Reply
+	mustUnmarshal(t, []byte(resp.Body), &reply)
+	if s.meter != nil {
+		kind := reply.Status
+		if reply.Outcome != nil {
+			kind = reply.Action
+		}
+		s.meter.handler("webhook "+kind, took)
+	}
+	return resp.StatusCode, reply
+}
+
+// --- the event source mapping --------------------------------------------
+
+// poll plays the SQS event source mapping once: receive up to ten messages
+// from the real queue, hand them to the worker as the SQS event Lambda
+// would build, then delete the ones not reported as batch item failures.
+// It returns the records delivered (none if the queue stayed empty for wait)
+// and the worker's response.
+func (s *stack) poll(t testing.TB, worker *lambdafn.Function, wait time.Duration) ([]events.SQSMessage, events.SQSEventResponse) {
+	t.Helper()
+	ctx := asCaller(context.Background(), "esm")
+	out, err := s.sqs.ReceiveMessage(ctx, &sqsapi.ReceiveMessageInput{
+		QueueUrl:                    aws.String(s.env.QueueURL),
+		MaxNumberOfMessages:         10,
+		WaitTimeSeconds:             int32(wait / time.Second),
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+		MessageAttributeNames:       []string{"All"},
+	})
+	if err != nil {
+		t.Fatalf("ReceiveMessage: %v", err)
+	}
+	if len(out.Messages) == 0 {
+		return nil, events.SQSEventResponse{}
+	}
+	event := s.sqsEvent(t, out.Messages)
+	ictx, _ := s.invocation()
+	started := time.Now()
+	resp, err := worker.HandleSQS(asCaller(ictx, "worker"), event)
+	took := time.Since(started)
+	if err != nil {
+		t.Fatalf("HandleSQS returned a function error, which fails the whole batch (P1): %v", err)
+	}
+	if s.meter != nil {
+		s.meter.handler("worker "+batchKind(event), took)
+	}
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	var entries []sqstypes.DeleteMessageBatchRequestEntry
+	for i, rec := range event.Records {
+		if !failed[rec.MessageId] {
+			entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(rec.ReceiptHandle)})
+		}
+	}
+	if len(entries) > 0 {
+		if _, err := s.sqs.DeleteMessageBatch(ctx, &sqsapi.DeleteMessageBatchInput{QueueUrl: aws.String(s.env.QueueURL), Entries: entries}); err != nil {
+			t.Fatalf("DeleteMessageBatch: %v", err)
+		}
+	}
+	return event.Records, resp
+}
+
+// sqsEvent builds the event Lambda would deliver for msgs, starting from
+// the documented SQS event in testdata and filling each record's fields.
+func (s *stack) sqsEvent(t testing.TB, msgs []sqstypes.Message) events.SQSEvent {
+	t.Helper()
+	var template struct {
+		Records []map[string]any `json:"Records"`
+	}
+	mustUnmarshal(t, readTestdata(t, "sqs-event.json"), &template)
+	records := make([]map[string]any, 0, len(msgs))
+	for _, m := range msgs {
+		rec := map[string]any{}
+		for k, v := range template.Records[0] {
+			rec[k] = v
+		}
+		attrs := map[string]any{}
+		for name, v := range m.MessageAttributes {
+			attrs[name] = map[string]any{"stringValue": aws.ToString(v.StringValue), "stringListValues": []string{}, "binaryListValues": []string{}, "dataType": aws.ToString(v.DataType)}
+		}
+		rec["messageId"] = aws.ToString(m.MessageId)
+		rec["receiptHandle"] = aws.ToString(m.ReceiptHandle)
+		rec["body"] = aws.ToString(m.Body)
+		rec["md5OfBody"] = aws.ToString(m.MD5OfBody)
+		rec["attributes"] = m.Attributes
+		rec["messageAttributes"] = attrs
+		records = append(records, rec)
+	}
+	raw, err := json.Marshal(map[string]any{"Records": records})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.SQSEvent
+	mustUnmarshal(t, raw, &ev)
+	return ev
+}
+
+// drain polls until until() holds, failing the test after timeout.
+func (s *stack) drain(t testing.TB, worker *lambdafn.Function, timeout time.Duration, what string, until func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !until() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: still waiting for %s", timeout, what)
+		}
+		s.poll(t, worker, time.Second)
+	}
+}
+
+// send puts a raw body on the work queue, as a producer bug or an older
+// runfleet might.
+func (s *stack) send(t testing.TB, body string) string {
+	t.Helper()
+	out, err := s.sqs.SendMessage(context.Background(), &sqsapi.SendMessageInput{QueueUrl: aws.String(s.env.QueueURL), MessageBody: aws.String(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.MessageId)
+}
+
+// queueDepth is (visible, in flight, delayed) messages of the work queue.
+func (s *stack) queueDepth(t testing.TB) (visible, inFlight, delayed int) {
+	t.Helper()
+	out, err := s.sqs.GetQueueAttributes(context.Background(), &sqsapi.GetQueueAttributesInput{
+		QueueUrl: aws.String(s.env.QueueURL),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := func(a sqstypes.QueueAttributeName) int {
+		v, _ := strconv.Atoi(out.Attributes[string(a)])
+		return v
+	}
+	return n(sqstypes.QueueAttributeNameApproximateNumberOfMessages),
+		n(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible),
+		n(sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed)
+}
+
+// --- store -----------------------------------------------------------------
+
+func (s *stack) instance(t testing.TB, name string) *runner.Instance {
+	t.Helper()
+	inst, err := s.store.GetInstance(context.Background(), name)
+	if err != nil {
+		t.Fatalf("GetInstance(%s): %v", name, err)
+	}
+	return inst
+}
+
+func (s *stack) hasStatus(name string, want runner.Status) func() bool {
+	return func() bool {
+		inst, err := s.store.GetInstance(context.Background(), name)
+		return err == nil && inst.Status == want
+	}
+}
+
+// --- logs ------------------------------------------------------------------
+
+// logBuffer collects JSON log lines from every function of a test.
+type logBuffer struct {
+	level slog.Level
+	mu    sync.Mutex
+	buf   bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: b.level}))
+}
+
+// lines returns the log lines whose fields include every key=value of match.
+func (b *logBuffer) lines(t testing.TB, match map[string]any) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	data := append([]byte(nil), b.buf.Bytes()...)
+	b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		keep := true
+		for k, v := range match {
+			if fmt.Sprint(m[k]) != fmt.Sprint(v) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// --- helpers ---------------------------------------------------------------
+
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func mustUnmarshal(t testing.TB, data []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("unmarshal %s: %v", strings.TrimSpace(string(data[:min(len(data), 200)])), err)
+	}
+}
+
+func errorAs[T error](err error) (T, bool) {
+	var target T
+	ok := errors.As(err, &target)
+	return target, ok
+}
+
+// sendRecorder keeps every SendMessage the functions make, as SDK
+// middleware on the real client: what SQS was asked to deliver and when.
+type sendRecorder struct {
+	mu    sync.Mutex
+	sends []sentMessage
+}
+
+type sentMessage struct {
+	body  string
+	delay time.Duration
+}
+
+func (r *sendRecorder) middleware(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("runfleetTestRecordSends",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if send, ok := in.Parameters.(*sqsapi.SendMessageInput); ok {
+				r.mu.Lock()
+				r.sends = append(r.sends, sentMessage{body: aws.ToString(send.MessageBody), delay: time.Duration(send.DelaySeconds) * time.Second})
+				r.mu.Unlock()
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+}
+
+// matching returns the sends whose body contains every one of parts.
+func (r *sendRecorder) matching(parts ...string) []sentMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []sentMessage
+	for _, m := range r.sends {
+		keep := true
+		for _, p := range parts {
+			keep = keep && strings.Contains(m.body, p)
+		}
+		if keep {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func mustMarshal(t testing.TB, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// batchKind names what a batch's messages ask for, for handler timings.
+func batchKind(ev events.SQSEvent) string {
+	kinds := map[string]bool{}
+	for _, r := range ev.Records {
+		var m struct {
+			Kind string `json:"kind"`
+		}
+		_ = json.Unmarshal([]byte(r.Body), &m)
+		kinds[m.Kind] = true
+	}
+	if len(kinds) == 1 {
+		for k := range kinds {
+			return k
+		}
+	}
+	return "mixed"
+}
+
+// size is how many bytes of log lines were written so far.
+func (b *logBuffer) size() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}

@@ -1,0 +1,39 @@
+package lambdafn
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/runfleet/runfleet/internal/engine"
+)
+
+// HandleSchedule runs one reconcile pass per EventBridge schedule tick and
+// logs what it did. Per-instance failures come back joined as the error,
+// after the whole pass, so the function's Errors metric shows them; the
+// next tick retries, as every reconcile step is safe to repeat.
+func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (engine.ReconcileReport, error) {
+	log := a.invocationLogger(ctx).With("schedule", ev.Resources, "scheduled_at", ev.Time)
+	eng, err := a.engine(log)
+	if err != nil {
+		return engine.ReconcileReport{}, err
+	}
+	started := time.Now()
+	rep, err := eng.Reconcile(ctx)
+	attrs := []any{
+		"examined", rep.Examined,
+		"creates_resent", rep.CreatesResent,
+		"deletes_resent", rep.DeletesResent,
+		"stuck_creating_recovered", rep.StuckCreating,
+		"stuck_deleting_recovered", rep.StuckDeleting,
+		"errors_scheduled", rep.ErrorsScheduled,
+		"duration_ms", time.Since(started).Milliseconds(),
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "reconcile pass finished with errors", append(attrs, "error", err)...)
+		return rep, err
+	}
+	log.InfoContext(ctx, "reconcile pass finished", attrs...)
+	return rep, nil
+}

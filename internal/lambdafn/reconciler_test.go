@@ -1,0 +1,49 @@
+package lambdafn_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// The scheduled reconciler finds an instance whose create message was lost
+// (admitted two minutes ago, still pending_create, nothing on the queue),
+// re-sends the create, and the worker then creates it.
+func TestScheduledReconcileResendsALostCreate(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	reconciler, worker := s.function(lambdafn.RoleReconciler), s.function(lambdafn.RoleWorker)
+	admitted := time.Now().Add(-2 * time.Minute)
+	name := runner.InstanceName(linuxPool, 7000001001, 1)
+	err := s.store.CreateInstance(context.Background(), &runner.Instance{
+		Name: name, Pool: linuxPool, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
+		JobID: 7000001001, RunAttempt: 1, Owner: "octo-org", Labels: []string{"self-hosted", "linux", "x64"},
+		CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
+	}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var tick events.EventBridgeEvent
+	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
+	ctx, id := s.invocation()
+	report, err := reconciler.HandleSchedule(ctx, tick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Examined != 1 || report.CreatesResent != 1 {
+		t.Fatalf("report %+v, want 1 examined, 1 create re-sent", report)
+	}
+	lines := s.logs.lines(t, map[string]any{"msg": "reconcile pass finished", "aws_request_id": id})
+	if len(lines) != 1 || lines[0]["creates_resent"] != float64(1) || !strings.Contains(fmt.Sprint(lines[0]["schedule"]), "rule/runfleet-ReconcilerSchedule") {
+		t.Fatalf("reconcile log lines %v, want one with the report and the schedule", lines)
+	}
+
+	s.drain(t, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
+}

@@ -1,0 +1,128 @@
+package lambdafn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	runfleetevents "github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/queue/sqs"
+)
+
+// maxConcurrentRecords bounds the records one invocation works on at once.
+// It equals the event source mapping's BatchSize (10), so a batch runs fully
+// in parallel while a larger one configured later cannot exhaust memory or
+// the provider's patience.
+const maxConcurrentRecords = 10
+
+// reportMargin is kept free at the end of an invocation: work still running
+// then is cancelled and its record reported as failed, so the records that
+// did finish are reported as such instead of being lost to a function
+// timeout, which would fail (and redeliver) the whole batch.
+const reportMargin = 3 * time.Second
+
+// beforeTimeout ends ctx reportMargin before the invocation's deadline,
+// when there is that much time left.
+func beforeTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok || time.Until(deadline) <= 2*reportMargin {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, deadline.Add(-reportMargin))
+}
+
+// recordOutcome is what became of one record of a batch.
+type recordOutcome int
+
+const (
+	recordDone      recordOutcome = iota // finished with; the mapping deletes it
+	recordMalformed                      // can never succeed; acknowledged with an error log
+	recordRequeued                       // an early hop of a long delay, sent on
+	recordFailed                         // transient; reported so only it is retried
+)
+
+// HandleSQS is the worker: the SQS event source mapping's handler, with
+// ReportBatchItemFailures on. Records are handled independently and
+// concurrently; only records whose work failed transiently (or panicked)
+// are returned as batch item failures, so one bad record never makes the
+// mapping retry — or, worse, delete — the others (lessons-from-peers P1).
+// A malformed record is logged and acknowledged, never retried (P14). The
+// returned error is always nil: a function error would fail the whole batch.
+func (a *App) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	log := a.invocationLogger(ctx)
+	ctx, cancel := beforeTimeout(ctx)
+	defer cancel()
+	outcomes := make([]recordOutcome, len(ev.Records))
+	slots := make(chan struct{}, maxConcurrentRecords)
+	var wg sync.WaitGroup
+	for i, rec := range ev.Records {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			outcomes[i] = a.handleRecord(ctx, log.With("message_id", rec.MessageId), rec)
+		})
+	}
+	wg.Wait()
+
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	var counts [recordFailed + 1]int
+	for i, outcome := range outcomes {
+		counts[outcome]++
+		if outcome == recordFailed {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	log.InfoContext(ctx, "batch handled", "records", len(ev.Records),
+		"done", counts[recordDone], "malformed", counts[recordMalformed], "requeued", counts[recordRequeued], "failed", counts[recordFailed])
+	return resp, nil
+}
+
+// handleRecord does one record's work. A panic is contained here, in the
+// record's own goroutine, and fails that record only.
+func (a *App) handleRecord(ctx context.Context, log *slog.Logger, rec events.SQSMessage) (outcome recordOutcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.ErrorContext(ctx, "queue message handling panicked; it will be retried and, if it keeps failing, dead-lettered",
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			outcome = recordFailed
+		}
+	}()
+	msg := sqs.FromLambda(rec)
+	log = log.With("receive_count", msg.ReceiveCount)
+
+	// A delay longer than SQS allows arrives in hops; an early hop is sent on
+	// and must not be acted on.
+	requeued, err := a.Queue.RequeueIfNotDue(ctx, rec)
+	if err != nil {
+		log.WarnContext(ctx, "delayed message could not be sent on; it will be retried", "error", err)
+		return recordFailed
+	}
+	if requeued {
+		log.DebugContext(ctx, "message not due yet; sent on for the rest of its delay")
+		return recordRequeued
+	}
+
+	eng, err := a.engine(log)
+	if err != nil {
+		log.ErrorContext(ctx, "engine cannot be built; message will be retried", "error", err)
+		return recordFailed
+	}
+	err = eng.HandleMessage(ctx, msg.Body)
+	switch {
+	case err == nil:
+		return recordDone
+	case errors.Is(err, runfleetevents.ErrMalformed):
+		log.ErrorContext(ctx, "malformed queue message acknowledged; it can never be processed and will not be retried",
+			"error", err, "body_bytes", len(msg.Body))
+		return recordMalformed
+	default:
+		log.WarnContext(ctx, "work failed; message will be retried", "error", err)
+		return recordFailed
+	}
+}

@@ -1,0 +1,269 @@
+package lambdafn_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	sqsapi "github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	runfleetevents "github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/providers"
+	"github.com/runfleet/runfleet/providers/simulated"
+)
+
+// twoPoolConfig adds a pool whose provider the test can make panic.
+const twoPoolConfig = testConfig + `  - name: arm64
+    owner: octo-org
+    labels: [self-hosted, linux, arm64]
+    max_runners: 50
+    provider:
+      type: simulated
+`
+
+// panickingProvider is a provider with a bug: while armed, CreateInstance
+// panics.
+type panickingProvider struct {
+	providers.Provider
+	armed atomic.Bool
+}
+
+func (p *panickingProvider) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
+	if p.armed.Load() {
+		panic("provider bug: index out of range [3] with length 3")
+	}
+	return p.Provider.CreateInstance(ctx, req)
+}
+
+// P1: one batch holding a record whose store read fails and a record whose
+// provider panics, between good records. Only those two come back as batch
+// item failures; the good ones complete; the failed two stay on the queue
+// and are handled once the fault is gone. Nothing is dropped.
+func TestOnlyFailingRecordsAreBatchItemFailures(t *testing.T) {
+	s := newStack(t, stackOptions{config: twoPoolConfig, visibility: 2 * time.Second})
+	buggy := &panickingProvider{Provider: s.provs["arm64"]}
+	buggy.armed.Store(true)
+	s.provs["arm64"] = buggy
+	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+
+	good := []string{s.queue(t, intake, 7000000301, "x64"), s.queue(t, intake, 7000000304, "x64")}
+	poisoned := s.queue(t, intake, 7000000302, "x64")
+	panicking := s.queue(t, intake, 7000000303, "arm64")
+	s.setVersionAttribute(t, poisoned, &ddbtypes.AttributeValueMemberS{Value: "not-a-number"})
+
+	records, resp := s.poll(t, worker, 5*time.Second)
+	if len(records) != 4 {
+		t.Fatalf("batch of %d records, want all 4 in one batch", len(records))
+	}
+	failed := failedInstances(t, records, resp)
+	if want := []string{poisoned, panicking}; !sameSet(failed, want) {
+		t.Fatalf("batch item failures for %v, want exactly %v", failed, want)
+	}
+	for _, name := range good {
+		if got := s.instance(t, name).Status; got != runner.StatusRunning {
+			t.Fatalf("%s: %s, want running despite its batch-mates failing", name, got)
+		}
+	}
+	if lines := s.logs.lines(t, map[string]any{"level": "ERROR", "message_id": messageIDOf(records, panicking)}); len(lines) == 0 || lines[0]["panic"] == nil {
+		t.Fatalf("the panic is not logged at error level with its message id: %v", lines)
+	}
+	if _, inFlight, _ := s.queueDepth(t); inFlight != 2 {
+		t.Fatalf("%d messages in flight after the batch, want the 2 failed ones kept for retry", inFlight)
+	}
+
+	// The faults are fixed; the two come back after the visibility timeout.
+	buggy.armed.Store(false)
+	s.setVersionAttribute(t, poisoned, &ddbtypes.AttributeValueMemberN{Value: "1"})
+	records, resp = s.poll(t, worker, 5*time.Second)
+	if got := instancesOf(t, records); !sameSet(got, []string{poisoned, panicking}) || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("redelivered %v with failures %v; want both failed records back, handled", got, resp.BatchItemFailures)
+	}
+	for _, rec := range records {
+		if rec.Attributes["ApproximateReceiveCount"] != "2" {
+			t.Errorf("redelivered record has receive count %s, want 2", rec.Attributes["ApproximateReceiveCount"])
+		}
+	}
+	if got := s.instance(t, poisoned).Status; got != runner.StatusRunning {
+		t.Fatalf("%s after its store fault was repaired: %s, want running", poisoned, got)
+	}
+	// The panic struck after the create was claimed, so the redelivered
+	// message is stale and the instance waits in creating for the
+	// reconciler (P6) — but its message was not lost in between.
+	if got := s.instance(t, panicking).Status; got != runner.StatusCreating {
+		t.Fatalf("%s: %s, want creating (claimed before the panic)", panicking, got)
+	}
+}
+
+// P14: malformed bodies (not JSON, a message version from the future) are
+// logged at error level and acknowledged, never reported for retry, and the
+// good record in the same batch completes.
+func TestMalformedMessagesAreAcknowledgedNotRetried(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	bad := map[string]string{
+		s.send(t, `{"v":1,"kind":"create","instance":`):                   "not JSON",
+		s.send(t, `{"v":99,"kind":"create","instance":"runfleet-x-1-1"}`): "unknown version",
+		s.send(t, `{"v":1,"kind":"explode","instance":"runfleet-x-1-1"}`): "unknown kind",
+	}
+	good := s.queue(t, intake, 7000000401, "x64")
+
+	records, resp := s.poll(t, worker, 5*time.Second)
+	if len(records) != 4 {
+		t.Fatalf("batch of %d records, want 4", len(records))
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("batch item failures %v, want none: a malformed message must never be retried", resp.BatchItemFailures)
+	}
+	if got := s.instance(t, good).Status; got != runner.StatusRunning {
+		t.Fatalf("good record's instance: %s, want running", got)
+	}
+	for id, what := range bad {
+		lines := s.logs.lines(t, map[string]any{"level": "ERROR", "message_id": id})
+		if len(lines) == 0 || !strings.Contains(lines[0]["error"].(string), "malformed") {
+			t.Errorf("%s message %s: no error-level log line naming it malformed: %v", what, id, lines)
+		}
+	}
+	if visible, inFlight, delayed := s.queueDepth(t); visible+inFlight+delayed != 0 {
+		t.Fatalf("queue holds %d/%d/%d messages, want none: malformed ones are acknowledged", visible, inFlight, delayed)
+	}
+}
+
+// A record whose provider call hangs is cut off shortly before the
+// function's own timeout — its half-made machine deleted by name and the
+// create re-sent through the queue — so the batch-mate that finished is not
+// redelivered with it, as a function timeout would do.
+func TestHungRecordIsReportedBeforeTheFunctionTimesOut(t *testing.T) {
+	s := newStack(t, stackOptions{config: twoPoolConfig})
+	s.simulated("arm64").SetFaults(simulated.Faults{HangCreates: true})
+	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	done := s.queue(t, intake, 7000001101, "x64")
+	hung := s.queue(t, intake, 7000001102, "arm64")
+
+	out, err := s.sqs.ReceiveMessage(context.Background(), &sqsapi.ReceiveMessageInput{
+		QueueUrl: aws.String(s.env.QueueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 5,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+	})
+	if err != nil || len(out.Messages) != 2 {
+		t.Fatalf("ReceiveMessage: %d messages, %v; want both", len(out.Messages), err)
+	}
+	event := s.sqsEvent(t, out.Messages)
+	// Lambda's context carries the function's deadline.
+	ctx, _ := s.invocation()
+	ctx, cancel := context.WithTimeout(ctx, 7*time.Second)
+	defer cancel()
+	resp, err := worker.HandleSQS(ctx, event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the handler ran into the function timeout; it must return before it")
+	}
+	if got := failedInstances(t, event.Records, resp); len(got) != 0 && !slices.Equal(got, []string{hung}) {
+		t.Fatalf("batch item failures for %v, want none or only the hung %s", got, hung)
+	}
+	if inst := s.instance(t, hung); inst.Status != runner.StatusPendingCreate || inst.ProviderFault == "" {
+		t.Fatalf("hung %s: %s (fault %q), want pending_create with the fault recorded, its retry queued", hung, inst.Status, inst.ProviderFault)
+	}
+	if got := s.instance(t, done).Status; got != runner.StatusRunning {
+		t.Fatalf("%s: %s, want running", done, got)
+	}
+}
+
+// The worker's response is the documented shape, with an empty list (not
+// null) when everything succeeded.
+func TestWorkerResponseShape(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	worker := s.function(lambdafn.RoleWorker)
+	ctx, _ := s.invocation()
+	resp, err := worker.HandleSQS(ctx, events.SQSEvent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.BatchItemFailures == nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("empty batch → %#v, want an empty failure list", resp)
+	}
+}
+
+// queue delivers a queued webhook for a job with the given architecture
+// label and returns its instance name.
+func (s *stack) queue(t *testing.T, intake *lambdafn.Function, jobID int64, arch string) string {
+	t.Helper()
+	var payload map[string]any
+	mustUnmarshal(t, jobPayload(t, runfleetevents.ActionQueued, jobID, ""), &payload)
+	payload["workflow_job"].(map[string]any)["labels"] = []string{"self-hosted", "linux", arch}
+	body := mustMarshal(t, payload)
+	status, reply := s.deliver(t, intake, functionURLEvent(t, body))
+	if status != http.StatusOK || reply.Outcome == nil || reply.Instance == "" {
+		t.Fatalf("queued %d: %d %+v", jobID, status, reply)
+	}
+	return reply.Instance
+}
+
+// setVersionAttribute overwrites an instance item's version attribute, to
+// make the item unreadable (a string) or readable again.
+func (s *stack) setVersionAttribute(t *testing.T, name string, v ddbtypes.AttributeValue) {
+	t.Helper()
+	_, err := s.ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.env.Table),
+		Key:                       map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "INSTANCE#" + name}},
+		UpdateExpression:          aws.String("SET #v = :v"),
+		ExpressionAttributeNames:  map[string]string{"#v": "version"},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":v": v},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func instancesOf(t *testing.T, records []events.SQSMessage) []string {
+	t.Helper()
+	var out []string
+	for _, r := range records {
+		msg, err := runfleetevents.Decode([]byte(r.Body))
+		if err != nil {
+			t.Fatalf("record %s: %v", r.MessageId, err)
+		}
+		out = append(out, msg.Instance)
+	}
+	return out
+}
+
+func failedInstances(t *testing.T, records []events.SQSMessage, resp events.SQSEventResponse) []string {
+	t.Helper()
+	var out []string
+	for _, f := range resp.BatchItemFailures {
+		i := slices.IndexFunc(records, func(r events.SQSMessage) bool { return r.MessageId == f.ItemIdentifier })
+		if i < 0 {
+			t.Fatalf("batch item failure %q names no record of the batch", f.ItemIdentifier)
+		}
+		out = append(out, instancesOf(t, records[i:i+1])...)
+	}
+	return out
+}
+
+func messageIDOf(records []events.SQSMessage, instance string) string {
+	for _, r := range records {
+		if strings.Contains(r.Body, `"instance":"`+instance+`"`) {
+			return r.MessageId
+		}
+	}
+	return ""
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}

@@ -1,0 +1,332 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/telemetry"
+	"github.com/runfleet/runfleet/internal/webhook"
+	"github.com/runfleet/runfleet/providers"
+)
+
+// benchPool is the one pool the benchmarks' jobs land in. Its provider is
+// the simulated one with no latency, so what is measured is runfleet alone.
+const benchPool = "linux-x64"
+
+var benchSecret = []byte("bench-webhook-secret")
+
+// benchServe is embedded mode assembled as Run assembles it — the same
+// providers, GitHub, bolt store and local queue under a temp store.dir,
+// routes, HTTP server, workers and reconciler — except that every provider
+// is wrapped in a createClock. Run offers no way to wrap a provider, hence
+// this copy of its wiring; keep the two in step.
+type benchServe struct {
+	url     string
+	creates *createClock
+	client  *http.Client
+}
+
+type benchServeOptions struct {
+	workers int
+	// noWorkers leaves queued work on the queue, isolating webhook intake.
+	noWorkers bool
+}
+
+func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
+	tb.Helper()
+	if o.workers == 0 {
+		o.workers = config.DefaultWorkers
+	}
+	cfg := benchConfig(tb, tb.TempDir(), o.workers)
+	// Info level as deployed: formatting each JSON line is part of the cost
+	// of a job; only the write is thrown away.
+	log := telemetry.NewLogger(io.Discard, slog.LevelInfo)
+
+	provs, err := buildProviders(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	clock := newCreateClock()
+	for name, p := range provs {
+		provs[name] = clock.wrap(p)
+	}
+	gh, err := buildGitHub(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, q, err := openState(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	eng, err := engine.New(engine.Options{
+		Store:            st,
+		Queue:            q,
+		GitHub:           gh,
+		Providers:        provs,
+		Pools:            cfg.Pools,
+		Logger:           log,
+		DeleteBackoffMin: cfg.Engine.DeleteBackoffMin,
+		DeleteBackoffMax: cfg.Engine.DeleteBackoffMax,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	handler, err := routes(cfg, eng, st, q, log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := newHTTPServer(handler, log)
+	go func() { _ = srv.Serve(ln) }()
+
+	workCtx, stopWork := context.WithCancel(context.Background())
+	var background sync.WaitGroup
+	if !o.noWorkers {
+		background.Go(func() {
+			eng.Work(workCtx, q, engine.WorkerOptions{Concurrency: cfg.Engine.Workers, Visibility: cfg.Engine.VisibilityTimeout})
+		})
+	}
+	rec := &reconciler{engine: eng, purger: st, interval: cfg.Engine.ReconcileInterval, log: log}
+	background.Go(func() { rec.run(workCtx) })
+
+	// Enough idle connections for every client goroutine, so the
+	// benchmarks measure requests rather than TCP handshakes.
+	transport := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+	bs := &benchServe{
+		url:     "http://" + ln.Addr().String() + "/webhook",
+		creates: clock,
+		client:  &http.Client{Transport: transport, Timeout: 30 * time.Second},
+	}
+	tb.Cleanup(func() {
+		transport.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			tb.Errorf("HTTP shutdown: %v", err)
+		}
+		stopWork()
+		background.Wait()
+		if err := closeState(st, q); err != nil {
+			tb.Errorf("close state: %v", err)
+		}
+	})
+	return bs
+}
+
+func benchConfig(tb testing.TB, dir string, workers int) *config.Config {
+	tb.Helper()
+	yaml := fmt.Sprintf(`
+controller_id: bench
+github: {simulated: true}
+webhook: {secret_env: SECRET}
+store: {dir: %q}
+engine: {workers: %d}
+pools:
+  - name: %s
+    owner: octo-org
+    labels: [self-hosted, linux, x64]
+    max_runners: 1000000
+    provider: {type: simulated}
+`, dir, workers, benchPool)
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return string(benchSecret), true }, nil)
+	if err != nil {
+		tb.Fatalf("bench config: %v", err)
+	}
+	return cfg
+}
+
+// post delivers one signed webhook as GitHub does and fails unless it was
+// answered 2xx.
+func (s *benchServe) post(event string, body []byte, deliveryID string) error {
+	req, err := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(webhook.EventHeader, event)
+	req.Header.Set(webhook.DeliveryHeader, deliveryID)
+	req.Header.Set(webhook.SignatureHeader, webhook.Sign(benchSecret, body))
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("delivery %s answered %d: %s", deliveryID, resp.StatusCode, answer)
+	}
+	return nil
+}
+
+// postJob delivers the queued webhook of one job.
+func (s *benchServe) postJob(payload *queuedPayload, jobID int64) error {
+	return s.post(webhook.EventWorkflowJob, payload.forJob(jobID), "bench-"+strconv.FormatInt(jobID, 10))
+}
+
+// instanceOf is the instance runfleet makes for a job of the bench pool.
+func instanceOf(jobID int64) string { return runner.InstanceName(benchPool, jobID, 1) }
+
+// queuedPayload is examples/payloads/queued.json, a GitHub-shaped delivery
+// of about 8.6 KB, cut around workflow_job.id so each job's body costs an
+// append rather than a JSON encode.
+type queuedPayload struct {
+	before, after []byte
+}
+
+// idMark stands in for the job id while the template is cut.
+const idMark = 987654321987654321
+
+func loadQueuedPayload(tb testing.TB) *queuedPayload {
+	tb.Helper()
+	raw, err := os.ReadFile("../../examples/payloads/queued.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		tb.Fatal(err)
+	}
+	job, ok := doc["workflow_job"].(map[string]any)
+	if !ok {
+		tb.Fatal("queued.json has no workflow_job object")
+	}
+	job["id"] = idMark
+	body, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	before, after, found := bytes.Cut(body, []byte(strconv.Itoa(idMark)))
+	if !found || bytes.Contains(after, []byte(strconv.Itoa(idMark))) {
+		tb.Fatal("job id mark not found exactly once in the payload")
+	}
+	return &queuedPayload{before: before, after: after}
+}
+
+func (p *queuedPayload) forJob(id int64) []byte {
+	b := make([]byte, 0, len(p.before)+20+len(p.after))
+	b = append(b, p.before...)
+	b = strconv.AppendInt(b, id, 10)
+	return append(b, p.after...)
+}
+
+// createClock wraps providers to note when CreateInstance is called for
+// each instance name, and how many times.
+type createClock struct {
+	mu      sync.Mutex
+	firstAt map[string]time.Time
+	calls   map[string]int
+	// changed is signalled (never blocking) after every call, to wake one
+	// waiter.
+	changed chan struct{}
+}
+
+func newCreateClock() *createClock {
+	return &createClock{firstAt: map[string]time.Time{}, calls: map[string]int{}, changed: make(chan struct{}, 1)}
+}
+
+func (c *createClock) wrap(p providers.Provider) providers.Provider {
+	return &clockedProvider{Provider: p, clock: c}
+}
+
+type clockedProvider struct {
+	providers.Provider
+	clock *createClock
+}
+
+func (p *clockedProvider) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
+	p.clock.note(req.Name, time.Now())
+	return p.Provider.CreateInstance(ctx, req)
+}
+
+func (c *createClock) note(name string, at time.Time) {
+	c.mu.Lock()
+	if c.calls[name] == 0 {
+		c.firstAt[name] = at
+	}
+	c.calls[name]++
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// await blocks until done (called under the clock's lock) holds, or fails
+// after timeout. One goroutine at a time may wait.
+func (c *createClock) await(timeout time.Duration, done func() bool) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		ok := done()
+		c.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-c.changed:
+		case <-deadline.C:
+			return fmt.Errorf("provider creates still incomplete after %s (%d instances so far)", timeout, c.distinct())
+		}
+	}
+}
+
+// createdAt returns when name's first create was called, waiting for it.
+func (c *createClock) createdAt(name string, timeout time.Duration) (time.Time, error) {
+	var at time.Time
+	err := c.await(timeout, func() bool {
+		var ok bool
+		at, ok = c.firstAt[name]
+		return ok
+	})
+	return at, err
+}
+
+func (c *createClock) distinct() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.calls)
+}
+
+// duplicates names every instance whose create was called more than once.
+func (c *createClock) duplicates() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var dup []string
+	for name, n := range c.calls {
+		if n > 1 {
+			dup = append(dup, fmt.Sprintf("%s (%d creates)", name, n))
+		}
+	}
+	slices.Sort(dup)
+	return dup
+}
+
+// percentileMS is the nearest-rank percentile p (0 < p <= 1) of sorted
+// durations, in milliseconds.
+func percentileMS(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return float64(sorted[max(rank, 0)]) / float64(time.Millisecond)
+}

@@ -1,0 +1,64 @@
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/engine"
+)
+
+// purger is the store's stand-in for DynamoDB's TTL (bolt.Store has it).
+type purger interface {
+	PurgeExpired(ctx context.Context) (int, error)
+}
+
+// reconciler runs a reconcile pass and a purge of expired records at start
+// and then every interval, the embedded counterpart of the scheduled
+// reconciler function.
+type reconciler struct {
+	engine   *engine.Engine
+	purger   purger
+	interval time.Duration
+	log      *slog.Logger
+}
+
+func (r *reconciler) run(ctx context.Context) {
+	// A pass at start picks up what the previous process left half done.
+	r.pass(ctx)
+	t := time.NewTicker(r.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.pass(ctx)
+		}
+	}
+}
+
+// pass logs only when it did something or failed: a quiet fleet makes
+// quiet logs.
+func (r *reconciler) pass(ctx context.Context) {
+	rep, err := r.engine.Reconcile(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		r.log.Warn("reconcile pass had errors; the next pass retries", "error", err, "report", rep)
+	}
+	purged, perr := r.purger.PurgeExpired(ctx)
+	if perr != nil && ctx.Err() == nil {
+		r.log.Warn("purging expired records failed; the next pass retries", "error", perr)
+	}
+	if acted(rep) || purged > 0 {
+		r.log.Info("reconcile pass", "report", rep, "purged_records", purged)
+	}
+}
+
+// acted reports whether a pass changed anything: any counter but Examined,
+// including counters the report gains later.
+func acted(rep engine.ReconcileReport) bool {
+	return rep != engine.ReconcileReport{Examined: rep.Examined}
+}

@@ -1,0 +1,243 @@
+// Package serve assembles embedded mode, `runfleet serve`: one process with
+// a bbolt store and a durable local queue under store.dir, an HTTP server
+// (webhook intake, operator API, health check), queue workers and the
+// reconciler ticker, all over the same engine the Lambda functions use.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/queue/local"
+	"github.com/runfleet/runfleet/internal/store/bolt"
+)
+
+// File names under store.dir.
+const (
+	StateFile = "state.db"
+	QueueFile = "queue.db"
+)
+
+// DefaultShutdownTimeout bounds how long in-flight webhooks and API calls
+// may take to finish once shutdown starts.
+const DefaultShutdownTimeout = 20 * time.Second
+
+// Options configure Run.
+type Options struct {
+	// Config is a loaded, validated configuration. Required.
+	Config *config.Config
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Listener, when set, is served instead of listening on server.listen
+	// (tests pass one bound to a free port). Run closes it.
+	Listener net.Listener
+	// DisableWorkers accepts and queues webhooks but starts no queue
+	// consumers, so work stays queued for the next start: it lets a test
+	// prove that nothing accepted is lost across a restart.
+	DisableWorkers bool
+	// ShutdownTimeout defaults to DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Version is logged at start.
+	Version string
+}
+
+// Run serves until ctx is done, then shuts down in order: stop accepting
+// requests and finish those in flight, stop the workers and the reconciler,
+// close the queue, close the store. Problems with the configuration
+// (provider or GitHub kinds this build lacks, bad provider settings) come
+// back at once as joined *config.FieldError values, before anything is
+// opened.
+func Run(ctx context.Context, opts Options) (err error) {
+	if opts.Config == nil {
+		return errors.New("serve: no config")
+	}
+	cfg := opts.Config
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	// Until the HTTP server owns the given listener, a failed start closes it.
+	serving := false
+	defer func() {
+		if !serving && opts.Listener != nil {
+			_ = opts.Listener.Close()
+		}
+	}()
+
+	provs, perr := buildProviders(cfg)
+	gh, gerr := buildGitHub(cfg)
+	if err := errors.Join(perr, gerr); err != nil {
+		return err
+	}
+	if cfg.GitHub.Simulated {
+		log.Warn("GitHub is SIMULATED (github.simulated: true): no real runner is ever registered and no real job ever runs; for demos and tests only")
+	}
+
+	st, q, err := openState(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, closeState(st, q))
+	}()
+
+	eng, err := engine.New(engine.Options{
+		Store:            st,
+		Queue:            q,
+		GitHub:           gh,
+		Providers:        provs,
+		Pools:            cfg.Pools,
+		Logger:           log,
+		DeleteBackoffMin: cfg.Engine.DeleteBackoffMin,
+		DeleteBackoffMax: cfg.Engine.DeleteBackoffMax,
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	handler, err := routes(cfg, eng, st, q, log)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+
+	ln := opts.Listener
+	if ln == nil {
+		ln, err = net.Listen("tcp", cfg.Server.Listen)
+		if err != nil {
+			return fmt.Errorf("serve: listen on %s (server.listen): %w", cfg.Server.Listen, err)
+		}
+	}
+	srv := newHTTPServer(handler, log)
+
+	if n, err := q.DeadLetters(ctx); err == nil && len(n) > 0 {
+		log.Warn("the queue holds dead-lettered messages: work that failed max_receives times and was set aside",
+			"dead_letters", len(n), "max_receives", cfg.Engine.MaxReceives)
+	}
+
+	// Logged before anything runs, so no request's or worker's line precedes
+	// it; the listener is bound already, so the URLs are live.
+	logStart(log, cfg, ln.Addr(), opts)
+
+	// Workers and the reconciler get their own context, cancelled only once
+	// the HTTP server has finished its requests: a webhook accepted during
+	// shutdown is queued before the consumers stop.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var background sync.WaitGroup
+	if !opts.DisableWorkers {
+		background.Go(func() {
+			eng.Work(workCtx, q, engine.WorkerOptions{
+				Concurrency: cfg.Engine.Workers,
+				Visibility:  cfg.Engine.VisibilityTimeout,
+			})
+		})
+	}
+	rec := &reconciler{engine: eng, purger: st, interval: cfg.Engine.ReconcileInterval, log: log}
+	background.Go(func() { rec.run(workCtx) })
+
+	serveErr := make(chan error, 1)
+	serving = true
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: finishing requests in flight, then stopping workers", "timeout", opts.ShutdownTimeout.String())
+	case err = <-serveErr:
+		log.Error("HTTP server failed; shutting down", "error", err)
+		err = fmt.Errorf("serve: HTTP server: %w", err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
+	defer cancel()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil {
+		log.Warn("requests still in flight at the shutdown timeout were cut off", "error", serr)
+		_ = srv.Close()
+	}
+	stopWork()
+	background.Wait()
+	log.Info("stopped; closing queue and store")
+	return err
+}
+
+// openState opens the store and the queue under store.dir.
+func openState(cfg *config.Config) (*bolt.Store, *local.Queue, error) {
+	if err := os.MkdirAll(cfg.Store.Dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("serve: create store.dir %s: %w", cfg.Store.Dir, err)
+	}
+	st, err := bolt.Open(filepath.Join(cfg.Store.Dir, StateFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: open store (is another runfleet serving from %s?): %w", cfg.Store.Dir, err)
+	}
+	q, err := local.Open(filepath.Join(cfg.Store.Dir, QueueFile), local.Options{
+		MaxReceives:       cfg.Engine.MaxReceives,
+		DefaultVisibility: cfg.Engine.VisibilityTimeout,
+	})
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, fmt.Errorf("serve: open queue: %w", err)
+	}
+	return st, q, nil
+}
+
+func closeState(st *bolt.Store, q *local.Queue) error {
+	return errors.Join(q.Close(), st.Close())
+}
+
+// logStart writes the one line that tells an operator where everything is.
+func logStart(log *slog.Logger, cfg *config.Config, addr net.Addr, opts Options) {
+	base := "http://" + addr.String()
+	api := base + "/api/v1/"
+	if cfg.Server.APIToken == "" {
+		api = "disabled (set server.api_token_env or api_token_file)"
+	}
+	workers := cfg.Engine.Workers
+	if opts.DisableWorkers {
+		workers = 0
+	}
+	pools := make([]string, 0, len(cfg.Pools))
+	for _, p := range cfg.Pools {
+		pools = append(pools, p.Name)
+	}
+	attrs := []any{
+		"webhook_url", base + "/webhook",
+		"api_url", api,
+		"healthz_url", base + "/healthz",
+		"store_dir", cfg.Store.Dir,
+		"pools", pools,
+		"workers", workers,
+		"reconcile_interval", cfg.Engine.ReconcileInterval.String(),
+	}
+	if cfg.Server.PublicURL != "" {
+		attrs = append(attrs, "public_url", cfg.Server.PublicURL)
+	}
+	if opts.Version != "" {
+		attrs = append(attrs, "version", opts.Version)
+	}
+	log.Info("runfleet serving", attrs...)
+}
+
+// newHTTPServer bounds every phase of a request, so slow or stuck clients
+// cannot pin connections: headers must arrive in 10 s, a webhook's work is
+// capped at 30 s by the intake, and idle keep-alives are dropped.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
