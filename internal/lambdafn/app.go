@@ -21,6 +21,7 @@ import (
 	"github.com/runfleet/runfleet/internal/queue/sqs"
 	dynamostore "github.com/runfleet/runfleet/internal/store/dynamodb"
 	"github.com/runfleet/runfleet/internal/telemetry"
+	"github.com/runfleet/runfleet/internal/wiring"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -78,11 +79,11 @@ func Build(ctx context.Context, opts Options) (*App, error) {
 	provs, gh := opts.Providers, opts.GitHub
 	var problems []error
 	if provs == nil {
-		provs, err = buildProviders(cfg)
+		provs, err = wiring.Providers(cfg)
 		problems = append(problems, err)
 	}
 	if gh == nil && opts.Role.usesGitHub() {
-		gh, err = buildGitHub(cfg, log)
+		gh, err = wiring.GitHub(cfg, log)
 		problems = append(problems, err)
 	}
 	if err := errors.Join(problems...); err != nil {

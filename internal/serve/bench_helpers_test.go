@@ -22,6 +22,7 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/telemetry"
 	"github.com/runfleet/runfleet/internal/webhook"
+	"github.com/runfleet/runfleet/internal/wiring"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -58,7 +59,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	// of a job; only the write is thrown away.
 	log := telemetry.NewLogger(io.Discard, slog.LevelInfo)
 
-	provs, err := buildProviders(cfg)
+	provs, err := wiring.Providers(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	for name, p := range provs {
 		provs[name] = clock.wrap(p)
 	}
-	gh, err := buildGitHub(cfg)
+	gh, err := wiring.GitHub(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/queue/local"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/wiring"
 )
 
 // File names under store.dir.
@@ -77,13 +78,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}()
 
-	provs, perr := buildProviders(cfg)
-	gh, gerr := buildGitHub(cfg)
+	provs, perr := wiring.Providers(cfg)
+	gh, gerr := wiring.GitHub(cfg, log)
 	if err := errors.Join(perr, gerr); err != nil {
 		return err
-	}
-	if cfg.GitHub.Simulated {
-		log.Warn("GitHub is SIMULATED (github.simulated: true): no real runner is ever registered and no real job ever runs; for demos and tests only")
 	}
 
 	st, q, err := openState(cfg)

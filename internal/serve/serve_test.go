@@ -56,8 +56,8 @@ func TestRunRefusesGitHubKindsThisBuildLacks(t *testing.T) {
 			cfg := parseConfig(t, baseConfig(t.TempDir(), github))
 			err := serve.Run(context.Background(), serve.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
 			var fe *config.FieldError
-			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "not available yet") {
-				t.Errorf("Run = %v, want a *config.FieldError saying it is not available yet", err)
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "not available") {
+				t.Errorf("Run = %v, want a *config.FieldError saying it is not available", err)
 			}
 		})
 	}

@@ -1,0 +1,82 @@
+// Package wiring turns a validated config into the adapters both modes run
+// on — one provider per pool and the GitHub client — so `runfleet serve` and
+// the Lambda functions build them the same way.
+package wiring
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/github"
+	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/providers"
+	"github.com/runfleet/runfleet/providers/simulated"
+)
+
+// ProviderFactory builds a pool's provider from its config.
+type ProviderFactory func(cfg *config.Config, pool *config.Pool) (providers.Provider, error)
+
+// providerFactories are the provider types this build can run.
+var providerFactories = map[string]ProviderFactory{
+	simulated.Type: func(_ *config.Config, pool *config.Pool) (providers.Provider, error) {
+		return simulated.New(pool.Provider.Settings)
+	},
+}
+
+// ProviderTypes lists the provider types available in this build.
+func ProviderTypes() []string {
+	types := make([]string, 0, len(providerFactories))
+	for t := range providerFactories {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	return types
+}
+
+// Providers makes one provider per pool. Every problem is a
+// *config.FieldError naming the pool's field; all are returned at once, in
+// pool order.
+func Providers(cfg *config.Config) (map[string]providers.Provider, error) {
+	var problems []error
+	out := make(map[string]providers.Provider, len(cfg.Pools))
+	for i := range cfg.Pools {
+		pool := &cfg.Pools[i]
+		factory, ok := providerFactories[pool.Provider.Type]
+		if !ok {
+			problems = append(problems, fieldError(fmt.Sprintf("pools[%d].provider.type", i),
+				"pool %q: provider type %q is not available in this build (available: %s)",
+				pool.Name, pool.Provider.Type, strings.Join(ProviderTypes(), ", ")))
+			continue
+		}
+		p, err := factory(cfg, pool)
+		if err != nil {
+			problems = append(problems, fieldError(fmt.Sprintf("pools[%d].provider.settings", i), "pool %q: %v", pool.Name, err))
+			continue
+		}
+		out[pool.Name] = p
+	}
+	return out, errors.Join(problems...)
+}
+
+// GitHub returns the GitHub client the config asks for. The simulation is
+// announced with a loud warning: it keeps its runners in this process only.
+func GitHub(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
+	switch {
+	case cfg.GitHub.Simulated:
+		log.Warn("GitHub is SIMULATED (github.simulated: true): no real runner is ever registered and no real job ever runs; for demos and tests only",
+			"github_simulated", true)
+		return ghsim.New(), nil
+	case cfg.GitHub.App != nil:
+		return nil, fieldError("github.app", "GitHub App authentication is not available yet in this build; set github.simulated: true to try runfleet without GitHub")
+	default:
+		return nil, fieldError("github", "token authentication (token_file/token_env) is not available yet in this build; set github.simulated: true to try runfleet without GitHub")
+	}
+}
+
+func fieldError(field, format string, args ...any) error {
+	return &config.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
