@@ -134,7 +134,7 @@ pools:
 	}
 	opts.Providers, opts.GitHub = nil, nil
 	_, err = lambdafn.Build(context.Background(), opts)
-	for _, want := range []string{param, `pools[0].provider.type: pool "metal": provider type "external" is not in this build`, "real GitHub client is not in this build"} {
+	for _, want := range []string{param, `pools[0].provider.type: pool "metal": provider type "external" is not available in this build`, "GitHub App authentication is not available yet"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v\ndoes not contain %q", err, want)
 		}
