@@ -125,8 +125,16 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 	attempts := claimed.Attempts + 1
 	delay := e.backoff(attempts)
 	var rl *github.RateLimitError
-	if errors.As(cause, &rl) {
+	busy := errors.Is(cause, github.ErrRunnerBusy)
+	switch {
+	case errors.As(cause, &rl):
 		delay = max(delay, rl.RetryAt.Sub(e.now()))
+	case busy:
+		// A JIT runner runs one job and then leaves by itself; asking GitHub
+		// again every few seconds only spends rate limit. The job's completed
+		// webhook re-sends this delete at once; the long delay is the
+		// fallback for a completed that never arrives.
+		delay = e.opts.DeleteBackoffMax
 	}
 	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusDeleting {
@@ -139,6 +147,9 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		next.Attempts = attempts
 		next.NextAttemptAt = e.now().Add(delay)
 		next.ProviderFault = providers.Fault(cause)
+		if busy {
+			next.RunnerStatus = runner.RunnerActive
+		}
 		return next, nil
 	})
 	if err != nil {
@@ -148,7 +159,6 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		// Someone moved it on (a force delete); their message does the rest.
 		return nil
 	}
-	busy := errors.Is(cause, github.ErrRunnerBusy)
 	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "next_attempt", attempts, "retry_in", delay.String())
 	if err := e.send(ctx, kindDelete(next, deliveryID, attempts), delay); err != nil {
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)

@@ -23,7 +23,7 @@ func (s *Store) MarkDelivery(ctx context.Context, id string, ttl time.Duration) 
 	if ttl <= 0 {
 		return false, fmt.Errorf("bolt: mark delivery %q: ttl %v is not positive", id, ttl)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		deliveries := tx.Bucket(bucketDeliveries)
 		index := tx.Bucket(bucketDeliveryExpiry)
 		now := s.now()
@@ -67,7 +67,7 @@ func (s *Store) ForgetDelivery(ctx context.Context, id string) error {
 	if id == "" {
 		return nil
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		deliveries := tx.Bucket(bucketDeliveries)
 		old, err := readDelivery(deliveries, id)
 		if err != nil {

@@ -23,7 +23,7 @@ func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRu
 	}
 	record := inst.Clone()
 	record.Version = 1
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		instances := tx.Bucket(bucketInstances)
 		existing, err := readInstance(instances, record.Name)
 		if err != nil {
@@ -100,7 +100,7 @@ func (s *Store) UpdateInstance(ctx context.Context, from runner.Status, next *ru
 	if record.Status == runner.StatusDeleted && record.ExpiresAt.IsZero() {
 		record.ExpiresAt = s.now().Add(store.DeletedRetention)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		instances := tx.Bucket(bucketInstances)
 		stored, err := readInstance(instances, record.Name)
 		if err != nil {

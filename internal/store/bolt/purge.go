@@ -43,7 +43,7 @@ func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 // keys it handled (a key whose record was already replaced removes only the
 // key), removed counts records deleted.
 func (s *Store) purgeBatch() (removed, seen int, err error) {
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.update(func(tx *bbolt.Tx) error {
 		now := s.now()
 		instanceKeys := dueKeys(tx.Bucket(bucketInstanceExpiry), now, purgeBatchSize)
 		deliveryKeys := dueKeys(tx.Bucket(bucketDeliveryExpiry), now, purgeBatchSize-len(instanceKeys))

@@ -132,3 +132,10 @@ func (s *Store) Close() error {
 // errNoChange makes db.Update roll back a transaction that decided to write
 // nothing, so a refused or no-op call costs no fsync.
 var errNoChange = errors.New("bolt: no change")
+
+// update runs fn in a read-write transaction and commits it durably. Every
+// write of the store goes through here, so how commits reach the disk is
+// decided in one place.
+func (s *Store) update(fn func(tx *bbolt.Tx) error) error {
+	return s.db.Update(fn)
+}
