@@ -21,6 +21,11 @@ import (
 
 // Options are the engine's dependencies and tunables.
 type Options struct {
+	// ControllerID identifies this runfleet installation. Every runner it
+	// registers carries the label ControllerLabel(ControllerID), so
+	// reconciliation never touches runners another controller made.
+	ControllerID string
+
 	Store  store.Store
 	Queue  queue.Queue
 	GitHub github.GitHub
@@ -129,6 +134,15 @@ type WorkflowJobHandler interface {
 }
 
 var _ WorkflowJobHandler = (*Engine)(nil)
+
+// ControllerLabel is the runner label that marks runners registered by the
+// controller with this id.
+func ControllerLabel(controllerID string) string {
+	if controllerID == "" {
+		return ""
+	}
+	return "runfleet-controller-" + controllerID
+}
 
 // pool returns the configured pool by name.
 func (e *Engine) pool(name string) (*config.Pool, bool) {

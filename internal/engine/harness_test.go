@@ -54,7 +54,10 @@ type harnessOptions struct {
 	wrap func(providers.Provider) providers.Provider
 }
 
-const testPool = "linux-x64"
+const (
+	testPool       = "linux-x64"
+	testController = "test-ctl"
+)
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
@@ -99,6 +102,7 @@ func (h *harness) open(o harnessOptions) {
 	}
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e, err := engine.New(engine.Options{
+		ControllerID:     testController,
 		Store:            st,
 		Queue:            q,
 		GitHub:           h.github,

@@ -18,6 +18,10 @@ type ReconcileReport struct {
 	StuckCreating   int `json:"stuck_creating_recovered"`
 	StuckDeleting   int `json:"stuck_deleting_recovered"`
 	ErrorsScheduled int `json:"errors_scheduled"`
+	// Found by comparing the provider's and GitHub's lists with the store.
+	OrphanMachinesDeleted int `json:"orphan_machines_deleted"`
+	OrphanRunnersRemoved  int `json:"orphan_runners_removed"`
+	UnneededScheduled     int `json:"unneeded_scheduled"`
 }
 
 // lostMessageGrace is how long past its due time a pending instance may sit
@@ -28,7 +32,9 @@ const lostMessageGrace = time.Minute
 // Reconcile walks the live instances (never the deleted history) and
 // restarts whatever a crash, a lost message or a hung call left behind:
 // pending work with no message, creating past the bootstrap timeout (P6),
-// deleting past the provider timeout (P12), error without a delete.
+// deleting past the provider timeout (P12), error without a delete. Then it
+// compares the provider's machines and GitHub's runners with the live set
+// (reconcileOutside).
 func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	live, err := e.store.ListLiveInstances(ctx)
@@ -43,6 +49,9 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		if err := e.reconcileOne(ctx, log, inst, now, &rep); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := e.reconcileOutside(ctx, live, now, &rep); err != nil {
+		errs = append(errs, err)
 	}
 	return rep, errors.Join(errs...)
 }

@@ -91,7 +91,7 @@ func (e *Engine) admitJob(ctx context.Context, log *slog.Logger, deliveryID stri
 		RunAttempt:      job.RunAttempt,
 		Owner:           job.Owner,
 		InstallationID:  job.InstallationID,
-		Labels:          runnerLabels(pool),
+		Labels:          runnerLabels(pool, e.opts.ControllerID),
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		StatusChangedAt: now,
@@ -140,13 +140,18 @@ func (e *Engine) admitJob(ctx context.Context, log *slog.Logger, deliveryID stri
 const scaleUpRetryMax = 15 * time.Second
 
 // runnerLabels are the labels a pool's runners register with: "self-hosted"
-// first, as GitHub gives every self-hosted runner, then the pool's own.
-func runnerLabels(pool *config.Pool) []string {
+// first, as GitHub gives every self-hosted runner, then the pool's own, then
+// the controller's ownership label (jobs match runners whose labels cover
+// theirs, so an extra label never keeps a job from a runner).
+func runnerLabels(pool *config.Pool, controllerID string) []string {
 	labels := []string{"self-hosted"}
 	for _, l := range pool.Labels {
 		if !strings.EqualFold(l, "self-hosted") {
 			labels = append(labels, l)
 		}
+	}
+	if own := ControllerLabel(controllerID); own != "" {
+		labels = append(labels, own)
 	}
 	return labels
 }

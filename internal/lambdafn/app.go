@@ -130,16 +130,9 @@ func FromEnvironment(role Role) BuildFunc {
 
 // engine makes the engine for one invocation, logging through log.
 func (a *App) engine(log *slog.Logger) (*engine.Engine, error) {
-	eng, err := engine.New(engine.Options{
-		Store:            a.Store,
-		Queue:            a.Queue,
-		GitHub:           a.GitHub,
-		Providers:        a.Providers,
-		Pools:            a.Config.Pools,
-		Logger:           log,
-		DeleteBackoffMin: a.Config.Engine.DeleteBackoffMin,
-		DeleteBackoffMax: a.Config.Engine.DeleteBackoffMax,
-	})
+	engOpts := wiring.EngineOptions(a.Config)
+	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = a.Store, a.Queue, a.GitHub, a.Providers, log
+	eng, err := engine.New(engOpts)
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)
 	}

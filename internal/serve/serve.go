@@ -92,16 +92,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		err = errors.Join(err, closeState(st, q))
 	}()
 
-	eng, err := engine.New(engine.Options{
-		Store:            st,
-		Queue:            q,
-		GitHub:           gh,
-		Providers:        provs,
-		Pools:            cfg.Pools,
-		Logger:           log,
-		DeleteBackoffMin: cfg.Engine.DeleteBackoffMin,
-		DeleteBackoffMax: cfg.Engine.DeleteBackoffMax,
-	})
+	engOpts := wiring.EngineOptions(cfg)
+	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log
+	eng, err := engine.New(engOpts)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
