@@ -26,39 +26,65 @@ const (
 
 // BenchmarkJobAWSCost runs whole job lifecycles — queued, create, running,
 // in_progress, completed, delete, deleted — through the Lambda handlers
-// against DynamoDB Local and moto, one job at a time (the low-volume case:
-// every SQS batch holds one message). SDK middleware on the real clients
-// counts every AWS request by caller and operation and asks DynamoDB for the
+// against DynamoDB Local and moto. SDK middleware on the real clients counts
+// every AWS request by caller and operation and asks DynamoDB for the
 // capacity consumed; handler invocations and durations are measured around
 // the handler calls. It reports per-job figures and dollars per 100,000 jobs.
+//
+// lone-job runs one job at a time, the low-volume case: every SQS batch
+// holds one message. batch-of-10 runs ten jobs at once, their webhooks all
+// delivered before the event source mapping polls, so each create and each
+// delete batch holds ten messages — a burst of queued jobs.
 func BenchmarkJobAWSCost(b *testing.B) {
+	b.Run("lone-job", func(b *testing.B) { benchmarkJobs(b, 1) })
+	b.Run("batch-of-10", func(b *testing.B) { benchmarkJobs(b, 10) })
+}
+
+// benchmarkJobs runs perBatch jobs side by side per iteration.
+func benchmarkJobs(b *testing.B, perBatch int) {
 	meter := newAWSMeter()
 	s := newStack(b, stackOptions{meter: meter, infoLogs: true})
 	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
 
 	jobID := int64(7100000000)
-	lifecycle := func() {
-		jobID++
-		name := runner.InstanceName(linuxPool, jobID, 1)
-		s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionQueued, jobID, "")))
-		s.drain(b, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
-		s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionInProgress, jobID, name)))
-		s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionCompleted, jobID, name)))
-		s.drain(b, worker, 10*time.Second, name+" deleted", s.hasStatus(name, runner.StatusDeleted))
+	lifecycles := func() {
+		ids, names := make([]int64, perBatch), make([]string, perBatch)
+		for i := range perBatch {
+			jobID++
+			ids[i], names[i] = jobID, runner.InstanceName(linuxPool, jobID, 1)
+			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionQueued, ids[i], "")))
+		}
+		s.drain(b, worker, 10*time.Second, "runners running", s.allHaveStatus(names, runner.StatusRunning))
+		for i := range perBatch {
+			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionInProgress, ids[i], names[i])))
+			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionCompleted, ids[i], names[i])))
+		}
+		s.drain(b, worker, 10*time.Second, "runners deleted", s.allHaveStatus(names, runner.StatusDeleted))
 	}
-	// The first job pays the cold starts (config and secret reads); they
+	// The first round pays the cold starts (config and secret reads); they
 	// are reported apart from the per-job figures.
-	lifecycle()
+	lifecycles()
 	cold := meter.snapshot()
 	meter.reset()
 	logsBefore := s.logs.size()
 
 	b.ResetTimer()
 	for b.Loop() {
-		lifecycle()
+		lifecycles()
 	}
 	b.StopTimer()
-	report(b, meter.snapshot(), cold, b.N, s.logs.size()-logsBefore)
+	report(b, meter.snapshot(), cold, b.N*perBatch, s.logs.size()-logsBefore)
+}
+
+func (s *stack) allHaveStatus(names []string, want runner.Status) func() bool {
+	return func() bool {
+		for _, name := range names {
+			if !s.hasStatus(name, want)() {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func report(b *testing.B, m, cold meterSnapshot, jobs, logBytes int) {
@@ -81,6 +107,12 @@ func report(b *testing.B, m, cold meterSnapshot, jobs, logBytes int) {
 		}
 	}
 	invocations, gbSeconds = perJob(invocations), perJob(gbSeconds)
+	var workerInvocations int
+	for kind, durations := range m.handlers {
+		if strings.HasPrefix(kind, "worker ") {
+			workerInvocations += len(durations)
+		}
+	}
 
 	const jobsPriced = 100_000
 	cost := map[string]float64{
@@ -102,6 +134,8 @@ func report(b *testing.B, m, cold meterSnapshot, jobs, logBytes int) {
 	b.ReportMetric(sqsApp, "sqs-fn-calls/job")
 	b.ReportMetric(sqsESM, "sqs-esm-calls/job")
 	b.ReportMetric(invocations, "invocations/job")
+	// Each job has two work messages (create, delete).
+	b.ReportMetric(float64(2*jobs)/float64(workerInvocations), "msgs/worker-batch")
 	b.ReportMetric(perJob(float64(logBytes)), "log-bytes/job")
 	b.ReportMetric(total, "usd/100k-jobs")
 

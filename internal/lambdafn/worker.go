@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -52,10 +53,13 @@ const (
 // concurrently; only records whose work failed transiently (or panicked)
 // are returned as batch item failures, so one bad record never makes the
 // mapping retry — or, worse, delete — the others (lessons-from-peers P1).
+// Each failed record is first hidden for a short backoff (retrySoon), so it
+// is retried within seconds rather than after the queue's visibility timeout.
 // A malformed record is logged and acknowledged, never retried (P14). The
 // returned error is always nil: a function error would fail the whole batch.
 func (a *App) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	log := a.invocationLogger(ctx)
+	invocation := ctx
 	ctx, cancel := beforeTimeout(ctx)
 	defer cancel()
 	outcomes := make([]recordOutcome, len(ev.Records))
@@ -65,7 +69,12 @@ func (a *App) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			outcomes[i] = a.handleRecord(ctx, log.With("message_id", rec.MessageId), rec)
+			recLog := log.With("message_id", rec.MessageId)
+			outcomes[i] = a.handleRecord(ctx, recLog, rec)
+			if outcomes[i] == recordFailed {
+				// The record's own context may be the one that ran out.
+				a.retrySoon(invocation, recLog, rec)
+			}
 		})
 	}
 	wg.Wait()
@@ -125,4 +134,44 @@ func (a *App) handleRecord(ctx context.Context, log *slog.Logger, rec events.SQS
 		log.WarnContext(ctx, "work failed; message will be retried", "error", err)
 		return recordFailed
 	}
+}
+
+// A failed record is retried after retryBackoffBase × 2^(receives−1), at
+// most retryBackoffMax, jittered. Left alone it would reappear only after
+// the queue's visibility timeout, which SQS wants at six times the worker's
+// timeout (30 minutes), and reach the dead-letter queue hours later.
+const (
+	retryBackoffBase = 5 * time.Second
+	retryBackoffMax  = 5 * time.Minute
+	// retryCallBudget bounds the ChangeMessageVisibility call; it fits in
+	// reportMargin, so a record cut off near the deadline still gets it.
+	retryCallBudget = 2 * time.Second
+)
+
+// retryBackoff is how long a record that failed on its receives-th delivery
+// stays hidden. jitter in [0, 1) spreads the upper half of the interval, so
+// records that failed together (one store hiccup) do not all come back
+// at once, while none comes back sooner than half the backoff.
+func retryBackoff(receives int, jitter float64) time.Duration {
+	d := retryBackoffBase
+	for n := 1; n < receives && d < retryBackoffMax; n++ {
+		d *= 2
+	}
+	d = min(d, retryBackoffMax)
+	return d/2 + time.Duration(jitter*float64(d/2))
+}
+
+// retrySoon shortens a failed record's visibility to its backoff. It is
+// best effort: if it fails, the record is still reported as failed and comes
+// back after the queue's visibility timeout instead.
+func (a *App) retrySoon(ctx context.Context, log *slog.Logger, rec events.SQSMessage) {
+	backoff := retryBackoff(sqs.FromLambda(rec).ReceiveCount, rand.Float64())
+	ctx, cancel := context.WithTimeout(ctx, retryCallBudget)
+	defer cancel()
+	if err := a.Queue.ChangeVisibility(ctx, rec.ReceiptHandle, backoff); err != nil {
+		log.WarnContext(ctx, "could not schedule the failed message's retry; it comes back after the queue's visibility timeout instead",
+			"error", err, "backoff_ms", backoff.Milliseconds())
+		return
+	}
+	log.InfoContext(ctx, "failed message scheduled for retry", "backoff_ms", backoff.Milliseconds())
 }

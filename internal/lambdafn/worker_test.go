@@ -51,7 +51,7 @@ func (p *panickingProvider) CreateInstance(ctx context.Context, req providers.Cr
 // item failures; the good ones complete; the failed two stay on the queue
 // and are handled once the fault is gone. Nothing is dropped.
 func TestOnlyFailingRecordsAreBatchItemFailures(t *testing.T) {
-	s := newStack(t, stackOptions{config: twoPoolConfig, visibility: 2 * time.Second})
+	s := newStack(t, stackOptions{config: twoPoolConfig, visibility: templateVisibility})
 	buggy := &panickingProvider{Provider: s.provs["arm64"]}
 	buggy.armed.Store(true)
 	s.provs["arm64"] = buggy
@@ -82,14 +82,23 @@ func TestOnlyFailingRecordsAreBatchItemFailures(t *testing.T) {
 		t.Fatalf("%d messages in flight after the batch, want the 2 failed ones kept for retry", inFlight)
 	}
 
-	// The faults are fixed; the two come back after the visibility timeout.
+	// The faults are fixed; the two come back after their retry backoffs
+	// (jittered, so maybe in separate batches), long before the queue's
+	// visibility timeout.
 	buggy.armed.Store(false)
 	s.setVersionAttribute(t, poisoned, &ddbtypes.AttributeValueMemberN{Value: "1"})
-	records, resp = s.poll(t, worker, 5*time.Second)
-	if got := instancesOf(t, records); !sameSet(got, []string{poisoned, panicking}) || len(resp.BatchItemFailures) != 0 {
-		t.Fatalf("redelivered %v with failures %v; want both failed records back, handled", got, resp.BatchItemFailures)
+	var redelivered []events.SQSMessage
+	for deadline := time.Now().Add(15 * time.Second); len(redelivered) < 2 && time.Now().Before(deadline); {
+		records, resp = s.poll(t, worker, 5*time.Second)
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("redelivered records failed again: %v", resp.BatchItemFailures)
+		}
+		redelivered = append(redelivered, records...)
 	}
-	for _, rec := range records {
+	if got := instancesOf(t, redelivered); !sameSet(got, []string{poisoned, panicking}) {
+		t.Fatalf("redelivered %v within 15 s; want both failed records back, handled", got)
+	}
+	for _, rec := range redelivered {
 		if rec.Attributes["ApproximateReceiveCount"] != "2" {
 			t.Errorf("redelivered record has receive count %s, want 2", rec.Attributes["ApproximateReceiveCount"])
 		}
@@ -102,6 +111,80 @@ func TestOnlyFailingRecordsAreBatchItemFailures(t *testing.T) {
 	// reconciler (P6) — but its message was not lost in between.
 	if got := s.instance(t, panicking).Status; got != runner.StatusCreating {
 		t.Fatalf("%s: %s, want creating (claimed before the panic)", panicking, got)
+	}
+}
+
+// templateVisibility is the work queue's visibility timeout in
+// template.yaml: six times the worker's timeout, as SQS asks.
+const templateVisibility = 1800 * time.Second
+
+// A record that fails transiently is hidden for a short, growing backoff,
+// not for the queue's 30-minute visibility timeout: it is not redelivered at
+// once (no hot loop against a failing dependency), and it is redelivered
+// within seconds.
+func TestFailedRecordIsRetriedAfterABackoffNotTheVisibilityTimeout(t *testing.T) {
+	s := newStack(t, stackOptions{visibility: templateVisibility})
+	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	name := s.queue(t, intake, 7000000501, "x64")
+	s.setVersionAttribute(t, name, &ddbtypes.AttributeValueMemberS{Value: "not-a-number"})
+
+	records, resp := s.poll(t, worker, 5*time.Second)
+	if len(records) != 1 || len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("%d records, failures %v; want the one record, failed", len(records), resp.BatchItemFailures)
+	}
+	failedAt := time.Now()
+	lines := s.logs.lines(t, map[string]any{"msg": "failed message scheduled for retry", "message_id": records[0].MessageId})
+	if len(lines) != 1 {
+		t.Fatalf("no log line scheduling the retry: %v", lines)
+	}
+	// First delivery: 5 s, jittered down to no less than half.
+	if ms := lines[0]["backoff_ms"].(float64); ms < 2500 || ms > 5000 {
+		t.Fatalf("first retry backoff %v ms, want 2500..5000", ms)
+	}
+	s.setVersionAttribute(t, name, &ddbtypes.AttributeValueMemberN{Value: "1"})
+
+	if early, _ := s.poll(t, worker, time.Second); len(early) != 0 && time.Since(failedAt) < 2500*time.Millisecond {
+		t.Fatalf("failed record redelivered after %v, before its backoff", time.Since(failedAt))
+	}
+	s.drain(t, worker, 10*time.Second, name+" running after its retry", s.hasStatus(name, runner.StatusRunning))
+	if took := time.Since(failedAt); took < 2500*time.Millisecond {
+		t.Fatalf("failed record handled again %v after failing, before its backoff", took)
+	}
+	if visible, inFlight, delayed := s.queueDepth(t); visible+inFlight+delayed != 0 {
+		t.Fatalf("queue holds %d/%d/%d messages after the retry succeeded, want none", visible, inFlight, delayed)
+	}
+}
+
+// Scheduling the retry is best effort: when SQS refuses it (here, a
+// receipt handle it does not know), the record is still reported failed, so
+// it comes back after the visibility timeout rather than being deleted.
+func TestRecordStaysFailedWhenItsRetryCannotBeScheduled(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	name := s.queue(t, intake, 7000000601, "x64")
+	s.setVersionAttribute(t, name, &ddbtypes.AttributeValueMemberS{Value: "not-a-number"})
+
+	out, err := s.sqs.ReceiveMessage(context.Background(), &sqsapi.ReceiveMessageInput{
+		QueueUrl: aws.String(s.env.QueueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 5,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+	})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("ReceiveMessage: %d messages, %v; want 1", len(out.Messages), err)
+	}
+	event := s.sqsEvent(t, out.Messages)
+	event.Records[0].ReceiptHandle = "not-a-receipt-handle"
+	ctx, _ := s.invocation()
+	resp, err := worker.HandleSQS(ctx, event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failedInstances(t, event.Records, resp); !slices.Equal(got, []string{name}) {
+		t.Fatalf("batch item failures for %v, want %s", got, name)
+	}
+	lines := s.logs.lines(t, map[string]any{"level": "WARN", "message_id": event.Records[0].MessageId,
+		"msg": "could not schedule the failed message's retry; it comes back after the queue's visibility timeout instead"})
+	if len(lines) != 1 || lines[0]["error"] == nil {
+		t.Fatalf("no warning, with the error, that the retry could not be scheduled: %v", lines)
 	}
 }
 
