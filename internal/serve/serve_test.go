@@ -2,7 +2,6 @@ package serve_test
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,22 +44,6 @@ pools:
     max_runners: 1
     provider: {type: simulated}
 `
-}
-
-func TestRunRefusesGitHubKindsThisBuildLacks(t *testing.T) {
-	for name, github := range map[string]string{
-		"app":   "{app: {id: 1, private_key_env: KEY}}",
-		"token": "{token_env: TOKEN}",
-	} {
-		t.Run(name, func(t *testing.T) {
-			cfg := parseConfig(t, baseConfig(t.TempDir(), github))
-			err := serve.Run(context.Background(), serve.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
-			var fe *config.FieldError
-			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "not available") {
-				t.Errorf("Run = %v, want a *config.FieldError saying it is not available", err)
-			}
-		})
-	}
 }
 
 func TestRunRefusesASecondServerOnTheSameStore(t *testing.T) {

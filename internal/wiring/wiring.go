@@ -12,6 +12,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/rest"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
@@ -62,19 +63,52 @@ func Providers(cfg *config.Config) (map[string]providers.Provider, error) {
 	return out, errors.Join(problems...)
 }
 
-// GitHub returns the GitHub client the config asks for. The simulation is
-// announced with a loud warning: it keeps its runners in this process only.
+// GitHub returns the GitHub client the config asks for: the real client
+// (internal/github/rest) authenticated as the App or with the token, or the
+// simulation, announced with a loud warning: it keeps its runners in this
+// process only. The real client caches one authenticated client per App
+// installation, so build it once per process and keep it (on Lambda, once
+// per execution environment).
 func GitHub(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
+	gh := cfg.GitHub
 	switch {
-	case cfg.GitHub.Simulated:
+	case gh.Simulated:
 		log.Warn("GitHub is SIMULATED (github.simulated: true): no real runner is ever registered and no real job ever runs; for demos and tests only",
 			"github_simulated", true)
 		return ghsim.New(), nil
-	case cfg.GitHub.App != nil:
-		return nil, fieldError("github.app", "GitHub App authentication is not available yet in this build; set github.simulated: true to try runfleet without GitHub")
+	case gh.App != nil:
+		if len(gh.App.PrivateKey) == 0 {
+			return nil, fieldError("github.app", "the App's private key was not loaded (set private_key_file or private_key_env)")
+		}
+		client, err := rest.New(rest.Options{
+			BaseURL:        gh.BaseURL,
+			AppID:          gh.App.ID,
+			InstallationID: gh.App.InstallationID,
+			PrivateKey:     gh.App.PrivateKey,
+			Logger:         log,
+		})
+		if err != nil {
+			return nil, fieldError("github.app", "%v", err)
+		}
+		log.Info("GitHub: authenticating as an App", "app_id", gh.App.ID, "installation_id", gh.App.InstallationID, "base_url", baseURLOrDefault(gh.BaseURL))
+		return client, nil
+	case gh.Token != "":
+		client, err := rest.New(rest.Options{BaseURL: gh.BaseURL, Token: gh.Token, Logger: log})
+		if err != nil {
+			return nil, fieldError("github", "%v", err)
+		}
+		log.Info("GitHub: authenticating with a personal access token", "base_url", baseURLOrDefault(gh.BaseURL))
+		return client, nil
 	default:
-		return nil, fieldError("github", "token authentication (token_file/token_env) is not available yet in this build; set github.simulated: true to try runfleet without GitHub")
+		return nil, fieldError("github", "no GitHub authentication configured: set app (id, private_key_file/private_key_env), token_file/token_env, or simulated: true")
 	}
+}
+
+func baseURLOrDefault(u string) string {
+	if u == "" {
+		return "https://api.github.com"
+	}
+	return u
 }
 
 func fieldError(field, format string, args ...any) error {

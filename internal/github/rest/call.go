@@ -1,0 +1,42 @@
+package rest
+
+import (
+	"context"
+
+	gogithub "github.com/google/go-github/v57/github"
+
+	"github.com/runfleet/runfleet/internal/github"
+)
+
+// pageSize is GitHub's largest page: the fewest calls per listing.
+const pageSize = 100
+
+// call makes one request through the installation: refused here while a
+// rate limit it was told about lasts, labelled for the counters, and its
+// error classified (see classify).
+func (c *Client) call(ctx context.Context, inst *installation, op string, owner github.Owner, fn func(context.Context, *gogithub.Client) (*gogithub.Response, error)) (*gogithub.Response, error) {
+	if err := inst.gate(c.now()); err != nil {
+		return nil, err
+	}
+	resp, err := fn(withOp(ctx, op), inst.gh)
+	if err != nil {
+		return resp, classify(inst, c.now(), op, owner, err)
+	}
+	inst.succeeded()
+	return resp, nil
+}
+
+// nextPage says which page to read after page, given one answer: GitHub's
+// Link header when it sends one, else total_count.
+func nextPage(resp *gogithub.Response, page, got, seen, total int) (int, bool) {
+	if resp != nil && resp.NextPage > page {
+		return resp.NextPage, true
+	}
+	if resp != nil && resp.Header.Get("Link") != "" {
+		return 0, false // Link without rel="next": the last page
+	}
+	if got > 0 && seen < total {
+		return page + 1, true
+	}
+	return 0, false
+}

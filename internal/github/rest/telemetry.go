@@ -1,0 +1,85 @@
+package rest
+
+import (
+	"maps"
+	"sync"
+	"time"
+)
+
+// CallCounts are the requests sent to GitHub since the client was made.
+// Every one spends rate-limit budget: API calls the installation's,
+// installation-token mints and installation look-ups the App's.
+type CallCounts struct {
+	Total       int64
+	ByOperation map[string]int64 // keyed by the Op* constants
+}
+
+// API is the number of calls that spent an installation's budget: Total
+// without token mints and installation look-ups.
+func (c CallCounts) API() int64 {
+	return c.Total - c.ByOperation[OpCreateInstallationToken] - c.ByOperation[OpFindInstallation]
+}
+
+// Sub returns the calls made since an earlier snapshot.
+func (c CallCounts) Sub(earlier CallCounts) CallCounts {
+	out := CallCounts{Total: c.Total - earlier.Total, ByOperation: make(map[string]int64)}
+	for op, n := range c.ByOperation {
+		if d := n - earlier.ByOperation[op]; d != 0 {
+			out.ByOperation[op] = d
+		}
+	}
+	return out
+}
+
+// RateLimit is an installation's primary rate-limit budget as GitHub last
+// reported it.
+type RateLimit struct {
+	Limit     int
+	Remaining int
+	Reset     time.Time
+	// ObservedAt is when the answer carrying it arrived.
+	ObservedAt time.Time
+}
+
+type telemetry struct {
+	now   func() time.Time
+	mu    sync.Mutex
+	total int64
+	byOp  map[string]int64
+	rates map[int64]RateLimit
+}
+
+func (t *telemetry) init(now func() time.Time) {
+	t.now = now
+	t.byOp = make(map[string]int64)
+	t.rates = make(map[int64]RateLimit)
+}
+
+func (t *telemetry) count(op string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total++
+	t.byOp[op]++
+}
+
+func (t *telemetry) recordRate(installationID int64, rate RateLimit) {
+	rate.ObservedAt = t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rates[installationID] = rate
+}
+
+// Calls returns a snapshot of the request counters.
+func (c *Client) Calls() CallCounts {
+	c.telemetry.mu.Lock()
+	defer c.telemetry.mu.Unlock()
+	return CallCounts{Total: c.telemetry.total, ByOperation: maps.Clone(c.telemetry.byOp)}
+}
+
+// RateLimits returns each installation's last reported budget, keyed by
+// installation id (0 with a personal access token).
+func (c *Client) RateLimits() map[int64]RateLimit {
+	c.telemetry.mu.Lock()
+	defer c.telemetry.mu.Unlock()
+	return maps.Clone(c.telemetry.rates)
+}

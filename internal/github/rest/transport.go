@@ -1,0 +1,88 @@
+package rest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Operations, as counted by Calls. Each names what a request was for; a
+// runfleet operation may send several (a JIT config after a 409 lists and
+// removes the stale runner first).
+const (
+	OpGenerateJITConfig       = "GenerateJITConfig"
+	OpRemoveRunner            = "RemoveRunner"
+	OpListRunners             = "ListRunners"
+	OpListRunnerGroups        = "ListRunnerGroups"
+	OpFindInstallation        = "FindInstallation"
+	OpCreateInstallationToken = "CreateInstallationToken"
+)
+
+type opKey struct{}
+
+// withOp labels the requests made under ctx for the call counters.
+func withOp(ctx context.Context, op string) context.Context {
+	return context.WithValue(ctx, opKey{}, op)
+}
+
+func opOf(ctx context.Context) string {
+	if op, ok := ctx.Value(opKey{}).(string); ok {
+		return op
+	}
+	return "other"
+}
+
+// observer sits under authentication, just above the network: it sees
+// exactly the requests that reach GitHub (go-github refuses some locally
+// while a rate limit lasts; those cost nothing and are not counted), counts
+// them, and records the rate-limit headers of each answer.
+type observer struct {
+	next           http.RoundTripper
+	telemetry      *telemetry
+	installationID int64
+	log            *slog.Logger
+}
+
+func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isTokenRequest(req) {
+		// ghinstallation mints installation tokens under the caller's
+		// context; count them apart from the call that needed one.
+		o.telemetry.count(OpCreateInstallationToken)
+		return o.next.RoundTrip(req)
+	}
+	o.telemetry.count(opOf(req.Context()))
+	resp, err := o.next.RoundTrip(req)
+	if err == nil {
+		if rate, ok := parseRateHeaders(resp.Header); ok {
+			o.telemetry.recordRate(o.installationID, rate)
+			o.log.Debug("github rate limit", "installation_id", o.installationID,
+				"remaining", rate.Remaining, "limit", rate.Limit, "reset", rate.Reset.UTC().Format(time.RFC3339))
+		}
+	}
+	return resp, err
+}
+
+// isTokenRequest: POST /app/installations/{id}/access_tokens.
+func isTokenRequest(req *http.Request) bool {
+	return req.Method == http.MethodPost &&
+		strings.Contains(req.URL.Path, "/app/installations/") &&
+		strings.HasSuffix(req.URL.Path, "/access_tokens")
+}
+
+// parseRateHeaders reads x-ratelimit-{limit,remaining,reset}; ok is false
+// when the answer carries none.
+func parseRateHeaders(h http.Header) (RateLimit, bool) {
+	remaining, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
+	if err != nil {
+		return RateLimit{}, false
+	}
+	rate := RateLimit{Remaining: remaining}
+	rate.Limit, _ = strconv.Atoi(h.Get("X-RateLimit-Limit"))
+	if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && reset > 0 {
+		rate.Reset = time.Unix(reset, 0)
+	}
+	return rate, true
+}

@@ -1,0 +1,116 @@
+package wiring_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/wiring"
+)
+
+const appConfig = `
+controller_id: test
+github:
+  base_url: %s
+  app:
+    id: 4242
+    installation_id: 777
+    private_key_env: RUNFLEET_GITHUB_PRIVATE_KEY
+webhook:
+  secret_env: RUNFLEET_WEBHOOK_SECRET
+pools:
+  - name: linux
+    owner: octo-org
+    labels: [self-hosted, linux]
+    max_runners: 3
+    provider:
+      type: simulated
+`
+
+func newKey(t *testing.T) (*rsa.PrivateKey, []byte) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+}
+
+// The private key reaches the client the way it does on Lambda: config.Parse
+// asks lookupEnv (answered from Secrets Manager there) for the variable the
+// config names. The client then authenticates as the App's installation.
+func TestGitHubAppFromConfigTalksToGitHub(t *testing.T) {
+	key, keyPEM := newKey(t)
+	srv := githubtest.NewServer(t, githubtest.WithApp(4242, &key.PublicKey), githubtest.WithInstallation(777, ""))
+	srv.AddOrg("octo-org")
+	secrets := map[string]string{"RUNFLEET_GITHUB_PRIVATE_KEY": string(keyPEM), "RUNFLEET_WEBHOOK_SECRET": "s"}
+	lookup := func(k string) (string, bool) { v, ok := secrets[k]; return v, ok }
+	cfg, err := config.Parse(fmt.Appendf(nil, appConfig, srv.GHESURL()), lookup, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	gh, err := wiring.GitHub(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := gh.(*rest.Client); !ok {
+		t.Fatalf("got %T, want the real client", gh)
+	}
+	if _, err := gh.ListRunners(context.Background(), github.Owner{Org: "octo-org"}); err != nil {
+		t.Fatal(err)
+	}
+	if calls := srv.Calls(); len(calls) != 2 || calls[1].Identity != "installation:777" {
+		t.Fatalf("calls %+v, want a token mint then a call as installation 777", calls)
+	}
+	if strings.Contains(logs.String(), "PRIVATE KEY") {
+		t.Error("the private key reached the logs")
+	}
+}
+
+func TestGitHubModes(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	_, keyPEM := newKey(t)
+	cases := []struct {
+		name    string
+		gh      config.GitHub
+		real    bool
+		problem string
+	}{
+		{"app", config.GitHub{App: &config.App{ID: 1, PrivateKey: keyPEM}}, true, ""},
+		{"token", config.GitHub{Token: "ghp_x", BaseURL: "https://ghes.example.com/api/v3"}, true, ""},
+		{"app without a loaded key", config.GitHub{App: &config.App{ID: 1}}, false, "github.app"},
+		{"app with a bad key", config.GitHub{App: &config.App{ID: 1, PrivateKey: []byte("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n")}}, false, "github.app"},
+		{"nothing", config.GitHub{}, false, "github"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			gh, err := wiring.GitHub(&config.Config{GitHub: tc.gh}, log)
+			if tc.real {
+				if _, ok := gh.(*rest.Client); err != nil || !ok {
+					t.Fatalf("got %T, %v", gh, err)
+				}
+				return
+			}
+			var fe *config.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.problem {
+				t.Fatalf("err = %v, want a FieldError on %s", err, tc.problem)
+			}
+			if strings.Contains(err.Error(), "AAAA") {
+				t.Error("the error shows key material")
+			}
+		})
+	}
+}

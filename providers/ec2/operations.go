@@ -1,0 +1,93 @@
+package ec2
+
+import (
+	"context"
+
+	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/runfleet/runfleet/providers"
+)
+
+// DeleteInstance terminates the machine with that instance id or runfleet
+// name. A machine that is gone, or was never made, is success.
+func (p *Provider) DeleteInstance(ctx context.Context, instance string) error {
+	found, err := p.find(ctx, instance)
+	if err != nil {
+		return callError(opDelete, instance, "DescribeInstances", err)
+	}
+	if err := p.terminate(ctx, instanceIDs(found)); err != nil {
+		return callError(opDelete, instance, "TerminateInstances", err)
+	}
+	return nil
+}
+
+// GetInstance reports the machine with that instance id or runfleet name;
+// the error is providers.ErrNotFound when it does not exist or is
+// terminating.
+func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.Instance, error) {
+	found, err := p.find(ctx, instance)
+	if err != nil {
+		return providers.Instance{}, callError(opGet, instance, "DescribeInstances", err)
+	}
+	if len(found) == 0 {
+		return providers.Instance{}, notFound(opGet, instance)
+	}
+	return toInstance(newest(found)), nil
+}
+
+// ListInstances reports this controller's live machines in pool.
+func (p *Provider) ListInstances(ctx context.Context, pool string) ([]providers.Instance, error) {
+	found, err := p.describe(ctx, tagFilter(tagPool, pool))
+	if err != nil {
+		return nil, callError(opList, pool, "DescribeInstances", err)
+	}
+	out := make([]providers.Instance, 0, len(found))
+	for _, inst := range found {
+		out = append(out, toInstance(inst))
+	}
+	return out, nil
+}
+
+// RemoveAllInstances terminates every live machine tagged with this
+// controller, in every pool.
+func (p *Provider) RemoveAllInstances(ctx context.Context) error {
+	found, err := p.describe(ctx)
+	if err != nil {
+		return callError(opRemoveAll, p.controllerID, "DescribeInstances", err)
+	}
+	if err := p.terminate(ctx, instanceIDs(found)); err != nil {
+		return callError(opRemoveAll, p.controllerID, "TerminateInstances", err)
+	}
+	return nil
+}
+
+// StartInstance starts a stopped machine.
+func (p *Provider) StartInstance(ctx context.Context, instance string) error {
+	return p.startStop(ctx, opStart, "StartInstances", instance, func(ids []string) error {
+		_, err := p.client.StartInstances(ctx, &awsec2.StartInstancesInput{InstanceIds: ids})
+		return err
+	})
+}
+
+// StopInstance stops a machine. EC2 refuses to stop one-time spot
+// instances; that refusal is the error.
+func (p *Provider) StopInstance(ctx context.Context, instance string) error {
+	return p.startStop(ctx, opStop, "StopInstances", instance, func(ids []string) error {
+		_, err := p.client.StopInstances(ctx, &awsec2.StopInstancesInput{InstanceIds: ids})
+		return err
+	})
+}
+
+func (p *Provider) startStop(ctx context.Context, op, call, instance string, do func(ids []string) error) error {
+	found, err := p.find(ctx, instance)
+	if err != nil {
+		return callError(op, instance, "DescribeInstances", err)
+	}
+	if len(found) == 0 {
+		return notFound(op, instance)
+	}
+	if err := do(instanceIDs(found)); err != nil {
+		return callError(op, instance, call, err)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package ec2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"text/template"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/runfleet/runfleet/providers"
+)
+
+// Provider launches and removes one pool's runner machines on EC2. It is
+// safe for concurrent use.
+type Provider struct {
+	client       *awsec2.Client
+	controllerID string
+	settings     Settings
+	// userData is the custom user data template; nil = the defaults.
+	userData *template.Template
+	// rootDevices caches each AMI's root device name (AMIs are immutable).
+	rootDevices sync.Map
+}
+
+var _ providers.Provider = (*Provider)(nil)
+
+// New builds the provider with the AWS configuration of the environment
+// (config.LoadDefaultConfig: credentials, region, and endpoint overrides
+// such as AWS_ENDPOINT_URL_EC2). settings.Region, when set, wins over the
+// environment's region.
+func New(ctx context.Context, controllerID string, settings Settings) (*Provider, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if settings.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(settings.Region))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("ec2 provider: load AWS configuration: %w", err)
+	}
+	return NewWithConfig(cfg, controllerID, settings)
+}
+
+// NewWithConfig builds the provider on an AWS configuration the caller
+// made (tests point it at a local server and add middleware to it).
+// settings.Region, when set, wins over cfg.Region.
+func NewWithConfig(cfg aws.Config, controllerID string, settings Settings) (*Provider, error) {
+	if controllerID == "" {
+		return nil, errors.New("ec2 provider: a controller id is required (it tags every machine)")
+	}
+	if err := settings.Validate(); err != nil {
+		return nil, err
+	}
+	tmpl, err := parseUserDataTemplate(settings.UserDataTemplate)
+	if err != nil {
+		return nil, settingError(keyUserDataTemplate, "%v", err)
+	}
+	if settings.Region != "" {
+		cfg.Region = settings.Region
+	}
+	if cfg.Region == "" {
+		return nil, settingError(keyRegion, "not set, and the environment names no region (AWS_REGION)")
+	}
+	return &Provider{
+		client:       awsec2.NewFromConfig(cfg),
+		controllerID: controllerID,
+		settings:     settings,
+		userData:     tmpl,
+	}, nil
+}
+
+// Operation names, as GARM names them, for *providers.Error.
+const (
+	opCreate    = "CreateInstance"
+	opDelete    = "DeleteInstance"
+	opGet       = "GetInstance"
+	opList      = "ListInstances"
+	opRemoveAll = "RemoveAllInstances"
+	opStart     = "StartInstance"
+	opStop      = "StopInstance"
+)

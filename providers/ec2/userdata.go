@@ -1,0 +1,157 @@
+package ec2
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"text/template"
+
+	"github.com/runfleet/runfleet/providers"
+)
+
+// UserData is what a user data template sees. It holds no runner
+// credentials on purpose: the machine fetches those from MetadataURL with
+// InstanceToken, which the control plane accepts only until the runner
+// comes online. Anything in user data stays readable from the instance
+// metadata service for the machine's whole life.
+type UserData struct {
+	MetadataURL   string
+	InstanceToken string
+	Name          string
+	Pool          string
+	OSType        string // linux or windows
+	Arch          string
+}
+
+// maxUserDataBytes is EC2's limit on user data before base64 encoding.
+const maxUserDataBytes = 16 * 1024
+
+// The default scripts fetch the control plane's install script with the
+// instance token and run it, retrying while the network comes up. They use
+// only tools every stock image has (bash and curl; PowerShell).
+const linuxUserData = `#!/bin/bash
+# runfleet: fetch this runner's install script from the control plane and run it.
+set -euo pipefail
+metadata_url={{shellquote .MetadataURL}}
+instance_token={{shellquote .InstanceToken}}
+script="$(mktemp)"
+for attempt in $(seq 1 30); do
+  if curl -fsS --max-time 30 -H "Authorization: Bearer ${instance_token}" -o "$script" "${metadata_url%/}/install-script"; then
+    break
+  fi
+  if [ "$attempt" -eq 30 ]; then
+    echo "runfleet: cannot fetch ${metadata_url%/}/install-script" >&2
+    exit 1
+  fi
+  sleep 5
+done
+chmod 0700 "$script"
+exec bash "$script"
+`
+
+const windowsUserData = `<powershell>
+# runfleet: fetch this runner's install script from the control plane and run it.
+$ErrorActionPreference = 'Stop'
+$metadataUrl = {{psquote .MetadataURL}}
+$instanceToken = {{psquote .InstanceToken}}
+$script = Join-Path $env:TEMP 'runfleet-install.ps1'
+for ($attempt = 1; $attempt -le 30; $attempt++) {
+  try {
+    Invoke-WebRequest -UseBasicParsing -TimeoutSec 30 -Headers @{ Authorization = "Bearer $instanceToken" } -Uri ($metadataUrl.TrimEnd('/') + '/install-script') -OutFile $script
+    break
+  } catch {
+    if ($attempt -eq 30) { throw }
+    Start-Sleep -Seconds 5
+  }
+}
+& $script
+</powershell>
+`
+
+var templateFuncs = template.FuncMap{
+	"shellquote": shellQuote,
+	"psquote":    powerShellQuote,
+}
+
+// shellQuote makes s one POSIX shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// powerShellQuote makes s one PowerShell verbatim string.
+func powerShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// parseUserDataTemplate parses a custom template, or returns nil for the
+// defaults. A template that cannot render sample data is refused at load,
+// not at the first create.
+func parseUserDataTemplate(text string) (*template.Template, error) {
+	if text == "" {
+		return nil, nil
+	}
+	t, err := template.New("user_data_template").Funcs(templateFuncs).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	sample := UserData{MetadataURL: "https://runfleet.example/metadata", InstanceToken: "token", Name: "runfleet-pool-1-1", Pool: "pool", OSType: "linux", Arch: "amd64"}
+	if err := t.Execute(&bytes.Buffer{}, sample); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+var defaultTemplates = map[string]*template.Template{
+	"linux":   template.Must(template.New("linux").Funcs(templateFuncs).Parse(linuxUserData)),
+	"windows": template.Must(template.New("windows").Funcs(templateFuncs).Parse(windowsUserData)),
+}
+
+// renderUserData renders the machine's user data for req.
+func (p *Provider) renderUserData(req providers.CreateRequest) ([]byte, error) {
+	if err := checkBootstrap(req); err != nil {
+		return nil, err
+	}
+	data := UserData{
+		MetadataURL:   req.MetadataURL,
+		InstanceToken: req.InstanceToken,
+		Name:          req.Name,
+		Pool:          req.Pool,
+		OSType:        osType(req.OSType),
+		Arch:          req.Arch,
+	}
+	t := p.userData
+	if t == nil {
+		t = defaultTemplates[data.OSType]
+	}
+	var out bytes.Buffer
+	if err := t.Execute(&out, data); err != nil {
+		return nil, fmt.Errorf("render user data: %w", err)
+	}
+	if out.Len() > maxUserDataBytes {
+		return nil, fmt.Errorf("user data is %d bytes; EC2 accepts at most %d", out.Len(), maxUserDataBytes)
+	}
+	return out.Bytes(), nil
+}
+
+// checkBootstrap refuses a create the machine could never bootstrap from:
+// better a failed create the operator can read than a machine that idles
+// until the bootstrap timeout.
+func checkBootstrap(req providers.CreateRequest) error {
+	if req.InstanceToken == "" {
+		return errors.New("the create request has no instance token; the machine could not fetch its runner credentials")
+	}
+	u, err := url.Parse(req.MetadataURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("the create request's metadata URL %q is not an http(s) URL the machine can reach (set server.public_url)", req.MetadataURL)
+	}
+	return nil
+}
+
+func osType(t string) string {
+	if strings.EqualFold(t, "windows") {
+		return "windows"
+	}
+	return "linux"
+}
