@@ -33,6 +33,7 @@ Usage:
   runfleet instances delete NAME [--force] [--json]
   runfleet reconcile [--json]
   runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [--json]
+  runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [--json] [--log-level LEVEL]
   runfleet version
   runfleet help [COMMAND]
 
@@ -41,6 +42,7 @@ the reconciler in one process. The instances and reconcile commands operate a
 running server through its operator API:
   --server URL    server to talk to (env RUNFLEET_SERVER; default ` + defaultServer + `)
   --token TOKEN   the server's operator API token (env RUNFLEET_API_TOKEN)
+provider check runs a pool's provider directly, without a server, to vet it.
 
 Run 'runfleet COMMAND -h' for a command's flags.
 Exit status: 0 success, 1 failure, 2 bad usage or invalid configuration.
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.reconcile(ctx, rest)
 	case "webhook":
 		return c.webhook(ctx, rest)
+	case "provider":
+		return c.provider(ctx, rest)
 	case "version", "--version":
 		return c.version(rest)
 	case "help", "-h", "-help", "--help":
@@ -81,7 +85,7 @@ func (c *cli) help(args []string) int {
 	// Each command prints its own usage for -h; asked for by name, it goes
 	// to stdout.
 	switch args[0] {
-	case "serve", "instances", "reconcile", "webhook", "version":
+	case "serve", "instances", "reconcile", "webhook", "provider", "version":
 		return run(context.Background(), append(args, "-h"), c.getenv, c.stdout, c.stdout)
 	default:
 		fmt.Fprintf(c.stderr, "runfleet: no help for unknown command %q\n\n%s", args[0], mainUsage)

@@ -98,7 +98,7 @@ pools:
 	}
 }
 
-func TestServeRefusesProvidersThisBuildLacks(t *testing.T) {
+func TestServeRefusesPoolsWhoseProviderCannotBeBuilt(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "ec2.yaml")
@@ -124,7 +124,7 @@ pools:
 	if res.code != exitUsage {
 		t.Fatalf("exit %d, want 2: %+v", res.code, res)
 	}
-	for _, want := range []string{`pools[0].provider.type: pool "cloud"`, "not available", `pools[1].provider.settings: pool "odd"`, "failure_rate"} {
+	for _, want := range []string{`pools[0].provider.settings: pool "cloud"`, `pools[1].provider.settings: pool "odd"`, "failure_rate"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
 		}

@@ -1,0 +1,175 @@
+// Package externaltest provides a fake GARM external provider for tests:
+// a real executable (fakeprovider, built by Build) that keeps its machines
+// in a JSON state file, records every call it gets, and misbehaves on
+// request — hangs, bad JSON, invalid statuses, plain-text faults, failing
+// exits, ignored deletes by name — so tests can drive providers/external and
+// `runfleet provider check` through every rule of the protocol.
+package externaltest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cloudbase/garm-provider-common/params"
+)
+
+// Config is the fake provider's config file (GARM_PROVIDER_CONFIG_FILE):
+// where it keeps state and how it misbehaves. The zero value of every
+// behaviour field is a conformant provider.
+type Config struct {
+	// StateFile holds the machines (required).
+	StateFile string `json:"state_file"`
+	// RecordFile, when set, gets one JSON line per call: its command,
+	// environment and stdin (see Record).
+	RecordFile string `json:"record_file,omitempty"`
+	// PIDFile, when set, gets "<provider pid> <child pid>" from a hanging
+	// call, which starts a child in its process group before hanging.
+	PIDFile string `json:"pid_file,omitempty"`
+
+	// Hang lists commands that never finish.
+	Hang []string `json:"hang,omitempty"`
+	// Slow maps commands to a delay (a Go duration such as "200ms") before
+	// they do anything else.
+	Slow map[string]string `json:"slow,omitempty"`
+	// Fail maps commands to the exit code they fail with, after printing a
+	// valid-looking instance on stdout and "fake failure" on stderr.
+	Fail map[string]int `json:"fail,omitempty"`
+	// FailStderrBytes adds that much filler to a failing call's stderr.
+	FailStderrBytes int `json:"fail_stderr_bytes,omitempty"`
+	// BadJSON lists commands that print malformed JSON.
+	BadJSON []string `json:"bad_json,omitempty"`
+	// Status, when set, is the status every reported instance has.
+	Status string `json:"status,omitempty"`
+	// Fault is set (properly base64-encoded) as every reported instance's
+	// provider_fault.
+	Fault string `json:"fault,omitempty"`
+	// PlainTextFault is put into provider_fault as plain text, breaking
+	// the protocol (it must be base64).
+	PlainTextFault string `json:"plain_text_fault,omitempty"`
+	// OmitProviderID reports instances without a provider_id.
+	OmitProviderID bool `json:"omit_provider_id,omitempty"`
+	// ListOutput replaces ListInstances' answer: "null" or "empty" (no
+	// output at all).
+	ListOutput string `json:"list_output,omitempty"`
+	// IgnoreDeleteByName makes DeleteInstance by name exit 0 without
+	// deleting anything: the machine keeps running, and only listing
+	// reveals it.
+	IgnoreDeleteByName bool `json:"ignore_delete_by_name,omitempty"`
+}
+
+// Write saves c as a config file at path.
+func (c Config) Write(path string) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// ReadConfig reads a config file written by Write.
+func ReadConfig(path string) (Config, error) {
+	var c Config
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return c, err
+	}
+	err = json.Unmarshal(data, &c)
+	return c, err
+}
+
+// Machine is one machine in the state file.
+type Machine struct {
+	Pool     string                  `json:"pool"`
+	Instance params.ProviderInstance `json:"instance"`
+}
+
+// State is the state file's content.
+type State struct {
+	NextID   int       `json:"next_id"`
+	Machines []Machine `json:"machines"`
+}
+
+// ReadState reads a state file; a missing file is an empty state.
+func ReadState(path string) (State, error) {
+	var s State
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	err = json.Unmarshal(data, &s)
+	return s, err
+}
+
+// Record is one call the fake provider received.
+type Record struct {
+	Command string            `json:"command"`
+	Env     map[string]string `json:"env"`
+	Stdin   string            `json:"stdin"`
+}
+
+// ReadRecords reads every call recorded in path, oldest first.
+func ReadRecords(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("record %d: %w", len(out)+1, err)
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}
+
+// ReadPIDs reads the pids a hanging call wrote to its PIDFile.
+func ReadPIDs(path string) (provider, child int, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return 0, 0, fmt.Errorf("pid file %s: %q", path, data)
+	}
+	if provider, err = strconv.Atoi(fields[0]); err != nil {
+		return 0, 0, err
+	}
+	child, err = strconv.Atoi(fields[1])
+	return provider, child, err
+}
+
+// fakeProviderPackage is the fake provider's import path.
+const fakeProviderPackage = "github.com/runfleet/runfleet/providers/external/externaltest/fakeprovider"
+
+// Build compiles the fake provider into dir and returns its path. It runs
+// `go build`, so it works from any test in this module (go test puts the
+// go command on PATH); call it once per test binary, e.g. in TestMain.
+func Build(dir string) (string, error) {
+	out := filepath.Join(dir, "fakeprovider")
+	cmd := exec.Command("go", "build", "-o", out, fakeProviderPackage)
+	// No cgo: faster, and nothing in it needs C.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	var msg bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build the fake provider: %w\n%s", err, msg.String())
+	}
+	return out, nil
+}

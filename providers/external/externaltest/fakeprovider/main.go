@@ -1,0 +1,330 @@
+// Command fakeprovider is a GARM external provider for tests: machines are
+// entries in a JSON state file, and its config file (externaltest.Config)
+// makes it misbehave on request. Build it with externaltest.Build.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cloudbase/garm-provider-common/execution/common"
+	"github.com/cloudbase/garm-provider-common/params"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
+)
+
+// childRole marks the process a hanging call starts, to show that killing
+// the provider's process group takes its children too.
+const childRole = "FAKEPROVIDER_ROLE=child"
+
+func main() {
+	os.Exit(run())
+}
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func run() int {
+	if slices.Contains(os.Environ(), childRole) {
+		hangForever()
+	}
+	stdin, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return fail(fmt.Errorf("read stdin: %w", err))
+	}
+	command := os.Getenv("GARM_COMMAND")
+	cfgPath := os.Getenv("GARM_PROVIDER_CONFIG_FILE")
+	if cfgPath == "" {
+		return fail(errors.New("missing GARM_PROVIDER_CONFIG_FILE"))
+	}
+	cfg, err := externaltest.ReadConfig(cfgPath)
+	if err != nil {
+		return fail(fmt.Errorf("read config: %w", err))
+	}
+	if err := record(cfg.RecordFile, command, stdin); err != nil {
+		return fail(err)
+	}
+	if os.Getenv("GARM_CONTROLLER_ID") == "" || command == "" {
+		return fail(errors.New("missing GARM_CONTROLLER_ID or GARM_COMMAND"))
+	}
+	if delay, ok := cfg.Slow[command]; ok {
+		d, err := time.ParseDuration(delay)
+		if err != nil {
+			return fail(fmt.Errorf("slow %s: %w", command, err))
+		}
+		time.Sleep(d)
+	}
+	if slices.Contains(cfg.Hang, command) {
+		hang(cfg.PIDFile)
+	}
+	if code, ok := cfg.Fail[command]; ok {
+		fmt.Print(`{"provider_id": "ignored-on-failure", "name": "ignored", "status": "running"}`)
+		fmt.Fprintf(os.Stderr, "fake failure of %s%s", command, strings.Repeat("x", cfg.FailStderrBytes))
+		return code
+	}
+	if slices.Contains(cfg.BadJSON, command) {
+		fmt.Print(`{"provider_id": "fk-1", "name": `)
+		return 0
+	}
+	out, err := dispatch(cfg, common.ExecutionCommand(command), stdin)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Print(out)
+	return 0
+}
+
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, err)
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return 1
+}
+
+func notFound(id string) error {
+	return &exitError{code: common.ExitCodeNotFound, msg: "instance " + id + " not found"}
+}
+
+func dispatch(cfg externaltest.Config, command common.ExecutionCommand, stdin []byte) (string, error) {
+	pool, instanceID := os.Getenv("GARM_POOL_ID"), os.Getenv("GARM_INSTANCE_ID")
+	switch command {
+	case common.GetVersionCommand:
+		return "v0.1.0-fake", nil
+	case common.CreateInstanceCommand:
+		var b params.BootstrapInstance
+		if err := json.Unmarshal(stdin, &b); err != nil || b.Name == "" || pool == "" {
+			return "", fmt.Errorf("CreateInstance needs bootstrap params on stdin and GARM_POOL_ID (err %v)", err)
+		}
+		var created params.ProviderInstance
+		err := update(cfg.StateFile, func(s *externaltest.State) error {
+			if find(s, b.Name, true) >= 0 {
+				return &exitError{code: common.ExitCodeDuplicate, msg: "instance " + b.Name + " exists"}
+			}
+			s.NextID++
+			created = params.ProviderInstance{
+				ProviderID: fmt.Sprintf("fk-%d", s.NextID), Name: b.Name, Status: params.InstanceRunning,
+				OSType: b.OSType, OSArch: b.OSArch, OSName: "fakeos",
+			}
+			s.Machines = append(s.Machines, externaltest.Machine{Pool: pool, Instance: created})
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		return answer(cfg, created)
+	case common.GetInstanceCommand:
+		s, err := externaltest.ReadState(cfg.StateFile)
+		if err != nil {
+			return "", err
+		}
+		i := find(&s, instanceID, true)
+		if i < 0 {
+			return "", notFound(instanceID)
+		}
+		return answer(cfg, s.Machines[i].Instance)
+	case common.ListInstancesCommand:
+		return list(cfg, pool)
+	case common.DeleteInstanceCommand:
+		return "", update(cfg.StateFile, func(s *externaltest.State) error {
+			i := find(s, instanceID, !cfg.IgnoreDeleteByName)
+			if i < 0 {
+				if cfg.IgnoreDeleteByName && find(s, instanceID, true) >= 0 {
+					return nil // "deleted" — but the machine keeps running
+				}
+				return notFound(instanceID)
+			}
+			s.Machines = slices.Delete(s.Machines, i, i+1)
+			return nil
+		})
+	case common.RemoveAllInstancesCommand:
+		return "", update(cfg.StateFile, func(s *externaltest.State) error {
+			s.Machines = nil
+			return nil
+		})
+	case common.StartInstanceCommand, common.StopInstanceCommand:
+		status := params.InstanceRunning
+		if command == common.StopInstanceCommand {
+			status = params.InstanceStopped
+		}
+		return "", update(cfg.StateFile, func(s *externaltest.State) error {
+			i := find(s, instanceID, true)
+			if i < 0 {
+				return notFound(instanceID)
+			}
+			s.Machines[i].Instance.Status = status
+			return nil
+		})
+	default:
+		return "", fmt.Errorf("unknown GARM_COMMAND %q", command)
+	}
+}
+
+func list(cfg externaltest.Config, pool string) (string, error) {
+	switch cfg.ListOutput {
+	case "null":
+		return "null", nil
+	case "empty":
+		return "", nil
+	}
+	s, err := externaltest.ReadState(cfg.StateFile)
+	if err != nil {
+		return "", err
+	}
+	items := []json.RawMessage{}
+	for _, m := range s.Machines {
+		if m.Pool != pool {
+			continue
+		}
+		one, err := answer(cfg, m.Instance)
+		if err != nil {
+			return "", err
+		}
+		items = append(items, json.RawMessage(one))
+	}
+	out, err := json.Marshal(items)
+	return string(out), err
+}
+
+// find returns the index of the machine with provider id id (or, byName,
+// with name id), or -1.
+func find(s *externaltest.State, id string, byName bool) int {
+	return slices.IndexFunc(s.Machines, func(m externaltest.Machine) bool {
+		return m.Instance.ProviderID == id || (byName && m.Instance.Name == id)
+	})
+}
+
+// answer prints in as the config's misbehaviours want it.
+func answer(cfg externaltest.Config, in params.ProviderInstance) (string, error) {
+	if cfg.Status != "" {
+		in.Status = params.InstanceStatus(cfg.Status)
+	}
+	if cfg.Fault != "" {
+		in.ProviderFault = []byte(cfg.Fault)
+	}
+	if cfg.OmitProviderID {
+		in.ProviderID = ""
+	}
+	out, err := json.Marshal(in)
+	if err != nil || cfg.PlainTextFault == "" {
+		return string(out), err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(out, &fields); err != nil {
+		return "", err
+	}
+	fields["provider_fault"] = cfg.PlainTextFault
+	out, err = json.Marshal(fields)
+	return string(out), err
+}
+
+// update changes the state file under a lock, so concurrent calls (the
+// engine's workers) do not lose each other's machines.
+func update(path string, change func(*externaltest.State) error) error {
+	unlock, err := lock(path + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := externaltest.ReadState(path)
+	if err != nil {
+		return err
+	}
+	if err := change(&s); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// lock takes a lock file, portable and good enough for a test provider:
+// nothing that holds it can hang.
+func lock(path string) (func(), error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err == nil {
+			f.Close()
+			return func() { os.Remove(path) }, nil
+		}
+		if !errors.Is(err, os.ErrExist) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func record(path, command string, stdin []byte) error {
+	if path == "" {
+		return nil
+	}
+	env := map[string]string{}
+	vars := os.Environ()
+	sort.Strings(vars)
+	for _, kv := range vars {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	line, err := json.Marshal(externaltest.Record{Command: command, Env: env, Stdin: string(stdin)})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(append(line, '\n'))
+	return err
+}
+
+// hang starts a child sharing this process's group and output, records both
+// pids, and never returns.
+func hang(pidFile string) {
+	self, err := os.Executable()
+	if err != nil {
+		os.Exit(fail(err))
+	}
+	child := exec.Command(self)
+	child.Env = []string{childRole}
+	child.Stdout, child.Stderr = os.Stdout, os.Stderr
+	if err := child.Start(); err != nil {
+		os.Exit(fail(err))
+	}
+	if pidFile != "" {
+		tmp := pidFile + ".tmp"
+		if err := os.WriteFile(tmp, fmt.Appendf(nil, "%d %d", os.Getpid(), child.Process.Pid), 0o600); err != nil {
+			os.Exit(fail(err))
+		}
+		if err := os.Rename(tmp, pidFile); err != nil {
+			os.Exit(fail(err))
+		}
+	}
+	hangForever()
+}
+
+func hangForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
