@@ -112,11 +112,20 @@ func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("github: %s rate limit exceeded, retry at %s: %s", kind, e.RetryAt.UTC().Format(time.RFC3339), e.Message)
 }
 
+// ErrMisconfigured is matched (errors.Is) by errors that retrying cannot fix
+// — a runner group or App installation that does not exist — so the engine
+// does not spend attempts and rate limit on them.
+var ErrMisconfigured = errors.New("github: misconfigured")
+
 // PermissionError: the App or token lacks a permission the call needs.
 type PermissionError struct {
 	Op      string
 	Message string
 }
+
+// Is makes errors.Is(err, ErrMisconfigured) true: a missing permission is
+// fixed by an administrator, not by a retry.
+func (e *PermissionError) Is(target error) bool { return target == ErrMisconfigured }
 
 func (e *PermissionError) Error() string {
 	return fmt.Sprintf("github: %s forbidden (check the App's \"Self-hosted runners\" / Administration permission): %s", e.Op, e.Message)

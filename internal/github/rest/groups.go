@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,7 +17,7 @@ const defaultRunnerGroupID = 1
 
 // ErrRunnerGroupNotFound: a pool names a runner group the owner does not
 // have (or the App cannot see).
-var ErrRunnerGroupNotFound = errors.New("github: runner group not found")
+var ErrRunnerGroupNotFound = fmt.Errorf("%w: runner group not found", github.ErrMisconfigured)
 
 type groupKey struct{ owner, name string }
 

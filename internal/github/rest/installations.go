@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -95,7 +94,7 @@ func (c *Client) appGitHub() (*gogithub.Client, error) {
 
 // ErrNoInstallation: the App is not installed where runners should
 // register, or runfleet cannot tell which installation to use.
-var ErrNoInstallation = errors.New("github: no App installation for this owner")
+var ErrNoInstallation = fmt.Errorf("%w: no App installation for this owner", github.ErrMisconfigured)
 
 // discoverInstallation asks GitHub which installation of the App covers an
 // organization or repository (one call per owner per process). Enterprise
