@@ -54,7 +54,7 @@ all: build
 runfleet:
 	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet ./cmd/runfleet
 
-## build: bin/runfleet and the four Lambda bootstraps in bin/lambda/<LogicalId>/
+## build: bin/runfleet and the Lambda bootstraps in bin/lambda/<LogicalId>/
 build: runfleet lambdas
 
 lambdas: $(LAMBDA_FUNCTIONS:%=lambda-%)

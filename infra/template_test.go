@@ -18,15 +18,16 @@ import (
 // each must get from template.yaml.
 var contractEnv = map[string][]string{
 	"WebhookFunction":     {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_WEBHOOK_SECRET_ARN"},
-	"WorkerFunction":      {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN"},
+	"WorkerFunction":      {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN", "RUNFLEET_METADATA_URL", "RUNFLEET_INSTANCE_TOKEN_KEY_ARN"},
 	"ForceDeleteFunction": {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN"},
 	"ReconcilerFunction":  {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN"},
+	"MetadataFunction":    {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_INSTANCE_TOKEN_KEY_ARN"},
 }
 
 // Secret values reach the functions from Secrets Manager through
 // config.Parse's lookupEnv; as real environment variables they would show
 // in the Lambda console and API.
-var forbiddenEnv = []string{"RUNFLEET_WEBHOOK_SECRET", "RUNFLEET_GITHUB_PRIVATE_KEY", "RUNFLEET_GITHUB_TOKEN"}
+var forbiddenEnv = []string{"RUNFLEET_WEBHOOK_SECRET", "RUNFLEET_GITHUB_PRIVATE_KEY", "RUNFLEET_GITHUB_TOKEN", "RUNFLEET_INSTANCE_TOKEN_KEY"}
 
 func TestTableMatchesSchemaFile(t *testing.T) {
 	tpl := loadTemplate(t)
@@ -258,7 +259,7 @@ func TestPoliciesNameTheirResources(t *testing.T) {
 
 func TestOutputs(t *testing.T) {
 	tpl := loadTemplate(t)
-	for _, name := range []string{"WebhookUrl", "ForceDeleteFunctionName", "TableName", "WorkQueueUrl", "DeadLetterQueueUrl"} {
+	for _, name := range []string{"WebhookUrl", "MetadataUrl", "ForceDeleteFunctionName", "TableName", "WorkQueueUrl", "DeadLetterQueueUrl"} {
 		if tpl.get("Outputs").get(name).get("Value").v == nil {
 			t.Errorf("output %s is missing", name)
 		}

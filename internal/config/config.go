@@ -15,7 +15,9 @@ type Config struct {
 	Server       Server  `yaml:"server"`
 	Store        Store   `yaml:"store"`
 	Engine       Engine  `yaml:"engine"`
-	Pools        []Pool  `yaml:"pools"`
+	// Metadata tunes what runner machines are served while they boot.
+	Metadata Metadata `yaml:"metadata"`
+	Pools    []Pool   `yaml:"pools"`
 }
 
 // GitHub says how runfleet talks to GitHub.
@@ -57,7 +59,9 @@ type Webhook struct {
 // Server is embedded mode's HTTP server.
 type Server struct {
 	Listen string `yaml:"listen"` // default 127.0.0.1:8080
-	// PublicURL is how runner machines reach the metadata endpoints.
+	// PublicURL is how runner machines reach the metadata endpoints
+	// (<public_url>/metadata/… and /callbacks/…). Setting it turns runner
+	// bootstrap on: instance tokens and stored JIT credentials.
 	PublicURL string `yaml:"public_url"`
 	// APITokenFile / APITokenEnv: the bearer token of the operator API. It
 	// is optional: with neither set the operator API is disabled (its routes
@@ -67,6 +71,27 @@ type Server struct {
 	APITokenEnv  string `yaml:"api_token_env"`
 	// APIToken is resolved at load; never in YAML. Empty = API disabled.
 	APIToken string `yaml:"-" json:"-"`
+	// InstanceTokenKeyFile / InstanceTokenKeyEnv: the HMAC key (at least
+	// 32 bytes) that signs the instance tokens runner machines present to
+	// the metadata endpoints, which PublicURL turns on. Optional: without
+	// one, `runfleet serve` generates a key once and keeps it in store.dir,
+	// so tokens survive restarts. (On Lambda the key comes from the stack's
+	// Secrets Manager secret instead; see docs/runner-bootstrap.md.)
+	InstanceTokenKeyFile string `yaml:"instance_token_key_file"`
+	InstanceTokenKeyEnv  string `yaml:"instance_token_key_env"`
+	// InstanceTokenKey is resolved at load; never in YAML.
+	InstanceTokenKey []byte `yaml:"-" json:"-"`
+}
+
+// Metadata tunes the runner bootstrap endpoints (both modes).
+type Metadata struct {
+	// RunnerVersion is the actions/runner release runfleet's install
+	// script downloads when a machine's image has none (default: the
+	// metadata package's DefaultRunnerVersion).
+	RunnerVersion string `yaml:"runner_version"`
+	// CACertBundle is PEM text of extra root certificates machines should
+	// trust (served at system/cert-bundle); not a secret.
+	CACertBundle string `yaml:"ca_cert_bundle"`
 }
 
 // Store configures embedded mode's state directory.

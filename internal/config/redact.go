@@ -34,13 +34,17 @@ func (w Webhook) LogValue() slog.Value {
 	)
 }
 
-// String prints the server settings without the API token.
+// String prints the server settings without the API token or the instance
+// token key.
 func (s Server) String() string {
-	return fmt.Sprintf("{Listen:%s PublicURL:%s APITokenFile:%s APITokenEnv:%s APIToken:%s}",
-		s.Listen, s.PublicURL, s.APITokenFile, s.APITokenEnv, mask(s.APIToken != ""))
+	return fmt.Sprintf("{Listen:%s PublicURL:%s APITokenFile:%s APITokenEnv:%s APIToken:%s "+
+		"InstanceTokenKeyFile:%s InstanceTokenKeyEnv:%s InstanceTokenKey:%s}",
+		s.Listen, s.PublicURL, s.APITokenFile, s.APITokenEnv, mask(s.APIToken != ""),
+		s.InstanceTokenKeyFile, s.InstanceTokenKeyEnv, mask(len(s.InstanceTokenKey) > 0))
 }
 
-// LogValue logs the server settings without the API token.
+// LogValue logs the server settings without the API token or the instance
+// token key.
 func (s Server) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("listen", s.Listen),
@@ -48,6 +52,9 @@ func (s Server) LogValue() slog.Value {
 		slog.String("api_token_file", s.APITokenFile),
 		slog.String("api_token_env", s.APITokenEnv),
 		slog.String("api_token", mask(s.APIToken != "")),
+		slog.String("instance_token_key_file", s.InstanceTokenKeyFile),
+		slog.String("instance_token_key_env", s.InstanceTokenKeyEnv),
+		slog.String("instance_token_key", mask(len(s.InstanceTokenKey) > 0)),
 	)
 }
 

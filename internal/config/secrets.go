@@ -12,8 +12,12 @@ type sources struct {
 	readFile  func(string) ([]byte, error)
 }
 
-// resolveSecrets fills Webhook.Secret, GitHub.Token, GitHub.App.PrivateKey
-// and Server.APIToken. Problems name the field and the variable or file,
+// MinInstanceTokenKeyBytes is the shortest instance token key accepted
+// (HS256's output size).
+const MinInstanceTokenKeyBytes = 32
+
+// resolveSecrets fills Webhook.Secret, GitHub.Token, GitHub.App.PrivateKey,
+// Server.APIToken and Server.InstanceTokenKey. Problems name the field and the variable or file,
 // never the value.
 func (c *Config) resolveSecrets(src sources) problems {
 	var p problems
@@ -34,6 +38,15 @@ func (c *Config) resolveSecrets(src sources) problems {
 	}
 	if c.Server.APITokenFile != "" || c.Server.APITokenEnv != "" {
 		c.Server.APIToken = string(src.read(&p, "server.api_token", c.Server.APITokenFile, c.Server.APITokenEnv, true))
+	}
+	if c.Server.InstanceTokenKeyFile != "" || c.Server.InstanceTokenKeyEnv != "" {
+		key := src.read(&p, "server.instance_token_key", c.Server.InstanceTokenKeyFile, c.Server.InstanceTokenKeyEnv, true)
+		if key != nil && len(key) < MinInstanceTokenKeyBytes {
+			p.add(secretField("server.instance_token_key", c.Server.InstanceTokenKeyFile),
+				"the key is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 32)", len(key), MinInstanceTokenKeyBytes)
+			key = nil
+		}
+		c.Server.InstanceTokenKey = key
 	}
 	return p
 }

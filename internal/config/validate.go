@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/url"
@@ -41,6 +43,7 @@ func (c *Config) validate() problems {
 	c.Webhook.validate(&p)
 	c.Server.validate(&p)
 	c.Engine.validate(&p)
+	c.Metadata.validate(&p)
 	c.validatePools(&p)
 	return p
 }
@@ -102,6 +105,42 @@ func (s *Server) validate(p *problems) {
 	}
 	if s.APITokenFile != "" && s.APITokenEnv != "" {
 		p.add("server", "set only one of api_token_file and api_token_env")
+	}
+	if s.InstanceTokenKeyFile != "" && s.InstanceTokenKeyEnv != "" {
+		p.add("server", "set only one of instance_token_key_file and instance_token_key_env")
+	}
+}
+
+// runnerVersionPattern is an actions/runner release number.
+var runnerVersionPattern = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+
+func (m *Metadata) validate(p *problems) {
+	if m.RunnerVersion != "" && !runnerVersionPattern.MatchString(m.RunnerVersion) {
+		p.add("metadata.runner_version", "%q: want a release number such as 2.328.0", m.RunnerVersion)
+	}
+	if strings.TrimSpace(m.CACertBundle) == "" {
+		return
+	}
+	rest := []byte(m.CACertBundle)
+	certs := 0
+	for {
+		block, more := pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		rest = more
+		if block.Type != "CERTIFICATE" {
+			p.add("metadata.ca_cert_bundle", "holds a %q PEM block; only certificates belong there", block.Type)
+			return
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			p.add("metadata.ca_cert_bundle", "certificate %d does not parse: %v", certs+1, err)
+			return
+		}
+		certs++
+	}
+	if certs == 0 {
+		p.add("metadata.ca_cert_bundle", "holds no PEM certificate")
 	}
 }
 

@@ -79,12 +79,15 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 		CallbackURL:      e.opts.CallbackURL,
 		JITConfigEnabled: true,
 	}
-	if e.opts.InstanceToken != nil {
-		tok, err := e.opts.InstanceToken(claimed.Name, claimed.CreateAttempt, pool.BootstrapTimeout+5*time.Minute)
-		if err != nil {
-			return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "token", runnerID: jit.RunnerID})
-		}
-		req.InstanceToken = tok
+	// Runner bootstrap (bootstrap.go): the JIT configuration is stored for
+	// the machine to fetch with its instance token; it never goes into the
+	// request. The token and the per-instance URLs do.
+	boot, err := e.prepareBootstrap(ctx, claimed, pool, jit)
+	if err != nil {
+		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "bootstrap", runnerID: jit.RunnerID})
+	}
+	if boot.token != "" {
+		req.InstanceToken, req.MetadataURL, req.CallbackURL = boot.token, boot.metadataURL, boot.callbackURL
 	}
 	pctx, cancel := context.WithTimeout(ctx, pool.BootstrapTimeout)
 	machine, err := e.providers[pool.Name].CreateInstance(pctx, req)
@@ -184,7 +187,7 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 			log.Warn("removing the unused JIT runner failed; instance goes to pending_delete", "error", err)
 		}
 	}
-	retry := cleaned && claimed.CreateAttempt < e.opts.MaxCreateAttempts
+	retry := cleaned && claimed.CreateAttempt < e.opts.MaxCreateAttempts && !errors.Is(f.cause, github.ErrMisconfigured)
 	delay := e.backoff(claimed.CreateAttempt)
 	var rl *github.RateLimitError
 	if errors.As(f.cause, &rl) {

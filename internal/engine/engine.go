@@ -42,12 +42,15 @@ type Options struct {
 	// ProviderTimeout bounds every provider call but create, which the
 	// pool's bootstrap timeout bounds. Default 5m.
 	ProviderTimeout time.Duration
-	// MetadataURL and CallbackURL are handed to providers for runner bootstrap.
+	// MetadataURL and CallbackURL are the bases of the runner bootstrap
+	// endpoints; with InstanceToken set, providers get them with the
+	// instance name appended (InstanceURL), see bootstrap.go.
 	MetadataURL string
 	CallbackURL string
 	// InstanceToken mints the token a booting machine uses against the
-	// metadata endpoints; nil means no token is issued.
-	InstanceToken func(inst string, createAttempt int, ttl time.Duration) (string, error)
+	// metadata endpoints; nil means no token is issued (and no runner
+	// credentials are stored).
+	InstanceToken func(inst, pool string, createAttempt int, ttl time.Duration) (string, error)
 }
 
 // Engine runs runfleet's use cases over its ports. It is safe for

@@ -18,6 +18,7 @@ import (
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/metadata"
 	"github.com/runfleet/runfleet/internal/queue/sqs"
 	dynamostore "github.com/runfleet/runfleet/internal/store/dynamodb"
 	"github.com/runfleet/runfleet/internal/telemetry"
@@ -55,6 +56,11 @@ type App struct {
 	GitHub    github.GitHub
 	Providers map[string]providers.Provider
 	Logger    *slog.Logger
+	// Tokens and MetadataURL are runner bootstrap's (bootstrap.go): the
+	// metadata function verifies with Tokens; a worker with both mints
+	// tokens and hands providers the metadata URLs.
+	Tokens      *metadata.Tokens
+	MetadataURL string
 }
 
 // Build reads the config and secrets and builds role's adapters. Every
@@ -78,6 +84,9 @@ func Build(ctx context.Context, opts Options) (*App, error) {
 
 	provs, gh := opts.Providers, opts.GitHub
 	var problems []error
+	if provs == nil && !opts.Role.usesProviders() {
+		provs = unusedProviders(cfg)
+	}
 	if provs == nil {
 		provs, err = wiring.Providers(cfg)
 		problems = append(problems, err)
@@ -102,6 +111,9 @@ func Build(ctx context.Context, opts Options) (*App, error) {
 		GitHub:    gh,
 		Providers: provs,
 		Logger:    log,
+	}
+	if err := app.loadBootstrap(ctx, opts.Env, secretsmanager.NewFromConfig(opts.AWS)); err != nil {
+		return nil, err
 	}
 	if _, err := app.engine(log); err != nil {
 		return nil, err
@@ -132,7 +144,7 @@ func FromEnvironment(role Role) BuildFunc {
 func (a *App) engine(log *slog.Logger) (*engine.Engine, error) {
 	engOpts := wiring.EngineOptions(a.Config)
 	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = a.Store, a.Queue, a.GitHub, a.Providers, log
-	eng, err := engine.New(engOpts)
+	eng, err := engine.New(a.bootstrapOptions(engOpts))
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)
 	}

@@ -1,5 +1,5 @@
-// Package lambdafn holds runfleet's four AWS Lambda functions as plain Go:
-// the handlers (webhook, worker, forcedelete, reconciler) and the wiring they
+// Package lambdafn holds runfleet's AWS Lambda functions as plain Go: the
+// handlers (webhook, worker, forcedelete, reconciler, metadata) and the wiring they
 // share — read the environment, fetch the config from SSM and the secrets
 // from Secrets Manager, build the DynamoDB store, the SQS queue, the
 // providers and the GitHub client, and run the engine over them.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 
 	"github.com/runfleet/runfleet/internal/telemetry"
@@ -14,17 +15,20 @@ import (
 // sees the GitHub key, the others never see the webhook secret).
 type Role string
 
-// The four functions of template.yaml.
+// The functions of template.yaml.
 const (
 	RoleWebhook     Role = "webhook"
 	RoleWorker      Role = "worker"
 	RoleForceDelete Role = "forcedelete"
 	RoleReconciler  Role = "reconciler"
+	// RoleMetadata serves runner bootstrap (internal/metadata) behind its
+	// own Function URL; see metadata.go.
+	RoleMetadata Role = "metadata"
 )
 
 func (r Role) valid() bool {
 	switch r {
-	case RoleWebhook, RoleWorker, RoleForceDelete, RoleReconciler:
+	case RoleWebhook, RoleWorker, RoleForceDelete, RoleReconciler, RoleMetadata:
 		return true
 	}
 	return false
@@ -33,8 +37,14 @@ func (r Role) valid() bool {
 // usesWebhookSecret: only intake verifies signatures.
 func (r Role) usesWebhookSecret() bool { return r == RoleWebhook }
 
-// usesGitHub: every function but intake registers or removes runners.
-func (r Role) usesGitHub() bool { return r != RoleWebhook }
+// usesGitHub: every function but intake and metadata registers or removes
+// runners.
+func (r Role) usesGitHub() bool { return r != RoleWebhook && r != RoleMetadata }
+
+// usesProviders: the metadata function never calls a provider (a failed
+// bootstrap only enqueues the delete), so it neither needs an external
+// provider's binary nor its cloud permissions.
+func (r Role) usesProviders() bool { return r != RoleMetadata }
 
 // Environment variables template.yaml sets (see notes/lambda-contract.md).
 const (
@@ -44,6 +54,14 @@ const (
 	EnvWebhookSecretARN = "RUNFLEET_WEBHOOK_SECRET_ARN"
 	EnvGitHubSecretARN  = "RUNFLEET_GITHUB_SECRET_ARN"
 	EnvLogLevel         = "LOG_LEVEL"
+	// EnvInstanceTokenKeyARN names the Secrets Manager secret holding the
+	// instance token key: the metadata function verifies tokens with it,
+	// the worker mints them.
+	EnvInstanceTokenKeyARN = "RUNFLEET_INSTANCE_TOKEN_KEY_ARN"
+	// EnvMetadataURL is the metadata function's URL, given to the worker so
+	// providers can tell machines where to call. With it and the key the
+	// worker turns runner bootstrap on.
+	EnvMetadataURL = "RUNFLEET_METADATA_URL"
 )
 
 // Env is what a function reads from its environment. Secrets are never in
@@ -55,6 +73,9 @@ type Env struct {
 	WebhookSecretARN string
 	GitHubSecretARN  string
 	LogLevel         slog.Level
+
+	InstanceTokenKeyARN string
+	MetadataURL         string
 }
 
 // ReadEnv reads and checks the environment of a function in role, naming
@@ -74,6 +95,9 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 		ConfigParameter:  get(EnvConfigParameter),
 		WebhookSecretARN: get(EnvWebhookSecretARN),
 		GitHubSecretARN:  get(EnvGitHubSecretARN),
+
+		InstanceTokenKeyARN: get(EnvInstanceTokenKeyARN),
+		MetadataURL:         get(EnvMetadataURL),
 	}
 	var problems []error
 	for _, required := range []struct{ name, value string }{
@@ -89,6 +113,17 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 	// none, and a config that needs it names the variable when it is parsed.
 	if role.usesWebhookSecret() && env.WebhookSecretARN == "" {
 		problems = append(problems, fmt.Errorf("%s is not set (the webhook function verifies every delivery with it)", EnvWebhookSecretARN))
+	}
+	switch {
+	case role == RoleMetadata && env.InstanceTokenKeyARN == "":
+		problems = append(problems, fmt.Errorf("%s is not set (the metadata function verifies instance tokens with it)", EnvInstanceTokenKeyARN))
+	case role == RoleWorker && (env.MetadataURL == "") != (env.InstanceTokenKeyARN == ""):
+		problems = append(problems, fmt.Errorf("set both %s and %s (runner bootstrap) or neither", EnvMetadataURL, EnvInstanceTokenKeyARN))
+	}
+	if env.MetadataURL != "" {
+		if u, err := url.Parse(env.MetadataURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			problems = append(problems, fmt.Errorf("%s %q is not an absolute URL", EnvMetadataURL, env.MetadataURL))
+		}
 	}
 	level, err := telemetry.ParseLevel(get(EnvLogLevel))
 	if err != nil {

@@ -73,6 +73,17 @@ func (f *Function) HandleWebhook(ctx context.Context, req events.LambdaFunctionU
 	return app.HandleWebhook(ctx, req)
 }
 
+// HandleMetadata is the MetadataFunction handler: runner bootstrap behind
+// its own Function URL. A function that cannot start answers 503, which
+// GARM's scripts retry.
+func (f *Function) HandleMetadata(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	app, err := f.App(ctx)
+	if err != nil {
+		return metadataUnavailable("runfleet could not start (see the metadata function's logs); retry"), nil
+	}
+	return app.HandleMetadata(ctx, req)
+}
+
 // HandleSQS is the WorkerFunction handler. A function that cannot start
 // fails the whole batch: no record could be handled, and the error shows in
 // the function's Errors metric.

@@ -13,6 +13,12 @@ type purger interface {
 	PurgeExpired(ctx context.Context) (int, error)
 }
 
+// credentialPurger removes runner credentials past their expiry (bolt.Store
+// has it).
+type credentialPurger interface {
+	PurgeExpiredCredentials(ctx context.Context) (int, error)
+}
+
 // reconciler runs a reconcile pass and a purge of expired records at start
 // and then every interval, the embedded counterpart of the scheduled
 // reconciler function.
@@ -49,6 +55,11 @@ func (r *reconciler) pass(ctx context.Context) {
 		r.log.Warn("reconcile pass had errors; the next pass retries", "error", err, "report", rep)
 	}
 	purged, perr := r.purger.PurgeExpired(ctx)
+	if cp, ok := r.purger.(credentialPurger); ok && perr == nil {
+		var n int
+		n, perr = cp.PurgeExpiredCredentials(ctx)
+		purged += n
+	}
 	if perr != nil && ctx.Err() == nil {
 		r.log.Warn("purging expired records failed; the next pass retries", "error", perr)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/metadata"
 	"github.com/runfleet/runfleet/internal/queue/local"
 	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/internal/wiring"
@@ -92,15 +93,24 @@ func Run(ctx context.Context, opts Options) (err error) {
 		err = errors.Join(err, closeState(st, q))
 	}()
 
+	// Runner bootstrap (bootstrap.go): instance tokens and the metadata
+	// routes, on when server.public_url is set.
+	boot, err := newBootstrap(cfg, log)
+	if err != nil {
+		return err
+	}
 	engOpts := wiring.EngineOptions(cfg)
 	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log
-	eng, err := engine.New(engOpts)
+	eng, err := engine.New(boot.engineOptions(engOpts))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	handler, err := routes(cfg, eng, st, q, log)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if handler, err = boot.mount(cfg, eng, handler, log); err != nil {
+		return err
 	}
 
 	ln := opts.Listener
@@ -210,7 +220,8 @@ func logStart(log *slog.Logger, cfg *config.Config, addr net.Addr, opts Options)
 		"reconcile_interval", cfg.Engine.ReconcileInterval.String(),
 	}
 	if cfg.Server.PublicURL != "" {
-		attrs = append(attrs, "public_url", cfg.Server.PublicURL)
+		metadataURL, _ := metadata.BaseURLs(cfg.Server.PublicURL)
+		attrs = append(attrs, "public_url", cfg.Server.PublicURL, "metadata_url", metadataURL)
 	}
 	if opts.Version != "" {
 		attrs = append(attrs, "version", opts.Version)

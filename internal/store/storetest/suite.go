@@ -48,7 +48,7 @@ type contractTest struct {
 // with t.Cleanup).
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
-	groups := [][]contractTest{createTests, updateTests, readTests, raceTests, deliveryTests}
+	groups := [][]contractTest{createTests, updateTests, readTests, raceTests, deliveryTests, credentialTests}
 	for _, group := range groups {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,259 @@
+package lambdafn_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/testenv"
+	"github.com/runfleet/runfleet/providers"
+)
+
+// metadataFunctionURL is the metadata function's URL as the worker gets it
+// (RUNFLEET_METADATA_URL, from the stack's MetadataFunctionUrl).
+const metadataFunctionURL = "https://mdfnurl0123456789abcdefghijklmno.lambda-url.us-east-1.on.aws/"
+
+// Runner bootstrap on Lambda: the worker (with the metadata URL and the
+// token key from Secrets Manager) hands the provider a token and the
+// metadata function's per-instance URLs; the machine's requests reach the
+// metadata function as real Function URL events; its credentials come back
+// byte for byte, installing and idle move the runner in DynamoDB, and a
+// failed bootstrap has the worker delete the instance.
+func TestMetadataFunctionServesABootingMachine(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	key, err := secretsmanager.NewFromConfig(s.aws).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
+		Name: aws.String(testenv.UniqueName(t, "token-key")), SecretString: aws.String("lambda-test-instance-token-key-0123456789abcdef\n"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(lambdafn.EnvInstanceTokenKeyARN, aws.ToString(key.ARN))
+	t.Setenv(lambdafn.EnvMetadataURL, metadataFunctionURL)
+	recorder := &createRecorder{}
+	intake := s.function(lambdafn.RoleWebhook)
+	worker, meta := s.bootFunction(lambdafn.RoleWorker, recorder), s.bootFunction(lambdafn.RoleMetadata, recorder)
+
+	name := s.runJob(t, intake, worker, 7000000301)
+	req := recorder.request(t, name)
+	if req.InstanceToken == "" || req.MetadataURL != metadataFunctionURL+"metadata/"+name || req.CallbackURL != metadataFunctionURL+"callbacks/"+name {
+		t.Fatalf("create request: token %t, metadata %q, callback %q", req.InstanceToken != "", req.MetadataURL, req.CallbackURL)
+	}
+	inst := s.instance(t, name)
+
+	// The credentials files, as the machine would write them.
+	for endpoint, file := range map[string]string{"credentials/runner": ".runner", "credentials/credentials_rsaparams": ".credentials_rsaparams"} {
+		resp := s.callMetadata(t, meta, http.MethodGet, req, endpoint, req.InstanceToken, "")
+		body := decodeBody(t, resp)
+		if resp.StatusCode != http.StatusOK || body != jitShapedFiles(name, inst.GitHubRunnerID)[file] {
+			t.Fatalf("GET %s = %d %q", endpoint, resp.StatusCode, body)
+		}
+		if resp.Headers["Cache-Control"] != "no-store" {
+			t.Errorf("GET %s: headers %v, want Cache-Control no-store", endpoint, resp.Headers)
+		}
+	}
+	var md map[string]any
+	resp := s.callMetadata(t, meta, http.MethodGet, req, "runner-metadata", req.InstanceToken, "")
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(decodeBody(t, resp)), &md) != nil || md["callback_url"] != req.CallbackURL {
+		t.Fatalf("runner-metadata = %d %s, want the callback URL derived from the Function URL's domain", resp.StatusCode, resp.Body)
+	}
+	if resp := s.callMetadata(t, meta, http.MethodGet, req, "credentials/runner", "", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token = %d %s, want 401", resp.StatusCode, resp.Body)
+	}
+
+	for _, status := range []string{"installing", "idle"} {
+		body := fmt.Sprintf(`{"status": %q, "message": "step", "agent_id": %d}`, status, inst.GitHubRunnerID)
+		if resp := s.callMetadata(t, meta, http.MethodPost, req, "status", req.InstanceToken, body); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s callback = %d %s", status, resp.StatusCode, resp.Body)
+		}
+	}
+	if got := s.instance(t, name); got.RunnerStatus != runner.RunnerIdle {
+		t.Fatalf("runner status after idle = %s", got.RunnerStatus)
+	}
+	if _, err := s.store.GetRunnerCredentials(context.Background(), name); !errors.Is(err, store.ErrCredentialsNotFound) {
+		t.Fatalf("credentials after idle: %v, want deleted", err)
+	}
+	if resp := s.callMetadata(t, meta, http.MethodGet, req, "credentials/runner", req.InstanceToken, ""); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("token after idle = %d %s, want 403", resp.StatusCode, resp.Body)
+	}
+
+	// A second machine fails; the worker deletes its instance.
+	other := s.runJob(t, intake, worker, 7000000302)
+	otherReq := recorder.request(t, other)
+	if resp := s.callMetadata(t, meta, http.MethodPost, otherReq, "status", otherReq.InstanceToken, `{"status": "failed", "message": "no disk"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("failed callback = %d %s", resp.StatusCode, resp.Body)
+	}
+	s.drain(t, worker, 10*time.Second, other+" deleted", s.hasStatus(other, runner.StatusDeleted))
+	if got := s.instance(t, other); !strings.Contains(got.ProviderFault, "no disk") {
+		t.Fatalf("fault of the failed instance = %q", got.ProviderFault)
+	}
+	if s.logs.contains(req.InstanceToken) || s.logs.contains(otherReq.InstanceToken) {
+		t.Fatal("an instance token was logged")
+	}
+}
+
+// The metadata function needs the token key; without it, it does not start.
+func TestMetadataFunctionNeedsTheTokenKey(t *testing.T) {
+	_, err := lambdafn.ReadEnv(lambdafn.RoleMetadata, func(name string) (string, bool) {
+		if name == lambdafn.EnvInstanceTokenKeyARN {
+			return "", false
+		}
+		return "x", true
+	})
+	if err == nil || !strings.Contains(err.Error(), lambdafn.EnvInstanceTokenKeyARN) {
+		t.Fatalf("ReadEnv without the key ARN = %v, want an error naming it", err)
+	}
+	_, err = lambdafn.ReadEnv(lambdafn.RoleWorker, func(name string) (string, bool) {
+		if name == lambdafn.EnvInstanceTokenKeyARN {
+			return "", false
+		}
+		if name == lambdafn.EnvMetadataURL {
+			return metadataFunctionURL, true
+		}
+		return "x", true
+	})
+	if err == nil || !strings.Contains(err.Error(), "set both") {
+		t.Fatalf("worker with a metadata URL and no key = %v, want an error", err)
+	}
+}
+
+// bootFunction is s.function(role) with a GitHub whose JIT configurations
+// have GitHub's real shape and providers that record create requests.
+func (s *stack) bootFunction(role lambdafn.Role, rec *createRecorder) *lambdafn.Function {
+	return lambdafn.NewFunction(role, func(ctx context.Context) (*lambdafn.App, error) {
+		opts, err := s.options(role)
+		if err != nil {
+			return nil, err
+		}
+		opts.GitHub = jitShaped{s.gh}
+		provs := map[string]providers.Provider{}
+		for pool, p := range s.provs {
+			provs[pool] = &recordingProvider{Provider: p, rec: rec}
+		}
+		opts.Providers = provs
+		return lambdafn.Build(ctx, opts)
+	}, s.logs.logger())
+}
+
+// callMetadata sends the machine's request to the metadata function as the
+// Function URL event Lambda would deliver.
+func (s *stack) callMetadata(t *testing.T, fn *lambdafn.Function, method string, req providers.CreateRequest, endpoint, token, body string) events.LambdaFunctionURLResponse {
+	t.Helper()
+	var ev events.LambdaFunctionURLRequest
+	mustUnmarshal(t, readTestdata(t, "metadata-function-url-event.json"), &ev)
+	base := req.MetadataURL
+	if method == http.MethodPost {
+		base = req.CallbackURL
+	}
+	path, query, _ := strings.Cut(strings.TrimPrefix(base+"/"+endpoint, strings.TrimSuffix(metadataFunctionURL, "/")), "?")
+	ev.RawPath, ev.RequestContext.HTTP.Path, ev.RawQueryString = path, path, query
+	ev.RequestContext.HTTP.Method = method
+	if token == "" {
+		delete(ev.Headers, "authorization")
+	} else {
+		ev.Headers["authorization"] = "Bearer " + token
+	}
+	if body != "" {
+		ev.Headers["content-type"] = "application/json"
+		ev.Body = body
+	}
+	ctx, _ := s.invocation()
+	resp, err := fn.HandleMetadata(asCaller(ctx, "metadata"), ev)
+	if err != nil {
+		t.Fatalf("HandleMetadata returned an error (a Function URL would answer 502): %v", err)
+	}
+	return resp
+}
+
+func decodeBody(t *testing.T, resp events.LambdaFunctionURLResponse) string {
+	t.Helper()
+	if !resp.IsBase64Encoded {
+		return resp.Body
+	}
+	data, err := base64.StdEncoding.DecodeString(resp.Body)
+	if err != nil {
+		t.Fatalf("response marked base64 is not: %v", err)
+	}
+	return string(data)
+}
+
+// createRecorder keeps every create request, by instance.
+type createRecorder struct {
+	mu   sync.Mutex
+	reqs map[string]providers.CreateRequest
+}
+
+func (r *createRecorder) request(t *testing.T, name string) providers.CreateRequest {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	req, ok := r.reqs[name]
+	if !ok {
+		t.Fatalf("no create request for %s", name)
+	}
+	return req
+}
+
+type recordingProvider struct {
+	providers.Provider
+	rec *createRecorder
+}
+
+func (p *recordingProvider) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
+	p.rec.mu.Lock()
+	if p.rec.reqs == nil {
+		p.rec.reqs = map[string]providers.CreateRequest{}
+	}
+	p.rec.reqs[req.Name] = req
+	p.rec.mu.Unlock()
+	return p.Provider.CreateInstance(ctx, req)
+}
+
+// jitShaped gives the simulated GitHub's JIT configurations GitHub's shape:
+// base64 of a JSON object of base64 files.
+type jitShaped struct {
+	github.GitHub
+}
+
+func (g jitShaped) GenerateJITConfig(ctx context.Context, req github.JITRequest) (*github.JITConfig, error) {
+	cfg, err := g.GitHub.GenerateJITConfig(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	doc := map[string]string{}
+	for name, content := range jitShapedFiles(req.Name, cfg.RunnerID) {
+		doc[name] = base64.StdEncoding.EncodeToString([]byte(content))
+	}
+	raw, _ := json.Marshal(doc)
+	cfg.EncodedJITConfig = base64.StdEncoding.EncodeToString(raw)
+	return cfg, nil
+}
+
+func jitShapedFiles(name string, runnerID int64) map[string]string {
+	return map[string]string{
+		".runner":                fmt.Sprintf(`{"agentId": %d, "agentName": %q}`, runnerID, name),
+		".credentials":           `{"scheme": "OAuth"}`,
+		".credentials_rsaparams": "binary\x00\xffparams-" + name,
+	}
+}
+
+// contains reports whether anything logged so far contains s.
+func (b *logBuffer) contains(s string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Contains(b.buf.String(), s)
+}

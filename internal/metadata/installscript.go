@@ -1,0 +1,137 @@
+package metadata
+
+import (
+	"bytes"
+	"net/http"
+	"regexp"
+	"strings"
+	"text/template"
+
+	"github.com/runfleet/runfleet/internal/engine"
+)
+
+// DefaultRunnerVersion is the actions/runner release the install script
+// downloads when the machine's image has no runner in place. The runner
+// updates itself at start when GitHub requires a newer one; images that
+// pre-install it skip the download entirely.
+const DefaultRunnerVersion = "2.328.0"
+
+var runnerVersionPattern = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// installScript is runfleet's own bootstrap for a Linux machine whose
+// provider does not bring one: it installs the runner under
+// /home/<user>/actions-runner, fetches the JIT credentials with the
+// instance token, runs the runner as a systemd service and reports each
+// step. The token is the one the request presented (the caller holds it
+// already, usually in its user data), so user data may simply fetch the
+// script and run it; RUNFLEET_INSTANCE_TOKEN or the first argument, when
+// given, take precedence.
+var installScript = template.Must(template.New("install").Funcs(template.FuncMap{"sh": shellQuote}).Parse(`#!/bin/bash
+# runfleet runner install script for instance {{.Instance}}.
+# Run it as root, e.g.
+#   curl -fsS -H "Authorization: Bearer $TOKEN" {{sh .MetadataURL}}/install-script | sudo bash
+set -euo pipefail
+
+METADATA_URL={{sh .MetadataURL}}
+CALLBACK_URL={{sh .CallbackURL}}
+RUNNER_VERSION={{sh .RunnerVersion}}
+RUN_USER="${RUNFLEET_RUN_USER:-runner}"
+RUN_HOME="/home/${RUN_USER}/actions-runner"
+PRESENTED_TOKEN={{sh .Token}}
+TOKEN="${RUNFLEET_INSTANCE_TOKEN:-${1:-$PRESENTED_TOKEN}}"
+
+if [ -z "$TOKEN" ]; then
+	echo "runfleet: no instance token; set RUNFLEET_INSTANCE_TOKEN" >&2
+	exit 1
+fi
+
+api() {
+	curl --fail --silent --show-error --retry 5 --retry-delay 3 --retry-connrefused \
+		-H "Authorization: Bearer ${TOKEN}" "$@"
+}
+
+# report STATUS MESSAGE [AGENT_ID]; messages are fixed words, so the JSON
+# needs no escaping. A failed report is not fatal: the reconciler catches
+# a runner that never comes online.
+report() {
+	api -X POST -H 'Content-Type: application/json' \
+		-d "{\"status\": \"$1\", \"message\": \"$2\", \"agent_id\": ${3:-null}}" \
+		"${CALLBACK_URL}/status" >/dev/null || echo "runfleet: status report failed" >&2
+}
+
+trap 'report failed "install script failed at line ${LINENO}"' ERR
+
+report installing "preparing the runner account"
+id -u "$RUN_USER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$RUN_USER"
+mkdir -p "$RUN_HOME"
+
+if [ ! -x "$RUN_HOME/run.sh" ]; then
+	case "$(uname -m)" in
+		x86_64 | amd64) ARCH=x64 ;;
+		aarch64 | arm64) ARCH=arm64 ;;
+		armv7l | armv6l) ARCH=arm ;;
+		*)
+			report failed "unsupported machine architecture"
+			exit 1
+			;;
+	esac
+	TARBALL="actions-runner-linux-${ARCH}-${RUNNER_VERSION}.tar.gz"
+	report installing "downloading the actions runner"
+	curl --fail --silent --show-error --location --retry 5 -o "/tmp/${TARBALL}" \
+		"https://github.com/actions/runner/releases/download/v${RUNNER_VERSION}/${TARBALL}"
+	tar -xzf "/tmp/${TARBALL}" -C "$RUN_HOME"
+	rm -f "/tmp/${TARBALL}"
+	report installing "installing runner dependencies"
+	"$RUN_HOME/bin/installdependencies.sh" >/dev/null
+fi
+
+report installing "fetching the JIT credentials"
+(
+	umask 077
+	for file in runner credentials credentials_rsaparams; do
+		api -o "${RUN_HOME}/.${file}" "${METADATA_URL}/credentials/${file}"
+	done
+)
+SERVICE="$(api "${METADATA_URL}/system/service-name").service"
+api -o "/etc/systemd/system/${SERVICE}" "${METADATA_URL}/systemd/unit-file?runAsUser=${RUN_USER}"
+chmod 0644 "/etc/systemd/system/${SERVICE}"
+cp "$RUN_HOME/bin/runsvc.sh" "$RUN_HOME/runsvc.sh"
+chown -R "${RUN_USER}:$(id -gn "$RUN_USER")" "$RUN_HOME"
+
+report installing "starting the runner service"
+systemctl daemon-reload
+systemctl enable --now "$SERVICE"
+
+AGENT_ID="$(grep -o '"agentId": *[0-9]*' "$RUN_HOME/.runner" | grep -o '[0-9]*$' || true)"
+report idle "runner service started" "${AGENT_ID:-null}"
+`))
+
+// shellQuote makes s one single-quoted shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func (h *Handler) installScript(w http.ResponseWriter, r *http.Request, req *request) {
+	if r.URL.Query().Get("os") == "windows" || strings.Contains(r.UserAgent(), "PowerShell") {
+		h.refuse(w, req.log, http.StatusNotImplemented,
+			"runfleet's install script is for Linux; Windows machines need a provider whose user data installs the runner (as GARM's Windows template does)")
+		return
+	}
+	raw, _ := bearerToken(r)
+	var buf bytes.Buffer
+	err := installScript.Execute(&buf, struct {
+		Instance, MetadataURL, CallbackURL, RunnerVersion, Token string
+	}{
+		Token:         raw,
+		Instance:      unitSafe(req.instance.Name),
+		MetadataURL:   engine.InstanceURL(h.metadataURL, req.instance.Name),
+		CallbackURL:   engine.InstanceURL(h.callbackURL, req.instance.Name),
+		RunnerVersion: h.runnerVersion,
+	})
+	if err != nil {
+		req.log.Error("install script could not be rendered", "error", err)
+		h.refuse(w, req.log, http.StatusInternalServerError, "the install script could not be rendered")
+		return
+	}
+	writeText(w, "text/x-shellscript; charset=utf-8", buf.Bytes())
+}

@@ -1,0 +1,224 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/serve"
+	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/webhook"
+)
+
+// running is one `runfleet serve` in the test, on a free port.
+type running struct {
+	base string
+	stop func()
+}
+
+func startServe(t *testing.T, yaml func(base string) string) *running {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	cfg := parseConfig(t, yaml(base))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(ctx, serve.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.DiscardHandler)})
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve.Run: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	waitHealthy(t, base)
+	return &running{base: base, stop: stop}
+}
+
+func getJSON(t *testing.T, url, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &body); err != nil {
+		t.Fatalf("GET %s: body is not JSON: %s", url, data)
+	}
+	return resp.StatusCode, body
+}
+
+// With server.public_url set the metadata routes are served, behind the
+// instance token, and a token key is generated once and kept in store.dir.
+func TestBootstrapRoutesWithAGeneratedKey(t *testing.T) {
+	dir := t.TempDir()
+	config := func(base string) string {
+		return baseConfig(dir, "{simulated: true}") + "server: {public_url: " + base + "}\n"
+	}
+	s := startServe(t, config)
+	for _, path := range []string{"/metadata/runfleet-p-1-1/credentials/runner", "/metadata/runfleet-p-1-1/system/service-name"} {
+		status, body := getJSON(t, s.base+path, "")
+		if status != http.StatusUnauthorized || !strings.Contains(body["error"].(string), "missing instance token") {
+			t.Fatalf("GET %s without a token = %d %v, want 401", path, status, body)
+		}
+	}
+	if status, _ := getJSON(t, s.base+"/metadata/runfleet-p-1-1/runner-metadata", "not-a-token"); status != http.StatusUnauthorized {
+		t.Fatalf("a garbage token = %d, want 401", status)
+	}
+	s.stop()
+
+	keyFile := filepath.Join(dir, serve.TokenKeyFile)
+	info, err := os.Stat(keyFile)
+	if err != nil {
+		t.Fatalf("no generated key: %v", err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode %v, want 0600", info.Mode().Perm())
+	}
+	key, _ := os.ReadFile(keyFile)
+	if len(bytes.TrimSpace(key)) < 32 {
+		t.Fatalf("generated key is %d bytes", len(bytes.TrimSpace(key)))
+	}
+	startServe(t, config).stop()
+	if again, _ := os.ReadFile(keyFile); !bytes.Equal(again, key) {
+		t.Fatal("a restart replaced the generated key: machines booting across it would be refused")
+	}
+}
+
+func TestBootstrapOffWithoutPublicURL(t *testing.T) {
+	s := startServe(t, func(string) string { return baseConfig(t.TempDir(), "{simulated: true}") })
+	status, body := getJSON(t, s.base+"/metadata/runfleet-p-1-1/credentials/runner", "")
+	if status != http.StatusNotFound || !strings.Contains(body["error"].(string), "server.public_url") {
+		t.Fatalf("metadata route with bootstrap off = %d %v, want 404 naming server.public_url", status, body)
+	}
+}
+
+func TestShortKeyFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, serve.TokenKeyFile), []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := parseConfig(t, baseConfig(dir, "{simulated: true}")+"server: {public_url: https://runfleet.example}\n")
+	err := serve.Run(context.Background(), serve.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), "at least 32") {
+		t.Fatalf("Run with a short key file = %v, want it refused", err)
+	}
+}
+
+// `runfleet serve` wires bootstrap end to end: a signed webhook, a create
+// through a GARM external provider whose BootstrapInstance carries the
+// token and this server's URLs, and the machine's callback moving the
+// runner in the store.
+func TestServeHandsMachinesAWorkingToken(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bootprovider")
+	build := exec.Command("go", "build", "-o", bin, "github.com/runfleet/runfleet/internal/metadata/testdata/bootprovider")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the boot provider: %v\n%s", err, out)
+	}
+	machines := filepath.Join(dir, "machines")
+	if err := os.Mkdir(machines, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	providerCfg := filepath.Join(dir, "provider.json")
+	if err := os.WriteFile(providerCfg, []byte(`{"dir": "`+machines+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	s := startServe(t, func(base string) string {
+		return `
+controller_id: ctl
+github: {simulated: true}
+webhook: {secret_env: SECRET}
+server: {public_url: ` + base + `}
+store: {dir: ` + state + `}
+engine: {workers: 2}
+pools:
+  - name: p
+    owner: octo-org
+    labels: [x]
+    max_runners: 1
+    provider:
+      type: external
+      settings: {provider_executable: ` + bin + `, config_file: ` + providerCfg + `}
+`
+	})
+	body, _ := json.Marshal(events.WorkflowJobEvent{
+		Action:       events.ActionQueued,
+		WorkflowJob:  events.WorkflowJob{ID: 9, RunID: 90, RunAttempt: 1, Status: events.ActionQueued, Labels: []string{"x"}},
+		Repository:   &events.Repository{FullName: "octo-org/hello", Name: "hello"},
+		Organization: &events.Account{Login: "octo-org"},
+		Installation: &events.Installation{ID: 1},
+	})
+	res, err := webhook.Send(context.Background(), s.base+"/webhook", []byte("secret"), "workflow_job", body, "")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("queued webhook: %v %+v", err, res)
+	}
+	name := runner.InstanceName("p", 9, 1)
+	record := filepath.Join(machines, name+".boot.json")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(machines, name+".json")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the provider never created the machine")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var boot struct {
+		Token       string         `json:"token"`
+		MetadataURL string         `json:"metadata_url"`
+		Statuses    map[string]int `json:"statuses"`
+	}
+	data, err := os.ReadFile(record)
+	if err != nil || json.Unmarshal(data, &boot) != nil {
+		t.Fatalf("boot record: %v %s", err, data)
+	}
+	if boot.Token == "" || boot.MetadataURL != s.base+"/metadata/"+name || boot.Statuses["installing"] != http.StatusOK {
+		t.Fatalf("machine: token %t, metadata URL %q, calls %v", boot.Token != "", boot.MetadataURL, boot.Statuses)
+	}
+	s.stop()
+
+	st, err := bolt.Open(filepath.Join(state, serve.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	inst, err := st.GetInstance(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.RunnerStatus != runner.RunnerInstalling && inst.RunnerStatus != runner.RunnerIdle {
+		t.Fatalf("runner status after the machine's callbacks = %s, want installing or idle", inst.RunnerStatus)
+	}
+}
