@@ -22,24 +22,8 @@ pkg_WorkerFunction      := worker
 pkg_ForceDeleteFunction := forcedelete
 pkg_ReconcilerFunction  := reconciler
 pkg_MetadataFunction    := metadata
-# Build tags per function. The functions that never call a provider
-# (webhook, forcedelete) leave the EC2 provider and its SDK (~30 MB) out; the
-# worker and reconciler carry it unless LAMBDA_PROVIDER_TAGS=runfleet_noec2
-# (for deployments with no ec2 pool: every bootstrap then stays under 20 MB).
-LAMBDA_PROVIDER_TAGS    ?=
-tags_WebhookFunction     := lambda.norpc,runfleet_noec2
-tags_WorkerFunction      := lambda.norpc$(if $(LAMBDA_PROVIDER_TAGS),$(comma)$(LAMBDA_PROVIDER_TAGS))
-tags_ForceDeleteFunction := lambda.norpc,runfleet_noec2
-tags_MetadataFunction    := lambda.norpc,runfleet_noec2
-tags_ReconcilerFunction  := $(tags_WorkerFunction)
-comma := ,
-# The largest bootstrap lambda-check accepts: 20 MB for the functions without
-# providers, 50 MB (Lambda's own limit for a zipped upload) for those with.
-max_WebhookFunction      := 20971520
-max_ForceDeleteFunction  := 20971520
-max_MetadataFunction     := 20971520
-max_WorkerFunction       := 52428800
-max_ReconcilerFunction   := 52428800
+# The largest bootstrap lambda-check accepts (they are about 11-13 MB).
+LAMBDA_MAX_BYTES        ?= 20971520
 
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
@@ -60,19 +44,19 @@ build: runfleet lambdas
 lambdas: $(LAMBDA_FUNCTIONS:%=lambda-%)
 
 $(LAMBDA_FUNCTIONS:%=lambda-%): lambda-%:
-	$(call go-lambda-build,$(pkg_$*),$(BIN)/lambda/$*,$(tags_$*))
+	$(call go-lambda-build,$(pkg_$*),$(BIN)/lambda/$*)
 
 ## build-<LogicalId>: what `sam build` runs (BuildMethod: makefile)
 $(LAMBDA_FUNCTIONS:%=build-%): build-%:
 	@test -n "$(ARTIFACTS_DIR)" || { echo "$@: ARTIFACTS_DIR is not set (sam build sets it)" >&2; exit 1; }
-	$(call go-lambda-build,$(pkg_$*),$(ARTIFACTS_DIR),$(tags_$*))
+	$(call go-lambda-build,$(pkg_$*),$(ARTIFACTS_DIR))
 
 # go-lambda-build builds ./functions/$(1) into $(2)/bootstrap for Lambda's
 # provided.al2023 arm64 runtime: static (no cgo), without the RPC mode only
 # the retired go1.x runtime used, and stripped.
 define go-lambda-build
 	@mkdir -p "$(2)"
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(GOFLAGS) -tags $(3) -trimpath -ldflags '-s -w' -o "$(2)/bootstrap" ./functions/$(1)
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(GOFLAGS) -tags lambda.norpc -trimpath -ldflags '-s -w' -o "$(2)/bootstrap" ./functions/$(1)
 endef
 
 ## run: embedded mode with the example config (simulated provider and GitHub)
@@ -129,13 +113,7 @@ lambda-check:
 	for fn in $(LAMBDA_FUNCTIONS); do \
 	  ARTIFACTS_DIR="$$tmp/$$fn" $(MAKE) --no-print-directory build-$$fn || exit 1; \
 	done; \
-	for fn in $(LAMBDA_FUNCTIONS); do \
-	  case $$fn in \
-	    WorkerFunction|ReconcilerFunction) max=$(max_WorkerFunction) ;; \
-	    *) max=$(max_WebhookFunction) ;; \
-	  esac; \
-	  $(GO) run ./infra/lambdacheck -max-bytes $$max "$$tmp/$$fn/bootstrap" || exit 1; \
-	done
+	$(GO) run ./infra/lambdacheck -max-bytes $(LAMBDA_MAX_BYTES) $(LAMBDA_FUNCTIONS:%="$$tmp"/%/bootstrap)
 
 clean:
 	rm -rf $(BIN) runfleet-data .aws-sam

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"text/template"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -21,7 +20,7 @@ type Provider struct {
 	controllerID string
 	settings     Settings
 	// userData is the custom user data template; nil = the defaults.
-	userData *template.Template
+	userData *userDataTemplate
 	// rootDevices caches each AMI's root device name (AMIs are immutable).
 	rootDevices sync.Map
 }

@@ -1,12 +1,11 @@
 package ec2
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
-	"text/template"
 
 	"github.com/runfleet/runfleet/providers"
 )
@@ -70,9 +69,60 @@ for ($attempt = 1; $attempt -le 30; $attempt++) {
 </powershell>
 `
 
-var templateFuncs = template.FuncMap{
+// userDataTemplate is a user data text with {{.Field}} placeholders, each
+// optionally quoted: {{shellquote .Field}} or {{psquote .Field}}. This small
+// language replaces text/template on purpose: text/template's reflection
+// keeps every method of every linked type (the whole EC2 SDK among them) in
+// the worker's binary, tripling its size.
+type userDataTemplate struct {
+	text string
+}
+
+var placeholder = regexp.MustCompile(`{{\s*(?:(shellquote|psquote)\s+)?\.([A-Za-z]+)\s*}}`)
+
+var quoters = map[string]func(string) string{
+	"":           func(s string) string { return s },
 	"shellquote": shellQuote,
 	"psquote":    powerShellQuote,
+}
+
+func (d UserData) field(name string) (string, bool) {
+	switch name {
+	case "MetadataURL":
+		return d.MetadataURL, true
+	case "InstanceToken":
+		return d.InstanceToken, true
+	case "Name":
+		return d.Name, true
+	case "Pool":
+		return d.Pool, true
+	case "OSType":
+		return d.OSType, true
+	case "Arch":
+		return d.Arch, true
+	}
+	return "", false
+}
+
+// render fills the placeholders; an unknown field is an error.
+func (t *userDataTemplate) render(d UserData) ([]byte, error) {
+	var bad []string
+	out := placeholder.ReplaceAllStringFunc(t.text, func(m string) string {
+		parts := placeholder.FindStringSubmatch(m)
+		v, ok := d.field(parts[2])
+		if !ok {
+			bad = append(bad, parts[2])
+			return m
+		}
+		return quoters[parts[1]](v)
+	})
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("unknown user data field(s) %s (known: MetadataURL, InstanceToken, Name, Pool, OSType, Arch)", strings.Join(bad, ", "))
+	}
+	if rest := strings.Index(out, "{{"); rest >= 0 && strings.Contains(out[rest:], "}}") {
+		return nil, fmt.Errorf("user data has a placeholder runfleet does not understand near %q; use {{.Field}}, {{shellquote .Field}} or {{psquote .Field}}", out[rest:min(len(out), rest+40)])
+	}
+	return []byte(out), nil
 }
 
 // shellQuote makes s one POSIX shell word.
@@ -85,27 +135,24 @@ func powerShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
-// parseUserDataTemplate parses a custom template, or returns nil for the
+// parseUserDataTemplate checks a custom template, or returns nil for the
 // defaults. A template that cannot render sample data is refused at load,
 // not at the first create.
-func parseUserDataTemplate(text string) (*template.Template, error) {
+func parseUserDataTemplate(text string) (*userDataTemplate, error) {
 	if text == "" {
 		return nil, nil
 	}
-	t, err := template.New("user_data_template").Funcs(templateFuncs).Option("missingkey=error").Parse(text)
-	if err != nil {
-		return nil, err
-	}
+	t := &userDataTemplate{text: text}
 	sample := UserData{MetadataURL: "https://runfleet.example/metadata", InstanceToken: "token", Name: "runfleet-pool-1-1", Pool: "pool", OSType: "linux", Arch: "amd64"}
-	if err := t.Execute(&bytes.Buffer{}, sample); err != nil {
+	if _, err := t.render(sample); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-var defaultTemplates = map[string]*template.Template{
-	"linux":   template.Must(template.New("linux").Funcs(templateFuncs).Parse(linuxUserData)),
-	"windows": template.Must(template.New("windows").Funcs(templateFuncs).Parse(windowsUserData)),
+var defaultTemplates = map[string]*userDataTemplate{
+	"linux":   {text: linuxUserData},
+	"windows": {text: windowsUserData},
 }
 
 // renderUserData renders the machine's user data for req.
@@ -125,14 +172,14 @@ func (p *Provider) renderUserData(req providers.CreateRequest) ([]byte, error) {
 	if t == nil {
 		t = defaultTemplates[data.OSType]
 	}
-	var out bytes.Buffer
-	if err := t.Execute(&out, data); err != nil {
+	out, err := t.render(data)
+	if err != nil {
 		return nil, fmt.Errorf("render user data: %w", err)
 	}
-	if out.Len() > maxUserDataBytes {
-		return nil, fmt.Errorf("user data is %d bytes; EC2 accepts at most %d", out.Len(), maxUserDataBytes)
+	if len(out) > maxUserDataBytes {
+		return nil, fmt.Errorf("user data is %d bytes; EC2 accepts at most %d", len(out), maxUserDataBytes)
 	}
-	return out.Bytes(), nil
+	return out, nil
 }
 
 // checkBootstrap refuses a create the machine could never bootstrap from:
