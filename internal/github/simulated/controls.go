@@ -1,7 +1,6 @@
 package simulated
 
 import (
-	"strings"
 	"time"
 )
 
@@ -35,12 +34,10 @@ func (g *GitHub) SetOnline(name string, online bool) bool {
 func (g *GitHub) Deregister(name string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	found := false
-	for id, r := range g.runners {
-		if strings.EqualFold(r.Name, name) {
-			delete(g.runners, id)
-			found = true
-		}
+	named := g.runners.named(name)
+	found := len(named) > 0
+	for _, r := range named {
+		g.runners.remove(r)
 	}
 	return found
 }
@@ -48,14 +45,11 @@ func (g *GitHub) Deregister(name string) bool {
 func (g *GitHub) update(name string, change func(*RegisteredRunner)) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	found := false
-	for _, r := range g.runners {
-		if strings.EqualFold(r.Name, name) {
-			change(r)
-			found = true
-		}
+	named := g.runners.named(name)
+	for _, r := range named {
+		change(r)
 	}
-	return found
+	return len(named) > 0
 }
 
 // FailNext makes the next call of op return err without any effect.
@@ -123,7 +117,7 @@ func (g *GitHub) ResetCalls() {
 func (g *GitHub) Runners() []RegisteredRunner {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	sorted := g.sortedLocked()
+	sorted := g.runners.all()
 	out := make([]RegisteredRunner, len(sorted))
 	for i, r := range sorted {
 		out[i] = RegisteredRunner{Owner: r.Owner, Runner: copyRunner(r.Runner)}

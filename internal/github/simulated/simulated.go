@@ -7,7 +7,6 @@
 package simulated
 
 import (
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -48,7 +47,7 @@ type GitHub struct {
 	mu             sync.Mutex
 	now            func() time.Time
 	lastID         int64
-	runners        map[int64]*RegisteredRunner
+	runners        runnerIndex
 	calls          map[Op]int
 	injected       map[Op][]injectedFailure
 	rateLimitUntil time.Time
@@ -71,7 +70,7 @@ type injectedFailure struct {
 func New() *GitHub {
 	return &GitHub{
 		now:      time.Now,
-		runners:  make(map[int64]*RegisteredRunner),
+		runners:  newRunnerIndex(),
 		calls:    make(map[Op]int),
 		injected: make(map[Op][]injectedFailure),
 	}
@@ -93,7 +92,7 @@ func (g *GitHub) GenerateJITConfig(ctx context.Context, req github.JITRequest) (
 	if err := validateJIT(req); err != nil {
 		return nil, err
 	}
-	if r := g.findByNameLocked(req.Owner, req.Name); r != nil {
+	if r := g.runners.find(req.Owner, req.Name); r != nil {
 		return nil, fmt.Errorf("%w: simulated 409: a runner named %q already exists at %s", github.ErrRunnerNameTaken, req.Name, req.Owner)
 	}
 	g.lastID++
@@ -106,7 +105,7 @@ func (g *GitHub) GenerateJITConfig(ctx context.Context, req github.JITRequest) (
 			Labels: slices.Clone(req.Labels),
 		},
 	}
-	g.runners[r.ID] = r
+	g.runners.add(r)
 	if inj != nil {
 		return nil, inj.err
 	}
@@ -154,17 +153,17 @@ func (g *GitHub) RemoveRunner(ctx context.Context, ref github.RunnerRef) error {
 	}
 	var r *RegisteredRunner
 	if ref.ID != 0 {
-		if found, ok := g.runners[ref.ID]; ok && sameOwner(found.Owner, ref.Owner) {
+		if found, ok := g.runners.byID[ref.ID]; ok && sameOwner(found.Owner, ref.Owner) {
 			r = found
 		}
 	} else {
-		r = g.findByNameLocked(ref.Owner, ref.Name)
+		r = g.runners.find(ref.Owner, ref.Name)
 	}
 	if r != nil {
 		if r.Busy {
 			return fmt.Errorf("%w: simulated 422: runner %q is still running a job", github.ErrRunnerBusy, r.Name)
 		}
-		delete(g.runners, r.ID)
+		g.runners.remove(r)
 	}
 	if inj != nil {
 		return inj.err
@@ -184,10 +183,8 @@ func (g *GitHub) ListRunners(ctx context.Context, owner github.Owner) ([]github.
 		return nil, err
 	}
 	var out []github.Runner
-	for _, r := range g.sortedLocked() {
-		if sameOwner(r.Owner, owner) {
-			out = append(out, copyRunner(r.Runner))
-		}
+	for _, r := range g.runners.ownedBy(owner) {
+		out = append(out, copyRunner(r.Runner))
 	}
 	if inj != nil {
 		return nil, inj.err
@@ -213,24 +210,6 @@ func (g *GitHub) beginLocked(op Op) (*injectedFailure, error) {
 		return &next, nil
 	}
 	return nil, next.err
-}
-
-func (g *GitHub) findByNameLocked(owner github.Owner, name string) *RegisteredRunner {
-	for _, r := range g.runners {
-		if sameOwner(r.Owner, owner) && strings.EqualFold(r.Name, name) {
-			return r
-		}
-	}
-	return nil
-}
-
-func (g *GitHub) sortedLocked() []*RegisteredRunner {
-	out := make([]*RegisteredRunner, 0, len(g.runners))
-	for _, r := range g.runners {
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b *RegisteredRunner) int { return cmp.Compare(a.ID, b.ID) })
-	return out
 }
 
 // sameOwner compares where runners register, ignoring case (GitHub logins

@@ -90,8 +90,9 @@ func (b buckets) nextDue() (time.Time, bool) {
 }
 
 // take delivers up to max visible messages, hiding each for visibility, and
-// dead-letters on the way those already delivered maxReceives times.
-func (b buckets) take(now time.Time, max int, visibility time.Duration, maxReceives int) ([]queue.Message, error) {
+// dead-letters on the way those already delivered maxReceives times. changed
+// reports whether it wrote anything.
+func (b buckets) take(now time.Time, max int, visibility time.Duration, maxReceives int) (msgs []queue.Message, changed bool, err error) {
 	type candidate struct {
 		seq uint64
 		rec record
@@ -103,14 +104,14 @@ func (b buckets) take(now time.Time, max int, visibility time.Duration, maxRecei
 	for key, _ := c.First(); key != nil && deliverable < max; key, _ = c.Next() {
 		due, seq, err := parseDueKey(key)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if due.After(now) {
 			break
 		}
 		rec, ok, err := b.get(seq)
 		if err != nil || !ok {
-			return nil, fmt.Errorf("%w: index entry for message %d", errCorruptRecord, seq)
+			return nil, false, fmt.Errorf("%w: index entry for message %d", errCorruptRecord, seq)
 		}
 		candidates = append(candidates, candidate{seq, rec})
 		if !exhausted(rec, maxReceives) {
@@ -118,11 +119,11 @@ func (b buckets) take(now time.Time, max int, visibility time.Duration, maxRecei
 		}
 	}
 
-	msgs := make([]queue.Message, 0, deliverable)
+	msgs = make([]queue.Message, 0, deliverable)
 	for _, cand := range candidates {
 		if exhausted(cand.rec, maxReceives) {
 			if err := b.deadLetter(now, cand.seq, cand.rec); err != nil {
-				return nil, err
+				return nil, true, err
 			}
 			continue
 		}
@@ -131,11 +132,11 @@ func (b buckets) take(now time.Time, max int, visibility time.Duration, maxRecei
 		next.inFlight = true
 		next.due = now.Add(visibility)
 		if err := b.reschedule(cand.seq, cand.rec, next); err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		msgs = append(msgs, delivery(cand.seq, next))
 	}
-	return msgs, nil
+	return msgs, len(candidates) > 0, nil
 }
 
 func exhausted(rec record, maxReceives int) bool {

@@ -101,3 +101,40 @@ func BenchmarkSendReceiveAck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkConcurrentSendReceiveAck is BenchmarkSendReceiveAck from 16
+// goroutines at once: the three commits of each message share transactions
+// with the others'. writes/commit is the group size.
+func BenchmarkConcurrentSendReceiveAck(b *testing.B) {
+	q, err := Open(filepath.Join(b.TempDir(), "queue.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	ctx := context.Background()
+	body := []byte(`{"v":1,"kind":"create","instance":"pool-abc123"}`)
+	before := q.CommitStats()
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := q.Send(ctx, body, 0); err != nil {
+				b.Error(err)
+				return
+			}
+			msgs, err := q.Receive(ctx, queue.ReceiveOptions{Max: 1, Wait: time.Second})
+			if err != nil || len(msgs) != 1 {
+				b.Errorf("Receive = %d messages, %v", len(msgs), err)
+				return
+			}
+			if err := q.Ack(ctx, msgs[0]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	after := q.CommitStats()
+	commits, writes := after.Commits-before.Commits, after.Writes-before.Writes
+	b.ReportMetric(float64(writes)/float64(max(commits, 1)), "writes/commit")
+}

@@ -2,9 +2,15 @@
 // its own, with delays, visibility timeouts and dead-lettering, and no polling.
 //
 // A Receive with nothing to deliver parks on a waiter list. Send hands a new
-// message straight to the first waiter; messages that become visible later
-// (delays, expired visibility timeouts) are handed over by one timer armed
-// for the earliest due time, and only while someone waits.
+// message straight to the first waiter, once it is on disk. A message that
+// becomes visible while someone waits (sent just as the waiter parked,
+// delayed, or back from an expired visibility timeout) wakes the first
+// waiter, which takes it itself; a timer armed for the earliest due time
+// covers what becomes visible with time, and only while someone waits.
+//
+// Writes go through a group commit (package boltcommit): concurrent Sends,
+// Receives and Acks share one transaction and one fsync, and no lock is held
+// while a commit reaches the disk.
 package local
 
 import (
@@ -14,7 +20,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/runfleet/runfleet/internal/boltcommit"
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
@@ -45,16 +53,19 @@ var ErrInvalidReceipt = errors.New("local queue: invalid receipt")
 // Queue is a durable queue.Queue and queue.DeadLetterer over one bbolt file.
 // It is safe for concurrent use; the file is locked to one process.
 type Queue struct {
-	db   *bolt.DB
-	opts Options
+	db      *bolt.DB
+	commits *boltcommit.Committer
+	opts    Options
 
-	// mu serialises every write transaction with the waiter list and the
-	// timer, so a waiter can never miss a message sent while it registers.
+	// mu guards the waiter list, the due-time mirror and the timer. It is
+	// never held across a commit: what keeps a waiter from missing a message
+	// is that the mirror is refreshed, and the waiters looked at, after every
+	// commit (onCommit), under mu, in commit order.
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{}
 	waiters []*waiter
-	// nextDue mirrors the first key of the due index after every write, so
+	// nextDue is the first key of the due index as of the last commit, so
 	// Receive knows without a transaction whether anything is visible.
 	nextDue    time.Time
 	hasNextDue bool
@@ -84,65 +95,72 @@ func Open(path string, opts Options) (*Queue, error) {
 		return nil, fmt.Errorf("local queue: open %s: %w", path, err)
 	}
 	q := &Queue{db: db, opts: opts, closing: make(chan struct{})}
-	q.timer = time.AfterFunc(time.Hour, q.onTimer)
-	q.timer.Stop()
-
-	err = q.write(func(b buckets) error { return b.releaseInFlight(time.Now()) }, createBuckets)
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := createBuckets(tx); err != nil {
+			return err
+		}
+		b := openBuckets(tx)
+		if err := b.releaseInFlight(time.Now()); err != nil {
+			return err
+		}
+		q.nextDue, q.hasNextDue = b.nextDue()
+		return nil
+	})
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("local queue: open %s: %w", path, err)
 	}
+	q.commits = boltcommit.New(db, boltcommit.OnCommit(q.onCommit))
+	q.timer = time.AfterFunc(time.Hour, q.onTimer)
+	q.timer.Stop()
 	return q, nil
 }
 
 // Close releases the file. Blocked Receives return queue.ErrClosed.
 func (q *Queue) Close() error {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.closed {
+		q.mu.Unlock()
 		return nil
 	}
 	q.closed = true
 	close(q.closing)
 	q.timer.Stop()
+	q.mu.Unlock()
+	// bbolt waits for a commit in progress; later ones fail as closed.
 	if err := q.db.Close(); err != nil {
 		return fmt.Errorf("local queue: close: %w", err)
 	}
 	return nil
 }
 
-// write runs fn in a write transaction and refreshes nextDue from it. Call
-// with q.mu held. prepare, if given, runs first on the raw transaction.
-func (q *Queue) write(fn func(buckets) error, prepare ...func(*bolt.Tx) error) error {
-	var (
-		next    time.Time
-		hasNext bool
-	)
-	err := q.db.Update(func(tx *bolt.Tx) error {
-		for _, p := range prepare {
-			if err := p(tx); err != nil {
-				return err
-			}
-		}
-		b := openBuckets(tx)
-		if err := fn(b); err != nil {
-			return err
-		}
-		next, hasNext = b.nextDue()
-		return nil
-	})
-	if err != nil {
-		// Rolled back: read what is really there, or keep the last value if
-		// even that fails (a later write will correct it).
-		_ = q.db.View(func(tx *bolt.Tx) error {
-			if tx.Bucket(dueBucket) != nil {
-				next, hasNext = openBuckets(tx).nextDue()
-				q.nextDue, q.hasNextDue = next, hasNext
-			}
-			return nil
-		})
-		return err
+// CommitStats counts the queue's write calls and the fsynced commits they
+// cost, for benchmarks and tests.
+func (q *Queue) CommitStats() boltcommit.Stats {
+	return q.commits.Stats()
+}
+
+// write runs fn through the group commit and returns once its transaction
+// is durable. fn must follow boltcommit's rules: it may run more than once,
+// so it depends only on the buckets and values fixed before the call, and
+// has no effect outside the transaction.
+func (q *Queue) write(fn func(buckets) error) error {
+	err := q.commits.Update(func(tx *bolt.Tx) error { return fn(openBuckets(tx)) })
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		return queue.ErrClosed
 	}
-	q.nextDue, q.hasNextDue = next, hasNext
-	return nil
+	return err
+}
+
+// onCommit reads the next due time from each transaction about to commit
+// and, once it is durable, mirrors it and settles the waiters, before any
+// of the transaction's callers returns.
+func (q *Queue) onCommit(tx *bolt.Tx) func() {
+	next, has := openBuckets(tx).nextDue()
+	return func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.nextDue, q.hasNextDue = next, has
+		q.settleLocked()
+	}
 }

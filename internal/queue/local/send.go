@@ -10,43 +10,50 @@ import (
 )
 
 // Send stores body durably, visible after delay. When a Receive is already
-// waiting and there is no delay, the message is handed to it inside the same
-// transaction, already marked delivered: the receiver starts work while the
-// commit is being synced. Send still returns only once the message is on
-// disk; should that commit fail, the receiver holds a delivery of a message
-// that does not exist, which at-least-once consumers already tolerate (its
-// Ack is a no-op) and the caller, seeing the error, sends again.
+// waiting and there is no delay, the message is stored already delivered to
+// it and handed over as soon as the commit is on disk: it skips a take (and
+// its fsync), and the receiver never holds a message that might not exist.
 func (q *Queue) Send(ctx context.Context, body []byte, delay time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	now := time.Now()
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.closed {
+		q.mu.Unlock()
 		return queue.ErrClosed
 	}
+	// The waiter is taken off the list before the commit, so no one else
+	// serves it meanwhile; from here on this Send owes it one handoff.
+	var handTo *waiter
+	if delay <= 0 && len(q.waiters) > 0 {
+		handTo = q.waiters[0]
+		q.waiters = q.waiters[1:]
+		q.settleLocked()
+	}
+	q.mu.Unlock()
 
-	var handedTo *waiter
+	rec := record{due: now.Add(max(delay, 0)), sentAt: now}
+	if handTo != nil {
+		rec = record{due: now.Add(handTo.visibility), sentAt: now, receives: 1, inFlight: true}
+	}
+	var seq uint64
 	err := q.write(func(b buckets) error {
-		if delay <= 0 && len(q.waiters) > 0 {
-			handedTo = q.waiters[0]
-			rec := record{due: now.Add(handedTo.visibility), sentAt: now, receives: 1, inFlight: true}
-			seq, err := b.insert(body, rec)
-			if err != nil {
-				return err
-			}
-			rec.body = bytes.Clone(body)
-			q.waiters = q.waiters[1:]
-			handedTo.deliver([]queue.Message{delivery(seq, rec)}, nil)
-			return nil
-		}
-		_, err := b.insert(body, record{due: now.Add(max(delay, 0)), sentAt: now})
+		var err error
+		seq, err = b.insert(body, rec)
 		return err
 	})
+	if handTo != nil {
+		if err != nil {
+			// Nothing was stored: the waiter goes back to looking.
+			handTo.deliver(handoff{retry: true})
+		} else {
+			rec.body = bytes.Clone(body)
+			handTo.deliver(handoff{msgs: []queue.Message{delivery(seq, rec)}})
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("local queue: send: %w", err)
 	}
-	q.rearm()
 	return nil
 }

@@ -3,6 +3,7 @@ package bolt_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,4 +90,42 @@ func BenchmarkListLiveInstances(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkConcurrentLifecycles is BenchmarkCreateAndTransition with 16
+// jobs at a time, as a burst runs them: concurrent writes share commits.
+// ns/op is per job life (six writes); writes/commit is the group size.
+func BenchmarkConcurrentLifecycles(b *testing.B) {
+	ctx := context.Background()
+	s, _ := openTemp(b)
+	var next atomic.Int64
+	before := s.CommitStats()
+	b.SetParallelism(8) // 16 goroutines on 2 cores
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			inst := pendingInstance("bench", next.Add(1))
+			if err := s.CreateInstance(ctx, inst, 1<<30); err != nil {
+				b.Error(err)
+				return
+			}
+			for _, to := range lifecycle {
+				n, err := inst.Transition(to, time.Now())
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := s.UpdateInstance(ctx, inst.Status, n); err != nil {
+					b.Error(err)
+					return
+				}
+				inst = n
+			}
+		}
+	})
+	b.StopTimer()
+	after := s.CommitStats()
+	commits, writes := after.Commits-before.Commits, after.Writes-before.Writes
+	b.ReportMetric(float64(writes)/float64(max(commits, 1)), "writes/commit")
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/runfleet/runfleet/internal/boltcommit"
 )
 
 // MarkDelivery implements store.Store. Expiry is judged here against the
@@ -23,17 +25,17 @@ func (s *Store) MarkDelivery(ctx context.Context, id string, ttl time.Duration) 
 	if ttl <= 0 {
 		return false, fmt.Errorf("bolt: mark delivery %q: ttl %v is not positive", id, ttl)
 	}
+	now := s.now()
 	err := s.update(func(tx *bbolt.Tx) error {
 		deliveries := tx.Bucket(bucketDeliveries)
 		index := tx.Bucket(bucketDeliveryExpiry)
-		now := s.now()
 		old, err := readDelivery(deliveries, id)
 		if err != nil {
 			return err
 		}
 		if old != nil {
 			if old.ExpiresAt.After(now) {
-				return errNoChange
+				return boltcommit.Unchanged(errNoChange)
 			}
 			if err := index.Delete(expiryKey(old.ExpiresAt, id)); err != nil {
 				return err
@@ -74,7 +76,7 @@ func (s *Store) ForgetDelivery(ctx context.Context, id string) error {
 			return err
 		}
 		if old == nil {
-			return errNoChange
+			return boltcommit.Unchanged(errNoChange)
 		}
 		if err := tx.Bucket(bucketDeliveryExpiry).Delete(expiryKey(old.ExpiresAt, id)); err != nil {
 			return err

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/runfleet/runfleet/internal/boltcommit"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
@@ -23,21 +25,15 @@ func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRu
 	}
 	record := inst.Clone()
 	record.Version = 1
+	now := s.now()
 	err := s.update(func(tx *bbolt.Tx) error {
 		instances := tx.Bucket(bucketInstances)
 		existing, err := readInstance(instances, record.Name)
 		if err != nil {
 			return err
 		}
-		if existing != nil {
-			if !s.expired(existing) {
-				return fmt.Errorf("bolt: instance %q: %w", record.Name, store.ErrAlreadyExists)
-			}
-			// Its retention is over but PurgeExpired has not run yet: the
-			// name is free, as it would be in DynamoDB before TTL deletes.
-			if err := tx.Bucket(bucketInstanceExpiry).Delete(expiryKey(existing.ExpiresAt, existing.Name)); err != nil {
-				return err
-			}
+		if existing != nil && !expiredAt(existing, now) {
+			return boltcommit.Unchanged(fmt.Errorf("bolt: instance %q: %w", record.Name, store.ErrAlreadyExists))
 		}
 		pools := tx.Bucket(bucketPools)
 		usage, err := readPool(pools, record.Pool)
@@ -45,7 +41,15 @@ func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRu
 			return err
 		}
 		if usage.Live >= maxRunners {
-			return fmt.Errorf("bolt: pool %q holds %d of %d: %w", record.Pool, usage.Live, maxRunners, store.ErrPoolFull)
+			return boltcommit.Unchanged(fmt.Errorf("bolt: pool %q holds %d of %d: %w", record.Pool, usage.Live, maxRunners, store.ErrPoolFull))
+		}
+		// Every check is done; writes only from here on.
+		if existing != nil {
+			// Its retention is over but PurgeExpired has not run yet: the
+			// name is free, as it would be in DynamoDB before TTL deletes.
+			if err := tx.Bucket(bucketInstanceExpiry).Delete(expiryKey(existing.ExpiresAt, existing.Name)); err != nil {
+				return err
+			}
 		}
 		if err := writeInstance(instances, record); err != nil {
 			return err
@@ -78,10 +82,10 @@ func checkNewInstance(inst *runner.Instance) error {
 	return nil
 }
 
-// expired reports whether a stored record is a deleted instance whose
-// retention has passed.
-func (s *Store) expired(inst *runner.Instance) bool {
-	return inst.Status == runner.StatusDeleted && !inst.ExpiresAt.IsZero() && !inst.ExpiresAt.After(s.now())
+// expiredAt reports whether a stored record is a deleted instance whose
+// retention has passed at now.
+func expiredAt(inst *runner.Instance, now time.Time) bool {
+	return inst.Status == runner.StatusDeleted && !inst.ExpiresAt.IsZero() && !inst.ExpiresAt.After(now)
 }
 
 // UpdateInstance implements store.Store.
@@ -107,12 +111,12 @@ func (s *Store) UpdateInstance(ctx context.Context, from runner.Status, next *ru
 			return err
 		}
 		if stored == nil || stored.Status != from || stored.Version != next.Version {
-			return &store.ConflictError{Instance: next.Name, ExpectedStatus: from, ExpectedVersion: next.Version}
+			return boltcommit.Unchanged(&store.ConflictError{Instance: next.Name, ExpectedStatus: from, ExpectedVersion: next.Version})
 		}
 		if stored.Pool != record.Pool {
 			// The pool owns the capacity slot and the index entry; moving an
 			// instance between pools is not something the engine does.
-			return fmt.Errorf("bolt: instance %q cannot move from pool %q to %q", record.Name, stored.Pool, record.Pool)
+			return boltcommit.Unchanged(fmt.Errorf("bolt: instance %q cannot move from pool %q to %q", record.Name, stored.Pool, record.Pool))
 		}
 		if err := writeInstance(instances, record); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/runfleet/runfleet/internal/boltcommit"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -43,22 +44,24 @@ func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 // keys it handled (a key whose record was already replaced removes only the
 // key), removed counts records deleted.
 func (s *Store) purgeBatch() (removed, seen int, err error) {
+	now := s.now()
 	err = s.update(func(tx *bbolt.Tx) error {
-		now := s.now()
 		instanceKeys := dueKeys(tx.Bucket(bucketInstanceExpiry), now, purgeBatchSize)
 		deliveryKeys := dueKeys(tx.Bucket(bucketDeliveryExpiry), now, purgeBatchSize-len(instanceKeys))
-		seen = len(instanceKeys) + len(deliveryKeys)
-		if seen == 0 {
-			return errNoChange
+		if len(instanceKeys)+len(deliveryKeys) == 0 {
+			return boltcommit.Unchanged(errNoChange)
 		}
-		n, err := purgeInstances(tx, instanceKeys)
-		removed += n
+		instancesRemoved, err := purgeInstances(tx, instanceKeys)
 		if err != nil {
 			return err
 		}
-		n, err = purgeDeliveries(tx, deliveryKeys)
-		removed += n
-		return err
+		deliveriesRemoved, err := purgeDeliveries(tx, deliveryKeys)
+		if err != nil {
+			return err
+		}
+		// Assigned, not accumulated: this function may run more than once.
+		removed, seen = instancesRemoved+deliveriesRemoved, len(instanceKeys)+len(deliveryKeys)
+		return nil
 	})
 	if errors.Is(err, errNoChange) {
 		return 0, 0, nil

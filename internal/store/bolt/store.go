@@ -13,6 +13,8 @@
 //
 // bbolt allows one writer at a time; every write runs in one read-write
 // transaction, which makes each conditional write atomic with its checks.
+// Concurrent writes share transactions (group commit, package boltcommit),
+// so a burst pays one fsync per group rather than one per write.
 package bolt
 
 import (
@@ -25,6 +27,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	bbolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/runfleet/runfleet/internal/boltcommit"
 	"github.com/runfleet/runfleet/internal/store"
 )
 
@@ -51,8 +54,9 @@ const schemaVersion = "1"
 
 // Store is a store.Store kept in one bbolt file.
 type Store struct {
-	db  *bbolt.DB
-	now func() time.Time
+	db      *bbolt.DB
+	commits *boltcommit.Committer
+	now     func() time.Time
 }
 
 var _ store.Store = (*Store)(nil)
@@ -102,7 +106,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: prepare %s: %w", path, err)
 	}
-	return &Store{db: db, now: o.now}, nil
+	return &Store{db: db, commits: boltcommit.New(db), now: o.now}, nil
 }
 
 func initSchema(tx *bbolt.Tx) error {
@@ -129,13 +133,35 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// errNoChange makes db.Update roll back a transaction that decided to write
-// nothing, so a refused or no-op call costs no fsync.
+// errNoChange is what a write function returns when it decided, before
+// writing anything, to write nothing. update rolls nothing back for it: the
+// no-op costs no fsync and no re-run of the writes it shares a transaction
+// with. Never return it after a Put or Delete.
 var errNoChange = errors.New("bolt: no change")
 
-// update runs fn in a read-write transaction and commits it durably. Every
-// write of the store goes through here, so how commits reach the disk is
-// decided in one place.
+// update runs fn in a read-write transaction and returns once it is durably
+// committed. Every write of the store goes through here, so how commits
+// reach the disk is decided in one place: concurrent calls share one
+// transaction and one fsync (boltcommit).
+//
+// Because of that sharing, fn may run more than once and must be
+// deterministic given tx: read the clock and anything else variable before
+// calling update, assign (not accumulate) whatever fn reports back, and
+// change nothing outside tx. A refusal decided before the first write is
+// best returned as boltcommit.Unchanged(err), for the same reason as
+// errNoChange.
 func (s *Store) update(fn func(tx *bbolt.Tx) error) error {
-	return s.db.Update(fn)
+	return s.commits.Update(func(tx *bbolt.Tx) error {
+		err := fn(tx)
+		if err == errNoChange {
+			return boltcommit.Unchanged(err)
+		}
+		return err
+	})
+}
+
+// CommitStats counts the store's write calls and the fsynced commits they
+// cost, for benchmarks and tests.
+func (s *Store) CommitStats() boltcommit.Stats {
+	return s.commits.Stats()
 }
