@@ -48,12 +48,31 @@ type CreateRequest struct {
 	CallbackURL      string
 	InstanceToken    string
 	JITConfigEnabled bool
+	// Tools are the runner builds GitHub offers the owner (every OS and
+	// architecture; the provider picks its machine's). Empty when GitHub
+	// could not be asked: a provider that needs them must say so.
+	Tools []RunnerTool
 
 	OSType     string
 	Arch       string
 	Flavor     string
 	Image      string
 	ExtraSpecs json.RawMessage
+}
+
+// RunnerTool is one downloadable build of the runner application (GARM's
+// RunnerApplicationDownload; GitHub's names for OS and Architecture: linux,
+// win, osx; x64, arm, arm64).
+type RunnerTool struct {
+	OS           string `json:"os"`
+	Architecture string `json:"architecture"`
+	DownloadURL  string `json:"download_url"`
+	Filename     string `json:"filename"`
+	// SHA256Checksum may be empty (older GitHub Enterprise Server).
+	SHA256Checksum string `json:"sha256_checksum,omitempty"`
+	// TempDownloadToken is a short-lived bearer token some GitHub
+	// Enterprise Server downloads require: a secret, never log it.
+	TempDownloadToken string `json:"temp_download_token,omitempty"`
 }
 
 // Machine statuses a provider may report (GARM's).

@@ -64,6 +64,7 @@ type Engine struct {
 	log       *slog.Logger
 	now       func() time.Time
 	opts      Options
+	tools     toolsCache // runner downloads per owner (tools.go)
 }
 
 // New checks the options and applies defaults.

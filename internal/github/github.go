@@ -22,6 +22,10 @@ type GitHub interface {
 	RemoveRunner(ctx context.Context, ref RunnerRef) error
 	// ListRunners returns the runners registered at an owner.
 	ListRunners(ctx context.Context, owner Owner) ([]Runner, error)
+	// RunnerDownloads lists the runner application builds GitHub offers
+	// the owner's machines, one per OS and architecture. The list changes
+	// only when GitHub releases a runner: callers should cache it.
+	RunnerDownloads(ctx context.Context, owner Owner) ([]RunnerDownload, error)
 }
 
 // Owner is where runners register: an organization, a repository or an
@@ -90,6 +94,21 @@ type Runner struct {
 	Status string // online or offline
 	Busy   bool
 	Labels []string
+}
+
+// RunnerDownload is one build of the runner application, as GitHub's
+// "list runner applications" endpoints describe it. OS is GitHub's name
+// (linux, osx, win), Architecture too (x64, arm, arm64).
+type RunnerDownload struct {
+	OS           string
+	Architecture string
+	DownloadURL  string
+	Filename     string
+	// SHA256Checksum is empty when GitHub sends none (older GHES).
+	SHA256Checksum string
+	// TempDownloadToken is a short-lived bearer token some GHES
+	// installations require for the download: a secret, never log it.
+	TempDownloadToken string
 }
 
 // ErrRunnerBusy: GitHub refused removal (422) because the runner is running

@@ -23,3 +23,7 @@ func (unusedGitHub) RemoveRunner(context.Context, github.RunnerRef) error { retu
 func (unusedGitHub) ListRunners(context.Context, github.Owner) ([]github.Runner, error) {
 	return nil, errNoGitHubInIntake
 }
+
+func (unusedGitHub) RunnerDownloads(context.Context, github.Owner) ([]github.RunnerDownload, error) {
+	return nil, errNoGitHubInIntake
+}

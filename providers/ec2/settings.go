@@ -3,8 +3,9 @@ package ec2
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
+
+	"github.com/runfleet/runfleet/providers/settings"
 )
 
 // Type is the provider type name in config (pools[].provider.type).
@@ -89,29 +90,27 @@ var (
 	instanceProfileNamePattern   = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
 )
 
-// ParseSettings reads and validates a pool's provider settings. Unknown
-// keys are errors, and every error names its key.
-func ParseSettings(settings map[string]any) (Settings, error) {
-	if err := checkKeys(settings); err != nil {
-		return Settings{}, err
-	}
-	r := settingsReader{m: settings}
+// ParseSettings reads and validates a pool's provider settings. A null
+// value is as if the key were absent. Unknown keys are errors, every error
+// names its key, and all of them are reported at once (errors.Join).
+func ParseSettings(values map[string]any) (Settings, error) {
+	r := settings.NewReader(values, settingKeys...)
 	s := Settings{
-		Region:                r.pattern(keyRegion, regionPattern, "an AWS region such as us-east-1"),
-		LaunchTemplate:        r.launchTemplate(keyLaunchTemplate),
-		LaunchTemplateVersion: r.pattern(keyLaunchTemplateVersion, launchTemplateVersionPattern, `"$Latest", "$Default" or a version number`),
-		ImageID:               r.pattern(keyImageID, imageIDPattern, `an AMI id (ami-…) or "resolve:ssm:<parameter>"`),
-		InstanceTypes:         r.list(keyInstanceTypes, instanceTypePattern, "instance types such as t3.large"),
-		SubnetIDs:             r.list(keySubnetIDs, subnetIDPattern, "subnet ids (subnet-…)"),
-		SecurityGroupIDs:      r.list(keySecurityGroupIDs, securityGroupIDPattern, "security group ids (sg-…)"),
-		IAMInstanceProfile:    r.instanceProfile(keyIAMInstanceProfile),
-		Spot:                  r.bool(keySpot),
-		RootVolumeSize:        r.volumeSize(keyRootVolumeSize),
-		Tags:                  r.tags(keyTags),
-		UserDataTemplate:      r.string(keyUserDataTemplate),
+		Region:                readPattern(r, keyRegion, regionPattern, "an AWS region such as us-east-1"),
+		LaunchTemplate:        readLaunchTemplate(r, keyLaunchTemplate),
+		LaunchTemplateVersion: readPattern(r, keyLaunchTemplateVersion, launchTemplateVersionPattern, `"$Latest", "$Default" or a version number`),
+		ImageID:               readPattern(r, keyImageID, imageIDPattern, `an AMI id (ami-…) or "resolve:ssm:<parameter>"`),
+		InstanceTypes:         readDistinct(r, keyInstanceTypes, instanceTypePattern, "instance types such as t3.large"),
+		SubnetIDs:             readDistinct(r, keySubnetIDs, subnetIDPattern, "subnet ids (subnet-…)"),
+		SecurityGroupIDs:      readDistinct(r, keySecurityGroupIDs, securityGroupIDPattern, "security group ids (sg-…)"),
+		IAMInstanceProfile:    readInstanceProfile(r, keyIAMInstanceProfile),
+		Spot:                  r.Bool(keySpot),
+		RootVolumeSize:        readVolumeSize(r, keyRootVolumeSize),
+		Tags:                  readTags(r, keyTags),
+		UserDataTemplate:      r.String(keyUserDataTemplate),
 	}
-	if r.err != nil {
-		return Settings{}, r.err
+	if err := r.Err(); err != nil {
+		return Settings{}, fmt.Errorf("ec2 provider: %w", err)
 	}
 	if err := s.Validate(); err != nil {
 		return Settings{}, err
@@ -136,20 +135,6 @@ func (s Settings) Validate() error {
 		return settingError(keyUserDataTemplate, "%v", err)
 	}
 	return nil
-}
-
-func checkKeys(settings map[string]any) error {
-	var unknown []string
-	for k := range settings {
-		if !slices.Contains(settingKeys, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	slices.Sort(unknown)
-	return fmt.Errorf("ec2 provider: unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(settingKeys, ", "))
 }
 
 func settingError(key, format string, args ...any) error {

@@ -2,8 +2,8 @@ package external
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/cloudbase/garm-provider-common/execution/common"
 	"github.com/cloudbase/garm-provider-common/params"
+	"github.com/runfleet/runfleet/providers/settings"
 )
 
 // DefaultTimeout bounds every call but CreateInstance when the pool sets no
@@ -86,178 +87,111 @@ var (
 //	tools                    list of {os, architecture, download_url,
 //	                         filename, temp_download_token, sha256_checksum}
 //
-// Unknown keys are errors, and every error names its key.
-func ParseSettings(settings map[string]any) (Settings, error) {
-	var unknown []string
-	for k := range settings {
-		if !slices.Contains(settingKeys, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return Settings{}, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(settingKeys, ", "))
-	}
-	r := settingsReader{m: settings}
+// A null value is as if the key were absent. Unknown keys are errors, every
+// error names its key, and all of them are reported at once (errors.Join).
+func ParseSettings(values map[string]any) (Settings, error) {
+	r := settingsReader{settings.NewReader(values, settingKeys...)}
 	s := Settings{
 		Executable:             r.executable(keyExecutable),
 		ConfigFile:             r.configFile(keyConfigFile),
 		InterfaceVersion:       r.version(keyVersion),
 		EnvironmentPassthrough: r.prefixes(keyPassthrough),
-		Timeout:                r.duration(keyTimeout, DefaultTimeout),
+		Timeout:                cmp.Or(r.PositiveDuration(keyTimeout), DefaultTimeout),
 		OSType:                 params.OSType(r.oneOf(keyOSType, string(params.Linux), names(osTypes))),
 		Arch:                   params.OSArch(r.oneOf(keyArch, string(params.Amd64), names(arches))),
-		Flavor:                 r.string(keyFlavor),
-		Image:                  r.string(keyImage),
+		Flavor:                 r.String(keyFlavor),
+		Image:                  r.String(keyImage),
 		ExtraSpecs:             r.extraSpecs(keyExtraSpecs),
 		Tools:                  r.tools(keyTools),
 	}
-	if r.err != nil {
-		return Settings{}, r.err
+	if err := r.Err(); err != nil {
+		return Settings{}, err
 	}
 	return s, nil
 }
 
-// settingsReader converts loosely typed YAML or JSON values, keeping the
-// first error.
-type settingsReader struct {
-	m   map[string]any
-	err error
-}
-
-func (r *settingsReader) fail(key, format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
-	}
-}
-
-func (r *settingsReader) string(key string) string {
-	v, ok := r.m[key]
-	if !ok || v == nil {
-		return ""
-	}
-	s, isString := v.(string)
-	if !isString {
-		r.fail(key, "want a string, got %v", v)
-	}
-	return s
-}
+// settingsReader is the shared reader plus the checks only external
+// providers need.
+type settingsReader struct{ *settings.Reader }
 
 func (r *settingsReader) executable(key string) string {
-	path := r.string(key)
+	path := r.String(key)
 	switch {
-	case r.err != nil:
+	case r.Failed(key):
 		return ""
 	case path == "":
-		r.fail(key, "required: the absolute path of the GARM provider binary")
+		r.Fail(key, "required: the absolute path of the GARM provider binary")
 		return ""
 	case !filepath.IsAbs(path):
-		r.fail(key, "%q: must be an absolute path", path)
+		r.Fail(key, "%q: must be an absolute path", path)
 		return ""
 	}
 	info, err := os.Stat(path)
 	switch {
 	case err != nil:
-		r.fail(key, "%v", err)
+		r.Fail(key, "%v", err)
 	case !info.Mode().IsRegular():
-		r.fail(key, "%q: not a regular file", path)
+		r.Fail(key, "%q: not a regular file", path)
 	case info.Mode().Perm()&0o111 == 0:
-		r.fail(key, "%q: not executable (mode %s)", path, info.Mode().Perm())
+		r.Fail(key, "%q: not executable (mode %s)", path, info.Mode().Perm())
 	}
 	return path
 }
 
 func (r *settingsReader) configFile(key string) string {
-	path := r.string(key)
-	if r.err != nil {
+	path := r.String(key)
+	if r.Failed(key) {
 		return ""
 	}
 	if path == "" {
-		r.fail(key, "required: the provider's own config file (GARM providers refuse to run without one)")
+		r.Fail(key, "required: the provider's own config file (GARM providers refuse to run without one)")
 		return ""
 	}
 	// The provider runs with its own view of the working directory; an
 	// absolute path means the same file to both.
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		r.fail(key, "%v", err)
+		r.Fail(key, "%v", err)
 		return ""
 	}
 	info, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		r.fail(key, "%v", err)
+		r.Fail(key, "%v", err)
 	case info.IsDir():
-		r.fail(key, "%q: is a directory", path)
+		r.Fail(key, "%q: is a directory", path)
 	}
 	return abs
 }
 
 func (r *settingsReader) version(key string) string {
-	v := r.string(key)
-	if v == "" {
+	given := r.String(key)
+	if given == "" {
 		return common.Version010
 	}
+	v := given
 	if !strings.HasPrefix(v, "v") {
 		v = "v" + v // GARM's own config accepts "0.1.1"
 	}
 	if v != common.Version010 && v != common.Version011 {
-		r.fail(key, "%q: want %s or %s", r.m[key], common.Version010, common.Version011)
+		r.Fail(key, "%q: want %s or %s", given, common.Version010, common.Version011)
 	}
 	return v
 }
 
 func (r *settingsReader) prefixes(key string) []string {
-	v, ok := r.m[key]
-	if !ok || v == nil {
-		return nil
-	}
-	var list []string
-	switch l := v.(type) {
-	case []string:
-		list = l
-	case []any:
-		for _, item := range l {
-			s, isString := item.(string)
-			if !isString {
-				r.fail(key, "want a list of variable name prefixes, got %v", item)
-				return nil
-			}
-			list = append(list, s)
-		}
-	default:
-		r.fail(key, "want a list of variable name prefixes such as [AWS_], got %v", v)
-		return nil
-	}
+	list := r.Strings(key)
 	for _, p := range list {
 		switch {
 		case p == "" || strings.ContainsAny(p, "= \t\n"):
-			r.fail(key, "%q: not a variable name prefix", p)
+			r.Fail(key, "%q: not a variable name prefix", p)
 		case strings.HasPrefix(strings.ToUpper(p), "GARM"):
 			// runfleet sets the GARM_ variables itself; a host's must never
 			// reach the provider and change what it does.
-			r.fail(key, "%q: variables starting with GARM are never passed through", p)
+			r.Fail(key, "%q: variables starting with GARM are never passed through", p)
 		}
 	}
 	return list
-}
-
-func (r *settingsReader) duration(key string, def time.Duration) time.Duration {
-	v, ok := r.m[key]
-	if !ok || v == nil {
-		return def
-	}
-	s, isString := v.(string)
-	if !isString {
-		r.fail(key, "want a duration such as \"2m\", got %v", v)
-		return 0
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		r.fail(key, "want a positive duration such as \"2m\", got %q", s)
-		return 0
-	}
-	return d
 }
 
 func names[T ~string](allowed []T) []string {
@@ -269,34 +203,28 @@ func names[T ~string](allowed []T) []string {
 }
 
 func (r *settingsReader) oneOf(key, def string, names []string) string {
-	v := r.string(key)
+	v := r.String(key)
 	if v == "" {
 		return def
 	}
 	if !slices.Contains(names, v) {
-		r.fail(key, "%q: want one of %s", v, strings.Join(names, ", "))
+		r.Fail(key, "%q: want one of %s", v, strings.Join(names, ", "))
 	}
 	return v
 }
 
 func (r *settingsReader) extraSpecs(key string) json.RawMessage {
-	v, ok := r.m[key]
-	if !ok || v == nil {
+	raw := r.JSON(key)
+	if raw == nil {
 		return nil
 	}
-	var raw []byte
-	if s, isString := v.(string); isString {
-		raw = []byte(s)
-	} else {
-		var err error
-		if raw, err = json.Marshal(v); err != nil {
-			r.fail(key, "cannot be expressed as JSON: %v", err)
-			return nil
-		}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		raw = json.RawMessage(text) // a JSON object given as a string
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		r.fail(key, "want an object (a map, or a JSON object as a string)")
+		r.Fail(key, "want an object (a map, or a JSON object as a string)")
 		return nil
 	}
 	if len(obj) == 0 {
@@ -306,25 +234,20 @@ func (r *settingsReader) extraSpecs(key string) json.RawMessage {
 }
 
 func (r *settingsReader) tools(key string) []params.RunnerApplicationDownload {
-	v, ok := r.m[key]
-	if !ok || v == nil {
-		return nil
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		r.fail(key, "cannot be expressed as JSON: %v", err)
+	raw := r.JSON(key)
+	if raw == nil {
 		return nil
 	}
 	var tools []params.RunnerApplicationDownload
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&tools); err != nil {
-		r.fail(key, "want a list of {os, architecture, download_url, filename, sha256_checksum}: %v", err)
+		r.Fail(key, "want a list of {os, architecture, download_url, filename, sha256_checksum}: %v", err)
 		return nil
 	}
 	for i, t := range tools {
 		if t.GetOS() == "" || t.GetArchitecture() == "" || t.GetDownloadURL() == "" {
-			r.fail(key, "[%d]: os, architecture and download_url are required", i)
+			r.Fail(key, "[%d]: os, architecture and download_url are required", i)
 			return nil
 		}
 	}

@@ -17,7 +17,7 @@ import (
 func (p *Provider) bootstrap(req providers.CreateRequest, poolID string) params.BootstrapInstance {
 	b := params.BootstrapInstance{
 		Name:              req.Name,
-		Tools:             p.settings.Tools,
+		Tools:             p.tools(req),
 		RepoURL:           req.RepoURL,
 		CallbackURL:       req.CallbackURL,
 		MetadataURL:       req.MetadataURL,
@@ -34,10 +34,38 @@ func (p *Provider) bootstrap(req providers.CreateRequest, poolID string) params.
 		// endpoint, never registration tokens.
 		JitConfigEnabled: true,
 	}
-	if b.Tools == nil {
-		b.Tools = []params.RunnerApplicationDownload{}
-	}
 	return b
+}
+
+// tools are the runner downloads offered to the machine: the pool's
+// `tools` setting when it has one (an operator pinning a runner build or a
+// mirror), else what GitHub listed for the owner. Never nil: GARM sends a
+// list.
+func (p *Provider) tools(req providers.CreateRequest) []params.RunnerApplicationDownload {
+	if p.settings.Tools != nil {
+		return p.settings.Tools
+	}
+	out := make([]params.RunnerApplicationDownload, 0, len(req.Tools))
+	for _, t := range req.Tools {
+		out = append(out, params.RunnerApplicationDownload{
+			OS:                optional(t.OS),
+			Architecture:      optional(t.Architecture),
+			DownloadURL:       optional(t.DownloadURL),
+			Filename:          optional(t.Filename),
+			SHA256Checksum:    optional(t.SHA256Checksum),
+			TempDownloadToken: optional(t.TempDownloadToken),
+		})
+	}
+	return out
+}
+
+// optional is nil for "": the field is then left out of the JSON, as
+// GitHub leaves out what it does not send.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func (p *Provider) extraSpecs(req providers.CreateRequest) json.RawMessage {

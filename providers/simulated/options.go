@@ -1,11 +1,9 @@
 package simulated
 
 import (
-	"fmt"
-	"math"
-	"slices"
-	"strings"
 	"time"
+
+	"github.com/runfleet/runfleet/providers/settings"
 )
 
 // Options configure a simulated provider.
@@ -65,132 +63,44 @@ var settingKeys = []string{
 //	seed  non-negative integer
 //
 // failure_rate sets both rates and create_/delete_failure_rate override it;
-// always_fail fails both operations, always_fail_create/_delete one. Unknown
-// keys are errors, and every error names its key.
-func ParseSettings(settings map[string]any) (Options, error) {
+// always_fail fails both operations, always_fail_create/_delete one. A null
+// value is as if the key were absent. Unknown keys are errors, every error
+// names its key, and all of them are reported at once (errors.Join).
+func ParseSettings(values map[string]any) (Options, error) {
+	r := settings.NewReader(values, settingKeys...)
 	var o Options
-	var unknown []string
-	for k := range settings {
-		if !slices.Contains(settingKeys, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return Options{}, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(settingKeys, ", "))
-	}
-	r := settingsReader{m: settings}
-	o.CreateLatency = r.duration("create_latency")
-	o.DeleteLatency = r.duration("delete_latency")
-	o.LatencyJitter = r.duration("latency_jitter")
-	if rate, ok := r.rate("failure_rate"); ok {
+	o.CreateLatency = r.Duration("create_latency")
+	o.DeleteLatency = r.Duration("delete_latency")
+	o.LatencyJitter = r.Duration("latency_jitter")
+	if rate, ok := readRate(r, "failure_rate"); ok {
 		o.Faults.CreateFailureRate, o.Faults.DeleteFailureRate = rate, rate
 	}
-	if rate, ok := r.rate("create_failure_rate"); ok {
+	if rate, ok := readRate(r, "create_failure_rate"); ok {
 		o.Faults.CreateFailureRate = rate
 	}
-	if rate, ok := r.rate("delete_failure_rate"); ok {
+	if rate, ok := readRate(r, "delete_failure_rate"); ok {
 		o.Faults.DeleteFailureRate = rate
 	}
-	always := r.bool("always_fail")
-	o.Faults.AlwaysFailCreate = always || r.bool("always_fail_create")
-	o.Faults.AlwaysFailDelete = always || r.bool("always_fail_delete")
-	o.Faults.HangCreates = r.bool("hang_creates")
-	o.Faults.HangDeletes = r.bool("hang_deletes")
-	o.Faults.LeaveFailedMachines = r.bool("leave_failed_machines")
-	o.Faults.FailCreateAsStatus = r.bool("fail_create_as_status")
-	o.Seed = r.seed("seed")
-	if r.err != nil {
-		return Options{}, r.err
+	always := r.Bool("always_fail")
+	o.Faults.AlwaysFailCreate = always || r.Bool("always_fail_create")
+	o.Faults.AlwaysFailDelete = always || r.Bool("always_fail_delete")
+	o.Faults.HangCreates = r.Bool("hang_creates")
+	o.Faults.HangDeletes = r.Bool("hang_deletes")
+	o.Faults.LeaveFailedMachines = r.Bool("leave_failed_machines")
+	o.Faults.FailCreateAsStatus = r.Bool("fail_create_as_status")
+	o.Seed = r.Uint64("seed")
+	if err := r.Err(); err != nil {
+		return Options{}, err
 	}
 	return o, nil
 }
 
-// settingsReader converts loosely typed YAML or JSON values, keeping the
-// first error.
-type settingsReader struct {
-	m   map[string]any
-	err error
-}
-
-func (r *settingsReader) fail(key, format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
-	}
-}
-
-func (r *settingsReader) duration(key string) time.Duration {
-	v, ok := r.m[key]
-	if !ok {
-		return 0
-	}
-	s, isString := v.(string)
-	if !isString {
-		r.fail(key, "want a duration such as \"50ms\", got %v", v)
-		return 0
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		r.fail(key, "want a non-negative duration such as \"50ms\", got %q", s)
-		return 0
-	}
-	return d
-}
-
-func (r *settingsReader) rate(key string) (float64, bool) {
-	v, ok := r.m[key]
-	if !ok {
+// readRate reads a probability; ok is false when key is absent or wrong.
+func readRate(r *settings.Reader, key string) (rate float64, ok bool) {
+	rate, ok = r.Float(key)
+	if ok && (rate < 0 || rate > 1) {
+		r.Fail(key, "want a probability between 0 and 1, got %v", rate)
 		return 0, false
 	}
-	f, isNumber := number(v)
-	if !isNumber || math.IsNaN(f) || f < 0 || f > 1 {
-		r.fail(key, "want a probability between 0 and 1, got %v", v)
-		return 0, false
-	}
-	return f, true
-}
-
-func (r *settingsReader) bool(key string) bool {
-	v, ok := r.m[key]
-	if !ok {
-		return false
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		r.fail(key, "want true or false, got %v", v)
-	}
-	return b
-}
-
-func (r *settingsReader) seed(key string) uint64 {
-	v, ok := r.m[key]
-	if !ok {
-		return 0
-	}
-	f, isNumber := number(v)
-	if !isNumber || f < 0 || f != math.Trunc(f) || f > math.MaxInt64 {
-		r.fail(key, "want a non-negative integer, got %v", v)
-		return 0
-	}
-	if i, isInt := v.(int); isInt {
-		return uint64(i) // exact even above 2^53
-	}
-	return uint64(f)
-}
-
-// number accepts the numeric types YAML (int, float64) and JSON (float64)
-// decoders produce.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case float64:
-		return n, true
-	default:
-		return 0, false
-	}
+	return rate, ok
 }

@@ -47,6 +47,9 @@ func TestParseSettingsShorthands(t *testing.T) {
 		want     simulated.Faults
 	}{
 		{nil, simulated.Faults{}},
+		// YAML "hang_creates:" with no value is null: as if absent, like
+		// every provider's settings.
+		{map[string]any{"hang_creates": nil}, simulated.Faults{}},
 		{map[string]any{"always_fail": true}, simulated.Faults{AlwaysFailCreate: true, AlwaysFailDelete: true}},
 		{map[string]any{"always_fail": false, "always_fail_delete": true}, simulated.Faults{AlwaysFailDelete: true}},
 		{map[string]any{"failure_rate": 0.5}, simulated.Faults{CreateFailureRate: 0.5, DeleteFailureRate: 0.5}},
@@ -83,11 +86,10 @@ func TestParseSettingsErrorsNameTheKey(t *testing.T) {
 		{map[string]any{"latency_jitter": 50}, `latency_jitter: want a duration such as "50ms", got 50`},
 		{map[string]any{"failure_rate": 1.5}, "failure_rate: want a probability between 0 and 1, got 1.5"},
 		{map[string]any{"create_failure_rate": -0.1}, "create_failure_rate: want a probability between 0 and 1, got -0.1"},
-		{map[string]any{"delete_failure_rate": "half"}, "delete_failure_rate: want a probability between 0 and 1, got half"},
+		{map[string]any{"delete_failure_rate": "half"}, "delete_failure_rate: want a number, got half"},
 		{map[string]any{"always_fail": "yes"}, "always_fail: want true or false, got yes"},
 		{map[string]any{"always_fail_create": 1}, "always_fail_create: want true or false, got 1"},
 		{map[string]any{"always_fail_delete": "true"}, "always_fail_delete: want true or false, got true"},
-		{map[string]any{"hang_creates": nil}, "hang_creates: want true or false, got <nil>"},
 		{map[string]any{"hang_deletes": 0}, "hang_deletes: want true or false, got 0"},
 		{map[string]any{"leave_failed_machines": "no"}, "leave_failed_machines: want true or false, got no"},
 		{map[string]any{"fail_create_as_status": 2}, "fail_create_as_status: want true or false, got 2"},
@@ -114,5 +116,15 @@ func TestNewNamesTheProvider(t *testing.T) {
 	}
 	if p, err := simulated.New(nil); err != nil || p == nil {
 		t.Errorf("New(nil) = %v, %v", p, err)
+	}
+}
+
+func TestParseSettingsReportsEveryProblem(t *testing.T) {
+	_, err := simulated.ParseSettings(map[string]any{"seed": -1, "hang_creates": "yes", "latncy": "1s"})
+	want := "unknown setting latncy (known: create_latency, delete_latency, latency_jitter, failure_rate, create_failure_rate, delete_failure_rate, always_fail, always_fail_create, always_fail_delete, hang_creates, hang_deletes, leave_failed_machines, fail_create_as_status, seed)\n" +
+		"hang_creates: want true or false, got yes\n" +
+		"seed: want a non-negative integer, got -1"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }

@@ -40,8 +40,8 @@ func descriptionFor(t *testing.T, pattern string) (*description, string) {
 
 func TestEveryRouteIsAnOperationOfGitHubsDescription(t *testing.T) {
 	routes := githubtest.Routes()
-	if len(routes) < 16 {
-		t.Fatalf("Routes() = %d routes, want the 16 the fake serves", len(routes))
+	if len(routes) < 19 {
+		t.Fatalf("Routes() = %d routes, want the 19 the fake serves", len(routes))
 	}
 	for _, key := range routes {
 		method, pattern, _ := strings.Cut(key, " ")
@@ -232,6 +232,17 @@ func (r *conformanceRig) exercise() {
 	r.call("org runner unknown", githubtest.RouteOrgRunner, "GET", "/orgs/octo-org/actions/runners/4", r.token, nil, 404)
 	r.call("repo runner", githubtest.RouteRepoRunner, "GET", fmt.Sprintf("/repos/octo-org/hello-world/actions/runners/%d", repoID.ID), r.token, nil, 200)
 	r.call("enterprise runner", githubtest.RouteEnterpriseRunner, "GET", fmt.Sprintf("/enterprises/acme/actions/runners/%d", entID.ID), r.token, nil, 200)
+
+	r.call("org runner downloads", githubtest.RouteOrgRunnerDownloads, "GET", "/orgs/octo-org/actions/runners/downloads", r.token, nil, 200)
+	r.call("repo runner downloads", githubtest.RouteRepoRunnerDownloads, "GET", "/repos/octo-org/hello-world/actions/runners/downloads", r.token, nil, 200)
+	r.call("enterprise runner downloads", githubtest.RouteEnterpriseRunnerDownloads, "GET", "/enterprises/acme/actions/runners/downloads", r.token, nil, 200)
+	r.call("runner downloads unknown org", githubtest.RouteOrgRunnerDownloads, "GET", "/orgs/nobody/actions/runners/downloads", r.token, nil, 404)
+	r.srv.SetRunnerApplications([]githubtest.RunnerApplication{{
+		OS: "linux", Architecture: "x64", Filename: "actions-runner-linux-x64-2.328.0.tar.gz",
+		DownloadURL: "https://ghes.example/_services/runner-downloads/actions-runner-linux-x64-2.328.0.tar.gz", TempDownloadToken: "short-lived",
+	}})
+	r.call("runner downloads with a token", githubtest.RouteOrgRunnerDownloads, "GET", "/orgs/octo-org/actions/runners/downloads", r.token, nil, 200)
+	r.srv.SetRunnerApplications(nil)
 
 	r.srv.SetBusy("org-1", true)
 	r.call("delete busy", githubtest.RouteOrgRemoveRunner, "DELETE", orgRunnerPath, r.token, nil, 422)

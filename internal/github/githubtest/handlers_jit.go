@@ -95,25 +95,44 @@ func (s *Server) handleGenerateJITConfig(req *request) reply {
 		ID: s.newRunnerID(), Owner: o.key, Name: *in.Name, OS: "unknown", Status: StatusOffline,
 		Labels: append([]string(nil), *in.Labels...), GroupID: groupID, Ephemeral: true,
 	}
-	r.EncodedJITConfig = encodeJITConfig(r, in.WorkFolder)
+	r.EncodedJITConfig = encodeJITConfig(r, o, in.WorkFolder)
 	s.runners[r.ID] = r
 	s.jitConfigs[r.EncodedJITConfig] = r.ID
 	return jsonReply(http.StatusCreated, jitConfigJSON{Runner: s.runnerJSON(r), EncodedJITConfig: r.EncodedJITConfig})
 }
 
-// encodeJITConfig makes an opaque config in GitHub's shape (base64 of a
-// JSON object of base64 files), with a random secret so no two match.
-func encodeJITConfig(r *Runner, workFolder *string) string {
+// encodeJITConfig makes a config in GitHub's shape — standard base64 of a
+// JSON object whose keys are the files the runner keeps in its root
+// (".runner", ".credentials", ".credentials_rsaparams") and whose values
+// are the files' contents, base64 again — with random secrets, so no two
+// match. .runner is indented and camel-cased as the runner writes it.
+func encodeJITConfig(r *Runner, o *owner, workFolder *string) string {
 	folder := "_work"
 	if workFolder != nil && *workFolder != "" {
 		folder = *workFolder
 	}
-	runnerFile, _ := json.Marshal(map[string]any{
-		"AgentId": r.ID, "AgentName": r.Name, "PoolId": r.GroupID, "WorkFolder": folder, "Ephemeral": true,
+	runnerFile, _ := json.MarshalIndent(map[string]any{
+		"agentId": r.ID, "agentName": r.Name, "poolId": r.GroupID, "poolName": DefaultRunnerGroupName,
+		"serverUrl": "https://pipelines.actions.githubusercontent.com/" + randomAlnum(40),
+		"gitHubUrl": o.htmlURL(), "workFolder": folder, "ephemeral": true,
+	}, "", "  ")
+	credentials, _ := json.MarshalIndent(map[string]any{
+		"scheme": "OAuth",
+		"data": map[string]string{
+			"clientId":                randomAlnum(32),
+			"authorizationUrl":        "https://vstoken.actions.githubusercontent.com/_apis/oauth2/token/" + randomAlnum(32),
+			"requireFipsCryptography": "False",
+		},
+	}, "", "  ")
+	member := func(n int) string { return base64.StdEncoding.EncodeToString([]byte(randomAlnum(n))) }
+	rsaParams, _ := json.Marshal(map[string]string{
+		"d": member(256), "dp": member(128), "dq": member(128), "exponent": "AQAB",
+		"inverseQ": member(128), "modulus": member(256), "p": member(128), "q": member(128),
 	})
 	files, _ := json.Marshal(map[string]string{
-		".runner":      base64.StdEncoding.EncodeToString(runnerFile),
-		".credentials": base64.StdEncoding.EncodeToString([]byte(`{"scheme":"OAuthAccessToken","token":"` + randomAlnum(40) + `"}`)),
+		".runner":                base64.StdEncoding.EncodeToString(runnerFile),
+		".credentials":           base64.StdEncoding.EncodeToString(credentials),
+		".credentials_rsaparams": base64.StdEncoding.EncodeToString(rsaParams),
 	})
 	return base64.StdEncoding.EncodeToString(files)
 }

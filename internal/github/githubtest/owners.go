@@ -50,6 +50,14 @@ func ownerKey(kind string, params map[string]string) string {
 // repository names and enterprise slugs case-insensitively.
 func ownerIndex(key string) string { return strings.ToLower(key) }
 
+// htmlURL is the owner's page on github.com, where its runners register.
+func (o *owner) htmlURL() string {
+	if o.kind == kindEnterprise {
+		return "https://github.com/enterprises/" + strings.TrimPrefix(o.key, "enterprise:")
+	}
+	return "https://github.com/" + o.key
+}
+
 // account is who an installation must be installed on to reach the owner.
 func (o *owner) account() string {
 	if o.kind == kindRepo {

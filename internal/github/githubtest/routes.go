@@ -37,6 +37,10 @@ const (
 	RouteRepoRunners       = "GET /repos/{owner}/{repo}/actions/runners"
 	RouteEnterpriseRunners = "GET /enterprises/{enterprise}/actions/runners"
 
+	RouteOrgRunnerDownloads        = "GET /orgs/{org}/actions/runners/downloads"
+	RouteRepoRunnerDownloads       = "GET /repos/{owner}/{repo}/actions/runners/downloads"
+	RouteEnterpriseRunnerDownloads = "GET /enterprises/{enterprise}/actions/runners/downloads"
+
 	RouteOrgRunner        = "GET /orgs/{org}/actions/runners/{runner_id}"
 	RouteRepoRunner       = "GET /repos/{owner}/{repo}/actions/runners/{runner_id}"
 	RouteEnterpriseRunner = "GET /enterprises/{enterprise}/actions/runners/{runner_id}"
@@ -58,7 +62,7 @@ const (
 )
 
 // routes is the table; literal segments come before parameters at the same
-// place (generate-jitconfig before {runner_id}), so they win.
+// place (generate-jitconfig and downloads before {runner_id}), so they win.
 var routes = newRoutes([]*route{
 	{spec: RouteOrgJITConfig, ownerKind: kindOrg, docs: runnersDocs + "create-configuration-for-a-just-in-time-runner-for-an-organization", handle: (*Server).handleGenerateJITConfig},
 	{spec: RouteRepoJITConfig, ownerKind: kindRepo, docs: runnersDocs + "create-configuration-for-a-just-in-time-runner-for-a-repository", handle: (*Server).handleGenerateJITConfig},
@@ -67,6 +71,10 @@ var routes = newRoutes([]*route{
 	{spec: RouteOrgRunners, ownerKind: kindOrg, docs: runnersDocs + "list-self-hosted-runners-for-an-organization", handle: (*Server).handleListRunners},
 	{spec: RouteRepoRunners, ownerKind: kindRepo, docs: runnersDocs + "list-self-hosted-runners-for-a-repository", handle: (*Server).handleListRunners},
 	{spec: RouteEnterpriseRunners, ownerKind: kindEnterprise, docs: runnersDocs + "list-self-hosted-runners-for-an-enterprise", handle: (*Server).handleListRunners},
+
+	{spec: RouteOrgRunnerDownloads, ownerKind: kindOrg, docs: runnersDocs + "list-runner-applications-for-an-organization", handle: (*Server).handleListRunnerApplications},
+	{spec: RouteRepoRunnerDownloads, ownerKind: kindRepo, docs: runnersDocs + "list-runner-applications-for-a-repository", handle: (*Server).handleListRunnerApplications},
+	{spec: RouteEnterpriseRunnerDownloads, ownerKind: kindEnterprise, docs: runnersDocs + "list-runner-applications-for-an-enterprise", handle: (*Server).handleListRunnerApplications},
 
 	{spec: RouteOrgRunner, ownerKind: kindOrg, docs: runnersDocs + "get-a-self-hosted-runner-for-an-organization", handle: (*Server).handleGetRunner},
 	{spec: RouteRepoRunner, ownerKind: kindRepo, docs: runnersDocs + "get-a-self-hosted-runner-for-a-repository", handle: (*Server).handleGetRunner},

@@ -43,6 +43,7 @@ type Server struct {
 	runners      map[int64]*Runner // by runner id
 	jitConfigs   map[string]int64  // encoded JIT config -> runner id
 	jobs         map[int64]*Job
+	runnerApps   []RunnerApplication // nil: DefaultRunnerApplications
 	nextRunnerID int64
 	nextGroupID  int64
 	nextLabelID  int64

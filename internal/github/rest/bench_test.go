@@ -55,5 +55,6 @@ func report(b *testing.B, calls rest.CallCounts) {
 	b.ReportMetric(float64(calls.ByOperation[rest.OpGenerateJITConfig])/n, "jit/job")
 	b.ReportMetric(float64(calls.ByOperation[rest.OpRemoveRunner])/n, "remove/job")
 	b.ReportMetric(float64(calls.ByOperation[rest.OpListRunners])/n, "list/job")
+	b.ReportMetric(float64(calls.ByOperation[rest.OpListRunnerDownloads])/n, "downloads/job")
 	b.ReportMetric(float64(calls.ByOperation[rest.OpCreateInstallationToken])/n, "token-mints/job")
 }

@@ -20,7 +20,9 @@ import (
 )
 
 // An ephemeral runner's whole life costs two GitHub calls: the JIT config
-// and the remove (a 404: the runner removed itself after its job).
+// and the remove (a 404: the runner removed itself after its job). The
+// runner downloads offered to machines are listed once per owner and hour,
+// not per job.
 func TestJobLifecycleCostsTwoGitHubCalls(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	for _, id := range []int64{101, 102, 103} {
@@ -30,11 +32,12 @@ func TestJobLifecycleCostsTwoGitHubCalls(t *testing.T) {
 		}
 	}
 	calls := w.gh.Calls()
-	if calls.API() != 6 || calls.ByOperation[rest.OpGenerateJITConfig] != 3 || calls.ByOperation[rest.OpRemoveRunner] != 3 {
-		t.Fatalf("calls %+v, want 2 per job", calls)
+	if calls.API() != 7 || calls.ByOperation[rest.OpGenerateJITConfig] != 3 || calls.ByOperation[rest.OpRemoveRunner] != 3 ||
+		calls.ByOperation[rest.OpListRunnerDownloads] != 1 {
+		t.Fatalf("calls %+v, want 2 per job and 1 downloads listing", calls)
 	}
-	if got := w.fake.APICallCount(); got != 6 {
-		t.Fatalf("GitHub answered %d API calls, want 6", got)
+	if got := w.fake.APICallCount(); got != 7 {
+		t.Fatalf("GitHub answered %d API calls, want 7", got)
 	}
 	if got := w.fake.CallCount(githubtest.RouteAccessTokens); got != 1 {
 		t.Errorf("token mints = %d, want 1 (the installation's client is reused)", got)

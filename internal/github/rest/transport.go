@@ -17,6 +17,7 @@ const (
 	OpRemoveRunner            = "RemoveRunner"
 	OpListRunners             = "ListRunners"
 	OpListRunnerGroups        = "ListRunnerGroups"
+	OpListRunnerDownloads     = "ListRunnerDownloads"
 	OpFindInstallation        = "FindInstallation"
 	OpCreateInstallationToken = "CreateInstallationToken"
 )

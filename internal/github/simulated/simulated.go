@@ -8,8 +8,6 @@ package simulated
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -28,6 +26,7 @@ const (
 	OpGenerateJITConfig Op = "GenerateJITConfig"
 	OpRemoveRunner      Op = "RemoveRunner"
 	OpListRunners       Op = "ListRunners"
+	OpRunnerDownloads   Op = "RunnerDownloads"
 )
 
 // Runner statuses as GitHub reports them.
@@ -35,6 +34,8 @@ const (
 	StatusOnline  = "online"
 	StatusOffline = "offline"
 )
+
+var errNoOwner = errors.New("simulated 404: the request names no owner")
 
 // maxLabels is GitHub's limit on a JIT runner's labels.
 const maxLabels = 100
@@ -115,24 +116,13 @@ func (g *GitHub) GenerateJITConfig(ctx context.Context, req github.JITRequest) (
 func validateJIT(req github.JITRequest) error {
 	switch {
 	case req.Owner.Org == "" && req.Owner.Enterprise == "":
-		return errors.New("simulated 404: JIT request has no owner")
+		return errNoOwner
 	case req.Name == "":
 		return errors.New("simulated 422: JIT request has no runner name")
 	case len(req.Labels) == 0 || len(req.Labels) > maxLabels:
 		return fmt.Errorf("simulated 422: a JIT runner needs 1–%d labels, got %d", maxLabels, len(req.Labels))
 	}
 	return nil
-}
-
-// encodeJIT stands in for GitHub's encoded runner configuration.
-func encodeJIT(r *RegisteredRunner) string {
-	doc, _ := json.Marshal(map[string]any{
-		"simulated": true,
-		"runner_id": r.ID,
-		"name":      r.Name,
-		"owner":     r.Owner.String(),
-	})
-	return base64.StdEncoding.EncodeToString(doc)
 }
 
 // RemoveRunner deregisters a runner by id, else by name, at the ref's owner.

@@ -42,10 +42,9 @@ func TestGenerateJITConfigRegistersRunners(t *testing.T) {
 	if a.RunnerID == b.RunnerID || b.RunnerID == c.RunnerID || a.RunnerID == 0 {
 		t.Errorf("ids not unique: %d %d %d", a.RunnerID, b.RunnerID, c.RunnerID)
 	}
-	raw, err := base64.StdEncoding.DecodeString(a.EncodedJITConfig)
-	var doc map[string]any
-	if err != nil || json.Unmarshal(raw, &doc) != nil || doc["simulated"] != true || doc["name"] != "runfleet-a" {
-		t.Errorf("encoded config %q: %v", raw, err)
+	checkJITShape(t, a, "runfleet-a")
+	if a.EncodedJITConfig == b.EncodedJITConfig {
+		t.Error("two runners got the same JIT configuration")
 	}
 
 	runners, err := g.ListRunners(ctx, github.Owner{Org: "OCTO-ORG"})
@@ -64,6 +63,50 @@ func TestGenerateJITConfigRegistersRunners(t *testing.T) {
 	if all := g.Runners(); len(all) != 3 || all[2].Owner != repo {
 		t.Errorf("snapshot %+v", all)
 	}
+}
+
+// checkJITShape: GitHub's shape — base64 of a JSON object of exactly the
+// runner's three files, each base64 — with the runner's id and name in
+// .runner.
+func checkJITShape(t *testing.T, cfg *github.JITConfig, name string) {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(cfg.EncodedJITConfig)
+	if err != nil {
+		t.Fatalf("encoded config is not base64: %v", err)
+	}
+	var doc map[string]string
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("encoded config is not a JSON object of strings: %v", err)
+	}
+	if len(doc) != 3 {
+		t.Errorf("files %v, want .runner, .credentials, .credentials_rsaparams", keys(doc))
+	}
+	files := map[string]map[string]any{}
+	for _, f := range []string{".runner", ".credentials", ".credentials_rsaparams"} {
+		content, err := base64.StdEncoding.DecodeString(doc[f])
+		var parsed map[string]any
+		if err != nil || json.Unmarshal(content, &parsed) != nil {
+			t.Fatalf("%s is not base64 of a JSON object: %q, %v", f, content, err)
+		}
+		files[f] = parsed
+	}
+	if r := files[".runner"]; r["agentId"] != float64(cfg.RunnerID) || r["agentName"] != name || r["ephemeral"] != true {
+		t.Errorf(".runner %v, want agentId %d and agentName %s", r, cfg.RunnerID, name)
+	}
+	if c := files[".credentials"]; c["scheme"] != "OAuth" {
+		t.Errorf(".credentials %v", c)
+	}
+	if p := files[".credentials_rsaparams"]; p["exponent"] != "AQAB" || p["modulus"] == "" {
+		t.Errorf(".credentials_rsaparams %v", p)
+	}
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func TestNameTakenIsTheEnginesError(t *testing.T) {

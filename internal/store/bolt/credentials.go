@@ -141,62 +141,21 @@ func (s *Store) DeleteRunnerCredentials(ctx context.Context, instance string) er
 // how many it removed. Embedded mode's reconciler calls it beside
 // PurgeExpired; it reads only the expiry index.
 func (s *Store) PurgeExpiredCredentials(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return total, fmt.Errorf("bolt: purge expired credentials: %w", err)
-		}
-		removed, seen, err := s.purgeCredentialsBatch()
-		total += removed
-		if err != nil {
-			return total, fmt.Errorf("bolt: purge expired credentials: %w", err)
-		}
-		if seen < purgeBatchSize {
-			return total, nil
-		}
-	}
+	return s.purgeExpired(ctx, "purge expired credentials", expiringCredentials)
 }
 
-func (s *Store) purgeCredentialsBatch() (removed, seen int, err error) {
-	now := s.now()
-	err = s.update(func(tx *bbolt.Tx) error {
-		records, index := tx.Bucket(bucketCredentials), tx.Bucket(bucketCredentialExpiry)
-		if records == nil || index == nil {
-			return boltcommit.Unchanged(errNoChange)
-		}
-		keys := dueKeys(index, now, purgeBatchSize)
-		if len(keys) == 0 {
-			return boltcommit.Unchanged(errNoChange)
-		}
-		// Assigned, not accumulated: this function may run more than once.
-		removed, seen = 0, len(keys)
-		for _, key := range keys {
-			name := expiryKeyID(key)
-			rec, err := readCredentials(records, name)
-			if err != nil {
-				return err
-			}
-			// Only the record this key was written for; a newer Put left
-			// its own key.
-			if rec != nil && string(expiryKey(rec.ExpiresAt, name)) == string(key) {
-				if err := records.Delete([]byte(name)); err != nil {
-					return err
-				}
-				removed++
-			}
-			if err := index.Delete(key); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if errors.Is(err, errNoChange) {
-		return 0, 0, nil
+var expiringCredentials = expiring{
+	records: bucketCredentials,
+	index:   bucketCredentialExpiry,
+	expiry:  credentialsExpiry,
+}
+
+func credentialsExpiry(records *bbolt.Bucket, instance string) (time.Time, bool, error) {
+	rec, err := readCredentials(records, instance)
+	if err != nil || rec == nil {
+		return time.Time{}, false, err
 	}
-	if err != nil {
-		return 0, 0, err
-	}
-	return removed, seen, nil
+	return rec.ExpiresAt, true, nil
 }
 
 func credentialBuckets(tx *bbolt.Tx) (records, index *bbolt.Bucket, err error) {

@@ -24,15 +24,63 @@ var purgeBatchSize = 1000
 // It reads only the expiry indexes, so its cost follows what is due, not
 // the size of the history.
 func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
+	return s.purgeExpired(ctx, "purge expired", expiringInstances, expiringDeliveries)
+}
+
+// expiring describes records that an expiry index lists: the index's keys
+// are expiryKey(expiresAt, id), the records are keyed by id.
+type expiring struct {
+	records, index []byte // bucket names
+	// expiry reads record id: when it expires, and whether it may be
+	// removed then (false when it is gone, or must stay whatever its
+	// expiry says).
+	expiry func(records *bbolt.Bucket, id string) (expiresAt time.Time, removable bool, err error)
+}
+
+var (
+	expiringInstances = expiring{
+		records: bucketInstances,
+		index:   bucketInstanceExpiry,
+		expiry:  instanceExpiry,
+	}
+	expiringDeliveries = expiring{
+		records: bucketDeliveries,
+		index:   bucketDeliveryExpiry,
+		expiry:  deliveryExpiry,
+	}
+)
+
+// instanceExpiry: only a deleted instance is removable; its ExpiresAt ends
+// the retention that lets late events still find it.
+func instanceExpiry(records *bbolt.Bucket, name string) (time.Time, bool, error) {
+	inst, err := readInstance(records, name)
+	if err != nil || inst == nil {
+		return time.Time{}, false, err
+	}
+	return inst.ExpiresAt, inst.Status == runner.StatusDeleted, nil
+}
+
+func deliveryExpiry(records *bbolt.Bucket, id string) (time.Time, bool, error) {
+	rec, err := readDelivery(records, id)
+	if err != nil || rec == nil {
+		return time.Time{}, false, err
+	}
+	return rec.ExpiresAt, true, nil
+}
+
+// purgeExpired removes the due records of kinds, one batch per
+// transaction, until a batch finds fewer due keys than it could hold.
+// op names the operation in errors.
+func (s *Store) purgeExpired(ctx context.Context, op string, kinds ...expiring) (int, error) {
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return total, fmt.Errorf("bolt: purge expired: %w", err)
+			return total, fmt.Errorf("bolt: %s: %w", op, err)
 		}
-		removed, seen, err := s.purgeBatch()
+		removed, seen, err := s.purgeBatch(kinds)
 		total += removed
 		if err != nil {
-			return total, fmt.Errorf("bolt: purge expired: %w", err)
+			return total, fmt.Errorf("bolt: %s: %w", op, err)
 		}
 		if seen < purgeBatchSize {
 			return total, nil
@@ -40,27 +88,34 @@ func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 	}
 }
 
-// purgeBatch handles up to purgeBatchSize due index keys. seen counts the
-// keys it handled (a key whose record was already replaced removes only the
-// key), removed counts records deleted.
-func (s *Store) purgeBatch() (removed, seen int, err error) {
+// purgeBatch handles up to purgeBatchSize due index keys, taken from kinds
+// in order. seen counts the keys it handled (a key whose record was already
+// replaced removes only the key), removed counts records deleted.
+func (s *Store) purgeBatch(kinds []expiring) (removed, seen int, err error) {
 	now := s.now()
 	err = s.update(func(tx *bbolt.Tx) error {
-		instanceKeys := dueKeys(tx.Bucket(bucketInstanceExpiry), now, purgeBatchSize)
-		deliveryKeys := dueKeys(tx.Bucket(bucketDeliveryExpiry), now, purgeBatchSize-len(instanceKeys))
-		if len(instanceKeys)+len(deliveryKeys) == 0 {
+		due := make([][][]byte, len(kinds))
+		dueCount := 0
+		for i, kind := range kinds {
+			// Buckets created on first use (credentials) may not exist yet.
+			if index := tx.Bucket(kind.index); index != nil && tx.Bucket(kind.records) != nil {
+				due[i] = dueKeys(index, now, purgeBatchSize-dueCount)
+				dueCount += len(due[i])
+			}
+		}
+		if dueCount == 0 {
 			return boltcommit.Unchanged(errNoChange)
 		}
-		instancesRemoved, err := purgeInstances(tx, instanceKeys)
-		if err != nil {
-			return err
-		}
-		deliveriesRemoved, err := purgeDeliveries(tx, deliveryKeys)
-		if err != nil {
-			return err
+		deleted := 0
+		for i, kind := range kinds {
+			n, err := purgeKeys(tx, kind, due[i])
+			deleted += n
+			if err != nil {
+				return err
+			}
 		}
 		// Assigned, not accumulated: this function may run more than once.
-		removed, seen = instancesRemoved+deliveriesRemoved, len(instanceKeys)+len(deliveryKeys)
+		removed, seen = deleted, dueCount
 		return nil
 	})
 	if errors.Is(err, errNoChange) {
@@ -82,41 +137,23 @@ func dueKeys(index *bbolt.Bucket, now time.Time, limit int) [][]byte {
 	return keys
 }
 
-func purgeInstances(tx *bbolt.Tx, keys [][]byte) (int, error) {
-	index, instances := tx.Bucket(bucketInstanceExpiry), tx.Bucket(bucketInstances)
-	removed := 0
-	for _, key := range keys {
-		name := expiryKeyID(key)
-		inst, err := readInstance(instances, name)
-		if err != nil {
-			return removed, err
-		}
-		// Only the record this key was written for: a name re-created after
-		// its old record expired has a new record and no key here.
-		if inst != nil && inst.Status == runner.StatusDeleted && bytes.Equal(expiryKey(inst.ExpiresAt, name), key) {
-			if err := instances.Delete([]byte(name)); err != nil {
-				return removed, err
-			}
-			removed++
-		}
-		if err := index.Delete(key); err != nil {
-			return removed, err
-		}
+// purgeKeys deletes due index keys of kind and the records they were
+// written for.
+func purgeKeys(tx *bbolt.Tx, kind expiring, keys [][]byte) (removed int, err error) {
+	if len(keys) == 0 {
+		return 0, nil
 	}
-	return removed, nil
-}
-
-func purgeDeliveries(tx *bbolt.Tx, keys [][]byte) (int, error) {
-	index, deliveries := tx.Bucket(bucketDeliveryExpiry), tx.Bucket(bucketDeliveries)
-	removed := 0
+	records, index := tx.Bucket(kind.records), tx.Bucket(kind.index)
 	for _, key := range keys {
 		id := expiryKeyID(key)
-		rec, err := readDelivery(deliveries, id)
+		expiresAt, removable, err := kind.expiry(records, id)
 		if err != nil {
 			return removed, err
 		}
-		if rec != nil && bytes.Equal(expiryKey(rec.ExpiresAt, id), key) {
-			if err := deliveries.Delete([]byte(id)); err != nil {
+		// Only the record this key was written for: one written again
+		// since (a name re-created, a newer Put) has a key of its own.
+		if removable && bytes.Equal(expiryKey(expiresAt, id), key) {
+			if err := records.Delete([]byte(id)); err != nil {
 				return removed, err
 			}
 			removed++

@@ -63,6 +63,10 @@ type Config struct {
 	// deleting anything: the machine keeps running, and only listing
 	// reveals it.
 	IgnoreDeleteByName bool `json:"ignore_delete_by_name,omitempty"`
+	// RequireTools makes CreateInstance pick the runner download for the
+	// machine's os_type and arch from the bootstrap params' tools, and
+	// fail as GARM's providers do ("failed to get tools") when none fits.
+	RequireTools bool `json:"require_tools,omitempty"`
 }
 
 // Write saves c as a config file at path.

@@ -86,6 +86,25 @@ func run() int {
 	return 0
 }
 
+// findTools looks for the runner build of the machine's OS and
+// architecture the way GARM's providers do: by GitHub's names (win, x64)
+// or by GARM's own (windows, amd64).
+func findTools(b params.BootstrapInstance) error {
+	githubOS := map[params.OSType]string{params.Linux: "linux", params.Windows: "win"}[b.OSType]
+	githubArch := map[params.OSArch]string{params.Amd64: "x64", params.Arm64: "arm64", params.Arm: "arm"}[b.OSArch]
+	if githubOS == "" || githubArch == "" {
+		return fmt.Errorf("unsupported OS %q or arch %q", b.OSType, b.OSArch)
+	}
+	for _, t := range b.Tools {
+		osFits := t.GetOS() == githubOS || t.GetOS() == string(b.OSType)
+		archFits := t.GetArchitecture() == githubArch || t.GetArchitecture() == string(b.OSArch)
+		if osFits && archFits && t.GetDownloadURL() != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("no runner download for OS %s and arch %s among %d tools", b.OSType, b.OSArch, len(b.Tools))
+}
+
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, err)
 	var e *exitError
@@ -108,6 +127,11 @@ func dispatch(cfg externaltest.Config, command common.ExecutionCommand, stdin []
 		var b params.BootstrapInstance
 		if err := json.Unmarshal(stdin, &b); err != nil || b.Name == "" || pool == "" {
 			return "", fmt.Errorf("CreateInstance needs bootstrap params on stdin and GARM_POOL_ID (err %v)", err)
+		}
+		if cfg.RequireTools {
+			if err := findTools(b); err != nil {
+				return "", fmt.Errorf("failed to get tools: %w", err)
+			}
 		}
 		var created params.ProviderInstance
 		err := update(cfg.StateFile, func(s *externaltest.State) error {

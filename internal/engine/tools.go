@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/providers"
+)
+
+// Runner downloads ("tools") are what GARM providers install the runner
+// from; GitHub lists them per owner. The list changes only when GitHub
+// releases a runner, so it is cached per owner: in steady state a job costs
+// no GitHub call for it, and the per-job budget stays JIT + remove.
+const (
+	// runnerToolsTTL is how long a listing is used.
+	runnerToolsTTL = time.Hour
+	// runnerToolsRetry is how long creates go without tools after a failed
+	// listing before GitHub is asked again, so a GitHub that refuses (a
+	// missing permission, a rate limit) costs one call per owner per
+	// interval, not one per job.
+	runnerToolsRetry = 5 * time.Minute
+	// runnerToolsTimeout bounds a listing: a slow GitHub delays a create
+	// by no more than this.
+	runnerToolsTimeout = 10 * time.Second
+)
+
+// toolsCache holds each owner's runner downloads. The zero value is ready.
+// One worker lists an owner's downloads at a time; others creating for the
+// same owner wait for its answer instead of asking GitHub too.
+type toolsCache struct {
+	mu      sync.Mutex
+	byOwner map[string]*toolsEntry
+}
+
+// toolsEntry is one owner's listing, in flight until done is closed.
+type toolsEntry struct {
+	done chan struct{}
+	// Set before done is closed:
+	ready   bool // false: the lister gave up (its context ended); ask again
+	tools   []providers.RunnerTool
+	expires time.Time
+}
+
+// runnerTools returns the runner downloads to offer a machine of owner's:
+// cached, else listed now. A failed listing never fails the create — it is
+// logged, and the machine gets no tools (providers that bring their own
+// runner do not need them).
+func (e *Engine) runnerTools(ctx context.Context, log *slog.Logger, owner github.Owner) []providers.RunnerTool {
+	key := strings.ToLower(owner.String())
+	for {
+		entry, lister := e.tools.claim(key, e.now())
+		if lister {
+			return slices.Clone(e.listRunnerTools(ctx, log, owner, key, entry))
+		}
+		select {
+		case <-entry.done:
+			if entry.ready {
+				return slices.Clone(entry.tools)
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// claim returns the owner's entry: a current or in-flight one, or — when
+// there is none or it has expired — a new in-flight entry the caller must
+// fill (lister true).
+func (c *toolsCache) claim(key string, now time.Time) (entry *toolsEntry, lister bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if entry := c.byOwner[key]; entry != nil && (!entry.ready || now.Before(entry.expires)) {
+		return entry, false
+	}
+	if c.byOwner == nil {
+		c.byOwner = make(map[string]*toolsEntry)
+	}
+	entry = &toolsEntry{done: make(chan struct{})}
+	c.byOwner[key] = entry
+	return entry, true
+}
+
+// settle records the lister's outcome and wakes the waiters. A listing cut
+// short by the lister's own context is dropped, so the next create asks.
+func (c *toolsCache) settle(key string, entry *toolsEntry, tools []providers.RunnerTool, expires time.Time, abandoned bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if abandoned {
+		if c.byOwner[key] == entry {
+			delete(c.byOwner, key)
+		}
+	} else {
+		entry.ready, entry.tools, entry.expires = true, tools, expires
+	}
+	close(entry.done)
+}
+
+func (e *Engine) listRunnerTools(ctx context.Context, log *slog.Logger, owner github.Owner, key string, entry *toolsEntry) []providers.RunnerTool {
+	lctx, cancel := context.WithTimeout(ctx, runnerToolsTimeout)
+	downloads, err := e.github.RunnerDownloads(lctx, owner)
+	cancel()
+	if err != nil {
+		abandoned := ctx.Err() != nil
+		e.tools.settle(key, entry, nil, e.now().Add(runnerToolsRetry), abandoned)
+		if !abandoned {
+			log.Warn("listing the runner downloads failed; machines get no tools until the next try (providers that bring their own runner still work)",
+				"owner", owner.String(), "error", err, "retry_in", runnerToolsRetry.String())
+		}
+		return nil
+	}
+	tools := make([]providers.RunnerTool, 0, len(downloads))
+	for _, d := range downloads {
+		tools = append(tools, providers.RunnerTool{
+			OS:                d.OS,
+			Architecture:      d.Architecture,
+			DownloadURL:       d.DownloadURL,
+			Filename:          d.Filename,
+			SHA256Checksum:    d.SHA256Checksum,
+			TempDownloadToken: d.TempDownloadToken,
+		})
+	}
+	e.tools.settle(key, entry, tools, e.now().Add(runnerToolsTTL), false)
+	log.Debug("runner downloads listed", "owner", owner.String(), "count", len(tools))
+	return tools
+}
