@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/telemetry"
 	"github.com/runfleet/runfleet/internal/wiring"
@@ -33,6 +34,11 @@ ListInstances (the machine must be listed), a GetInstance past a tiny timeout
 nothing, which is success), and DeleteInstance BY NAME of a second machine
 (it must leave the list: runfleet deletes by name after a failed create).
 
+The create request offers the runner downloads GitHub lists for the pool's
+owner, as runfleet's creates do (GARM providers install the runner from
+them), when the config's GitHub can be asked; when it cannot, the report
+says so and the check goes on without them.
+
 Its purpose is vetting a GARM external provider binary (provider type
 external) before a pool depends on it; it runs any provider type.
 
@@ -46,6 +52,9 @@ usage or an invalid config.`
 // checkURL is where the check's machines are told to fetch their runner
 // config: a reserved name (RFC 2606) that never resolves.
 const checkURL = "http://runfleet-provider-check.invalid"
+
+// checkToolsTimeout bounds listing the runner downloads for the check.
+const checkToolsTimeout = 30 * time.Second
 
 func (c *cli) provider(ctx context.Context, args []string) int {
 	if len(args) == 0 {
@@ -120,12 +129,18 @@ func (c *cli) providerCheck(ctx context.Context, args []string) int {
 	if !*asJSON {
 		fmt.Fprintf(c.stdout, "Checking the %s provider of pool %q: this creates and deletes up to two machines.\n\n", pool.Provider.Type, pool.Name)
 	}
+	template := checkTemplate(pool)
+	var toolsNote string
+	template.Tools, toolsNote = checkTools(ctx, &one, pool)
 	report := conformance.Run(ctx, provs[pool.Name], conformance.Options{
 		Pool:          pool.Name,
-		Template:      checkTemplate(pool),
+		Template:      template,
 		CreateTimeout: pool.BootstrapTimeout,
 		Settle:        *settle,
 	})
+	if toolsNote != "" {
+		report.Notes = append(report.Notes, toolsNote)
+	}
 	if *asJSON {
 		if code := c.printJSON(report); code != exitOK {
 			return code
@@ -181,6 +196,31 @@ func checkTemplate(pool *config.Pool) providers.CreateRequest {
 	return req
 }
 
+// checkTools lists the runner downloads GitHub offers the pool's owner and
+// converts them as the engine does, so a provider that installs the runner
+// from them (every GARM provider) is checked as it will run. A GitHub that
+// cannot be asked does not stop the check: the note says why the create
+// request carries no downloads, since a provider that needs one then fails
+// the create check for a reason that is not its own.
+func checkTools(ctx context.Context, cfg *config.Config, pool *config.Pool) (tools []providers.RunnerTool, note string) {
+	const without = "the create request offered no runner downloads (providers that need one fail the create check; pin them with the provider's tools setting)"
+	owner, err := github.ParseOwner(pool.Owner)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: pool owner: %v", without, err)
+	}
+	gh, err := wiring.GitHub(cfg, slog.Default())
+	if err != nil {
+		return nil, fmt.Sprintf("%s: GitHub is not usable: %v", without, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkToolsTimeout)
+	defer cancel()
+	downloads, err := gh.RunnerDownloads(ctx, owner)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: listing %s's runner downloads failed: %v", without, owner, err)
+	}
+	return engine.ToolsFromDownloads(downloads), ""
+}
+
 func writeCheckReport(c *cli, r conformance.Report) {
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	for _, res := range r.Results {
@@ -193,6 +233,9 @@ func writeCheckReport(c *cli, r conformance.Report) {
 	_ = tw.Flush()
 	for _, l := range r.Leftovers {
 		fmt.Fprintf(c.stdout, "LEFT BEHIND: %s\n", l)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(c.stdout, "NOTE: %s\n", n)
 	}
 	fmt.Fprintf(c.stdout, "\n%d passed, %d failed, %d skipped", r.Count(conformance.Pass), r.Count(conformance.Fail), r.Count(conformance.Skip))
 	if len(r.Leftovers) > 0 {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,9 +26,12 @@ func TestProviderCheck(t *testing.T) {
 		"garm":   {Slow: map[string]string{"GetInstance": "100ms"}},
 		"leaky":  {IgnoreDeleteByName: true},
 		"broken": {Status: "booting"},
+		// Installs the runner from the request's tools, as GARM's
+		// providers do: only GitHub's list lets its create pass.
+		"needs-tools": {RequireTools: true},
 	}
 	var poolsYAML strings.Builder
-	for _, name := range []string{"garm", "leaky", "broken"} {
+	for _, name := range []string{"garm", "leaky", "broken", "needs-tools"} {
 		cfg := pools[name]
 		cfg.StateFile = filepath.Join(dir, name+"-state.json")
 		cfgPath := filepath.Join(dir, name+".json")
@@ -51,6 +56,17 @@ func TestProviderCheck(t *testing.T) {
 	writeFile(t, secret, "s3cret")
 	configPath := filepath.Join(dir, "runfleet.yaml")
 	writeFile(t, configPath, fmt.Sprintf("controller_id: check\ngithub: {simulated: true}\nwebhook: {secret_file: %s}\npools:%s", secret, poolsYAML.String()))
+	// The same pools with a GitHub that refuses every call.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"message": "Resource not accessible by integration"}`)
+	}))
+	t.Cleanup(refusing.Close)
+	token := filepath.Join(dir, "github-token")
+	writeFile(t, token, "ghp_not_a_token")
+	refusedPath := filepath.Join(dir, "refused.yaml")
+	writeFile(t, refusedPath, fmt.Sprintf("controller_id: check\ngithub: {base_url: %s, token_file: %s}\nwebhook: {secret_file: %s}\npools:%s", refusing.URL, token, secret, poolsYAML.String()))
 
 	check := func(args ...string) cliResult {
 		return runCLI(t, nil, append([]string{"provider", "check", "--config", configPath, "--settle", "200ms"}, args...)...)
@@ -69,6 +85,30 @@ func TestProviderCheck(t *testing.T) {
 		}
 		if s, _ := externaltest.ReadState(filepath.Join(dir, "garm-state.json")); len(s.Machines) != 0 {
 			t.Errorf("machines left: %+v", s.Machines)
+		}
+	})
+
+	t.Run("offers GitHub's runner downloads", func(t *testing.T) {
+		res := check("--pool", "needs-tools")
+		if res.code != exitOK || !strings.Contains(res.stdout, "12 passed, 0 failed, 0 skipped: the provider conforms.") || strings.Contains(res.stdout, "NOTE:") {
+			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		}
+	})
+
+	t.Run("GitHub refuses the runner downloads", func(t *testing.T) {
+		res := runCLI(t, nil, "provider", "check", "--config", refusedPath, "--settle", "200ms", "--pool", "needs-tools")
+		if res.code != exitFailure {
+			t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		flat := strings.Join(strings.Fields(res.stdout), " ")
+		for _, want := range []string{
+			"NOTE: the create request offered no runner downloads",
+			"listing octo-org/app's runner downloads failed",
+			"FAIL CreateInstance", "no runner download for OS linux and arch amd64",
+		} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("output lacks %q:\n%s", want, res.stdout)
+			}
 		}
 	})
 
@@ -108,7 +148,7 @@ func TestProviderCheck(t *testing.T) {
 			{"provider"},
 			{"provider", "frob"},
 			{"provider", "check"},
-			{"provider", "check", "--config", configPath},                // three pools, none chosen
+			{"provider", "check", "--config", configPath},                // four pools, none chosen
 			{"provider", "check", "--config", configPath, "--pool", "x"}, // no such pool
 			{"provider", "check", "--config", filepath.Join(dir, "missing.yaml"), "--pool", "garm"},
 		} {

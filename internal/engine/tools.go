@@ -113,6 +113,16 @@ func (e *Engine) listRunnerTools(ctx context.Context, log *slog.Logger, owner gi
 		}
 		return nil
 	}
+	tools := ToolsFromDownloads(downloads)
+	e.tools.settle(key, entry, tools, e.now().Add(runnerToolsTTL), false)
+	log.Debug("runner downloads listed", "owner", owner.String(), "count", len(tools))
+	return tools
+}
+
+// ToolsFromDownloads is GitHub's list of runner downloads as a create
+// request carries it. `runfleet provider check` offers the same list the
+// engine does, so a provider that needs a download is checked as it runs.
+func ToolsFromDownloads(downloads []github.RunnerDownload) []providers.RunnerTool {
 	tools := make([]providers.RunnerTool, 0, len(downloads))
 	for _, d := range downloads {
 		tools = append(tools, providers.RunnerTool{
@@ -124,7 +134,5 @@ func (e *Engine) listRunnerTools(ctx context.Context, log *slog.Logger, owner gi
 			TempDownloadToken: d.TempDownloadToken,
 		})
 	}
-	e.tools.settle(key, entry, tools, e.now().Add(runnerToolsTTL), false)
-	log.Debug("runner downloads listed", "owner", owner.String(), "count", len(tools))
 	return tools
 }

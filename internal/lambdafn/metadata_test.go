@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -55,11 +54,16 @@ func TestMetadataFunctionServesABootingMachine(t *testing.T) {
 	}
 	inst := s.instance(t, name)
 
-	// The credentials files, as the machine would write them.
+	// The credentials files, as the machine would write them: those of
+	// the JIT configuration the simulated GitHub made for its runner.
+	files := storedJITFiles(t, s, name)
+	if !strings.Contains(files[".runner"], fmt.Sprintf(`"agentId": %d,`, inst.GitHubRunnerID)) {
+		t.Fatalf("the stored JIT configuration is not runner %d's: .runner = %q", inst.GitHubRunnerID, files[".runner"])
+	}
 	for endpoint, file := range map[string]string{"credentials/runner": ".runner", "credentials/credentials_rsaparams": ".credentials_rsaparams"} {
 		resp := s.callMetadata(t, meta, http.MethodGet, req, endpoint, req.InstanceToken, "")
 		body := decodeBody(t, resp)
-		if resp.StatusCode != http.StatusOK || body != jitShapedFiles(name, inst.GitHubRunnerID)[file] {
+		if resp.StatusCode != http.StatusOK || body != files[file] {
 			t.Fatalf("GET %s = %d %q", endpoint, resp.StatusCode, body)
 		}
 		if resp.Headers["Cache-Control"] != "no-store" {
@@ -131,15 +135,14 @@ func TestMetadataFunctionNeedsTheTokenKey(t *testing.T) {
 	}
 }
 
-// bootFunction is s.function(role) with a GitHub whose JIT configurations
-// have GitHub's real shape and providers that record create requests.
+// bootFunction is s.function(role) with providers that record create
+// requests.
 func (s *stack) bootFunction(role lambdafn.Role, rec *createRecorder) *lambdafn.Function {
 	return lambdafn.NewFunction(role, func(ctx context.Context) (*lambdafn.App, error) {
 		opts, err := s.options(role)
 		if err != nil {
 			return nil, err
 		}
-		opts.GitHub = jitShaped{s.gh}
 		provs := map[string]providers.Provider{}
 		for pool, p := range s.provs {
 			provs[pool] = &recordingProvider{Provider: p, rec: rec}
@@ -223,32 +226,35 @@ func (p *recordingProvider) CreateInstance(ctx context.Context, req providers.Cr
 	return p.Provider.CreateInstance(ctx, req)
 }
 
-// jitShaped gives the simulated GitHub's JIT configurations GitHub's shape:
-// base64 of a JSON object of base64 files.
-type jitShaped struct {
-	github.GitHub
-}
-
-func (g jitShaped) GenerateJITConfig(ctx context.Context, req github.JITRequest) (*github.JITConfig, error) {
-	cfg, err := g.GitHub.GenerateJITConfig(ctx, req)
+// storedJITFiles decodes the JIT configuration stored for name (until its
+// machine reports idle) as the runner reads it: base64 of a JSON object of
+// base64 files.
+func storedJITFiles(t *testing.T, s *stack, name string) map[string]string {
+	t.Helper()
+	creds, err := s.store.GetRunnerCredentials(context.Background(), name)
 	if err != nil {
-		return nil, err
+		t.Fatalf("GetRunnerCredentials(%s): %v", name, err)
 	}
-	doc := map[string]string{}
-	for name, content := range jitShapedFiles(req.Name, cfg.RunnerID) {
-		doc[name] = base64.StdEncoding.EncodeToString([]byte(content))
+	doc, err := base64.StdEncoding.DecodeString(creds.EncodedJITConfig)
+	var entries map[string]string
+	if err == nil {
+		err = json.Unmarshal(doc, &entries)
 	}
-	raw, _ := json.Marshal(doc)
-	cfg.EncodedJITConfig = base64.StdEncoding.EncodeToString(raw)
-	return cfg, nil
-}
-
-func jitShapedFiles(name string, runnerID int64) map[string]string {
-	return map[string]string{
-		".runner":                fmt.Sprintf(`{"agentId": %d, "agentName": %q}`, runnerID, name),
-		".credentials":           `{"scheme": "OAuth"}`,
-		".credentials_rsaparams": "binary\x00\xffparams-" + name,
+	if err != nil {
+		t.Fatalf("JIT configuration of %s is not base64 of a JSON object of strings: %v", name, err)
 	}
+	files := make(map[string]string, len(entries))
+	for file, content := range entries {
+		data, err := base64.StdEncoding.DecodeString(content)
+		if err != nil {
+			t.Fatalf("JIT file %s of %s is not base64: %v", file, name, err)
+		}
+		files[file] = string(data)
+	}
+	if len(files) != 3 {
+		t.Fatalf("JIT configuration of %s has %d files, want the runner's three", name, len(files))
+	}
+	return files
 }
 
 // contains reports whether anything logged so far contains s.

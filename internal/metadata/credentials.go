@@ -27,8 +27,9 @@ func jitFiles(encoded string) (map[string][]byte, error) {
 	}
 	out := make(map[string][]byte, len(entries))
 	for name, raw := range entries {
-		// Only string members are files; anything else is not ours to
-		// serve (a simulated GitHub adds some).
+		// Only string members are files; anything else is not a file
+		// the runner writes, so it is not ours to serve (GitHub sends
+		// none today, but a later runner version may add some).
 		var content string
 		if json.Unmarshal(raw, &content) != nil {
 			continue

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -79,8 +80,11 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 		t.Fatalf("BootstrapInstance: token %t, metadata-url %v, callback-url %v, jit %v",
 			bi["instance-token"] != "", bi["metadata-url"], bi["callback-url"], bi["jit_config_enabled"])
 	}
-	files := jitFilesFor(a, instA.GitHubRunnerID)
-	for name, data := range files {
+	jit := h.jitConfig(a, 1)
+	if len(jit.files) != 3 || !bytes.Contains(jit.files[".runner"], []byte(fmt.Sprintf(`"agentId": %d,`, instA.GitHubRunnerID))) {
+		t.Fatalf("the stored JIT configuration is not runner %d's three files: %q", instA.GitHubRunnerID, jit.files)
+	}
+	for name, data := range jit.files {
 		if strings.Contains(recA.Stdin, string(data)) {
 			t.Fatalf("BootstrapInstance carries the JIT file %s", name)
 		}
@@ -130,7 +134,7 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(machines, a+".json")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("machine file of the deleted instance: %v, want it removed by DeleteInstance", err)
 	}
-	requireNoSecretsLogged(t, h, recA.Token, files)
+	requireNoSecretsLogged(t, h, recA.Token, jit)
 }
 
 func readBoot(t *testing.T, dir, name string) bootRecord {

@@ -43,14 +43,15 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 	if !req.JITConfigEnabled {
 		t.Fatal("create request does not say jit_config_enabled")
 	}
-	files := jitFilesFor(name, inst.GitHubRunnerID)
+	jit := h.jitConfig(name, 1)
+	files := jit.files
 	requestJSON, _ := json.Marshal(req)
 	for file, data := range files {
 		if bytes.Contains(requestJSON, data) {
 			t.Fatalf("the create request contains the JIT file %s", file)
 		}
 	}
-	if bytes.Contains(requestJSON, []byte(encodeJIT(files)[:40])) {
+	if bytes.Contains(requestJSON, []byte(jit.encoded[:40])) {
 		t.Fatal("the create request contains the encoded JIT configuration")
 	}
 
@@ -146,7 +147,7 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 	if r := m.get("runner-metadata"); r.status != http.StatusForbidden || !strings.Contains(r.errorText(t), "deleted") {
 		t.Fatalf("request for a deleted instance = %d %s, want 403", r.status, r.body)
 	}
-	requireNoSecretsLogged(t, h, req.InstanceToken, files)
+	requireNoSecretsLogged(t, h, req.InstanceToken, jit)
 }
 
 // A machine that cannot bootstrap says so; its instance goes to
@@ -279,8 +280,7 @@ func TestTokenOfAnEarlierAttemptRefused(t *testing.T) {
 		t.Fatalf("first attempt's token = %d %s, want 403", r.status, r.body)
 	}
 	r := h.machineFor(second).get("credentials/runner")
-	inst := h.instance(name)
-	if r.status != http.StatusOK || !bytes.Equal(r.body, jitFilesFor(name, inst.GitHubRunnerID)[".runner"]) {
+	if r.status != http.StatusOK || !bytes.Equal(r.body, h.jitConfig(name, 2).files[".runner"]) {
 		t.Fatalf("second attempt's credentials = %d %s", r.status, r.body)
 	}
 }
@@ -373,18 +373,18 @@ func TestConcurrentCallbacksOneWinner(t *testing.T) {
 	}
 }
 
-func requireNoSecretsLogged(t *testing.T, h *bootHarness, token string, files map[string][]byte) {
+func requireNoSecretsLogged(t *testing.T, h *bootHarness, token string, jit jitConfig) {
 	t.Helper()
 	logs := h.logs.String()
 	if strings.Contains(logs, token) {
 		t.Fatal("the instance token was logged")
 	}
-	for name, data := range files {
+	for name, data := range jit.files {
 		if strings.Contains(logs, string(data)) {
 			t.Fatalf("the JIT file %s was logged", name)
 		}
 	}
-	if strings.Contains(logs, encodeJIT(files)[:40]) {
+	if strings.Contains(logs, jit.encoded[:40]) {
 		t.Fatal("the encoded JIT configuration was logged")
 	}
 }

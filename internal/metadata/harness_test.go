@@ -19,7 +19,6 @@ import (
 	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
-	"github.com/runfleet/runfleet/internal/github"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/metadata"
 	"github.com/runfleet/runfleet/internal/queue/local"
@@ -95,7 +94,7 @@ func newBootHarness(t *testing.T, o harnessOptions) *bootHarness {
 	if o.provider != nil {
 		prov = o.provider
 	}
-	h.recorder = &recordingProvider{Provider: prov, failFirst: o.failFirstCreates}
+	h.recorder = &recordingProvider{Provider: prov, failFirst: o.failFirstCreates, store: st}
 	// The token clock can be moved forward to expire tokens.
 	h.tokens, err = metadata.NewTokens(testKey, testController, h.now)
 	if err != nil {
@@ -116,7 +115,7 @@ func newBootHarness(t *testing.T, o harnessOptions) *bootHarness {
 		ControllerID:     testController,
 		Store:            st,
 		Queue:            q,
-		GitHub:           realisticJIT{h.github},
+		GitHub:           h.github,
 		Providers:        map[string]providers.Provider{testPool: h.recorder},
 		Pools:            []config.Pool{pool},
 		Logger:           logger,
@@ -342,18 +341,26 @@ func (m *machine) report(status, message string, agentID any) reply {
 type recordingProvider struct {
 	providers.Provider
 	failFirst int
+	// store is read for the JIT configuration each create was made with.
+	store *bolt.Store
 
 	mu    sync.Mutex
 	calls int
 	reqs  map[string][]providers.CreateRequest
+	jits  map[string][]string
 }
 
 func (p *recordingProvider) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
+	var encoded string
+	if creds, err := p.store.GetRunnerCredentials(ctx, req.Name); err == nil {
+		encoded = creds.EncodedJITConfig
+	}
 	p.mu.Lock()
 	if p.reqs == nil {
-		p.reqs = map[string][]providers.CreateRequest{}
+		p.reqs, p.jits = map[string][]providers.CreateRequest{}, map[string][]string{}
 	}
 	p.reqs[req.Name] = append(p.reqs[req.Name], req)
+	p.jits[req.Name] = append(p.jits[req.Name], encoded)
 	p.calls++
 	fail := p.calls <= p.failFirst
 	p.mu.Unlock()
@@ -369,35 +376,50 @@ func (p *recordingProvider) requests(name string) []providers.CreateRequest {
 	return append([]providers.CreateRequest(nil), p.reqs[name]...)
 }
 
-// realisticJIT is the simulated GitHub with an encoded JIT configuration
-// of the shape GitHub really returns (base64 of a JSON object of base64
-// files), so the credentials endpoints have real files to serve.
-type realisticJIT struct{ *ghsim.GitHub }
+func (p *recordingProvider) jitConfigs(name string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.jits[name]...)
+}
 
-func (g realisticJIT) GenerateJITConfig(ctx context.Context, req github.JITRequest) (*github.JITConfig, error) {
-	cfg, err := g.GitHub.GenerateJITConfig(ctx, req)
+// jitConfig is a JIT configuration as the simulated GitHub made it
+// (GitHub's shape) and the engine stored it for the machine to fetch.
+type jitConfig struct {
+	encoded string
+	files   map[string][]byte
+}
+
+// jitConfig returns what the engine had stored for name when it made the
+// provider's create request for attempt, decoded as the runner reads it.
+func (h *bootHarness) jitConfig(name string, attempt int) jitConfig {
+	h.t.Helper()
+	var encoded string
+	h.waitFor(fmt.Sprintf("create %d for %s", attempt, name), func() bool {
+		configs := h.recorder.jitConfigs(name)
+		if len(configs) < attempt {
+			return false
+		}
+		encoded = configs[attempt-1]
+		return true
+	})
+	if encoded == "" {
+		h.t.Fatalf("no JIT configuration was stored before create %d of %s", attempt, name)
+	}
+	doc, err := base64.StdEncoding.DecodeString(encoded)
+	var entries map[string]string
+	if err == nil {
+		err = json.Unmarshal(doc, &entries)
+	}
 	if err != nil {
-		return nil, err
+		h.t.Fatalf("JIT configuration of %s is not base64 of a JSON object of strings: %v", name, err)
 	}
-	cfg.EncodedJITConfig = encodeJIT(jitFilesFor(req.Name, cfg.RunnerID))
-	return cfg, nil
-}
-
-func jitFilesFor(name string, runnerID int64) map[string][]byte {
-	return map[string][]byte{
-		".runner":                []byte(fmt.Sprintf(`{"agentId": %d, "agentName": %q, "poolId": 1, "serverUrl": "https://pipelines.example/x", "gitHubUrl": "https://github.com/octo-org/hello-world", "workFolder": "_work", "ephemeral": true}`, runnerID, name)),
-		".credentials":           []byte(`{"scheme": "OAuth", "data": {"clientId": "` + name + `-client", "authorizationUrl": "https://vstoken.example/oauth2/token"}}`),
-		".credentials_rsaparams": []byte(`{"d": "secret-d-` + name + `", "modulus": "m", "exponent": "AQAB"}`),
+	files := make(map[string][]byte, len(entries))
+	for file, content := range entries {
+		if files[file], err = base64.StdEncoding.DecodeString(content); err != nil {
+			h.t.Fatalf("JIT file %s of %s is not base64: %v", file, name, err)
+		}
 	}
-}
-
-func encodeJIT(files map[string][]byte) string {
-	doc := map[string]string{}
-	for name, data := range files {
-		doc[name] = base64.StdEncoding.EncodeToString(data)
-	}
-	raw, _ := json.Marshal(doc)
-	return base64.StdEncoding.EncodeToString(raw)
+	return jitConfig{encoded: encoded, files: files}
 }
 
 type syncBuffer struct {

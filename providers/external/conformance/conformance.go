@@ -43,6 +43,9 @@ type Report struct {
 	// Leftovers are machines the run made and could not delete: remove
 	// them by hand.
 	Leftovers []string `json:"leftovers,omitempty"`
+	// Notes are what the caller adds about the run that is no check's
+	// outcome, such as why the create request lacked something.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Count returns how many checks ended with s.
