@@ -74,7 +74,7 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 		Pool:             claimed.Pool,
 		Labels:           claimed.Labels,
 		RunnerGroup:      pool.RunnerGroup,
-		RepoURL:          repoURL(owner),
+		RepoURL:          owner.URL(),
 		MetadataURL:      e.opts.MetadataURL,
 		CallbackURL:      e.opts.CallbackURL,
 		JITConfigEnabled: true,
@@ -132,17 +132,6 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 	}
 	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", jit.RunnerID)
 	return nil
-}
-
-func repoURL(o github.Owner) string {
-	switch {
-	case o.Enterprise != "":
-		return "https://github.com/enterprises/" + o.Enterprise
-	case o.Repo != "":
-		return "https://github.com/" + o.Org + "/" + o.Repo
-	default:
-		return "https://github.com/" + o.Org
-	}
 }
 
 // createFailure describes what a failed create may have left behind.

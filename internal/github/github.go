@@ -65,6 +65,18 @@ func (o Owner) String() string {
 	}
 }
 
+// URL is the owner's page on github.com, the URL a runner registers at.
+func (o Owner) URL() string {
+	switch {
+	case o.Enterprise != "":
+		return "https://github.com/enterprises/" + o.Enterprise
+	case o.Repo != "":
+		return "https://github.com/" + o.Org + "/" + o.Repo
+	default:
+		return "https://github.com/" + o.Org
+	}
+}
+
 // JITRequest asks for one just-in-time runner.
 type JITRequest struct {
 	Owner       Owner

@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-
-	"github.com/runfleet/runfleet/internal/github"
 )
 
 // encodeJIT makes a JIT configuration in GitHub's shape, so whatever reads
@@ -44,7 +42,7 @@ func runnerFile(r *RegisteredRunner) []byte {
 	}{
 		AgentID: r.ID, AgentName: r.Name, PoolID: 1, PoolName: "Default",
 		ServerURL:  "https://pipelines.actions.githubusercontent.com/simulated-" + randomHex(8),
-		GitHubURL:  ownerURL(r.Owner),
+		GitHubURL:  r.Owner.URL(),
 		WorkFolder: "_work",
 		Ephemeral:  true,
 	}, "", "  ")
@@ -74,17 +72,6 @@ func rsaParamsFile() []byte {
 		"inverseQ": member(128), "modulus": member(256), "p": member(128), "q": member(128),
 	})
 	return b
-}
-
-func ownerURL(o github.Owner) string {
-	switch {
-	case o.Enterprise != "":
-		return "https://github.com/enterprises/" + o.Enterprise
-	case o.Repo != "":
-		return "https://github.com/" + o.Org + "/" + o.Repo
-	default:
-		return "https://github.com/" + o.Org
-	}
 }
 
 func randomBytes(n int) []byte {
