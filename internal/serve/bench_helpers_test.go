@@ -88,7 +88,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	handler, err := routes(cfg, eng, st, q, log)
+	handler, err := routes(cfg, eng, st, q, gh, log)
 	if err != nil {
 		tb.Fatal(err)
 	}

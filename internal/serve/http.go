@@ -21,7 +21,7 @@ import (
 const healthTimeout = 5 * time.Second
 
 // routes is embedded mode's whole HTTP surface.
-func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, log *slog.Logger) (http.Handler, error) {
+func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, gh any, log *slog.Logger) (http.Handler, error) {
 	intake, err := webhook.New(webhook.Options{
 		Secret:       cfg.Webhook.Secret,
 		MaxBodyBytes: cfg.Webhook.MaxBodyBytes,
@@ -37,10 +37,11 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 	// own JSON 405 (the reply GitHub's delivery log shows).
 	mux.Handle("/webhook", intake)
 	mux.Handle("GET /healthz", healthz(st, q))
+	mux.Handle("GET /metrics", metrics(eng, q, gh))
 	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: cfg.Server.APIToken, Logger: log}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
-			"error":  fmt.Sprintf("no such route: %s %s (runfleet serves POST /webhook, GET /healthz and %s)", r.Method, r.URL.Path, httpapi.Prefix),
+			"error":  fmt.Sprintf("no such route: %s %s (runfleet serves POST /webhook, GET /healthz, GET /metrics and %s)", r.Method, r.URL.Path, httpapi.Prefix),
 			"status": http.StatusNotFound,
 		})
 	})

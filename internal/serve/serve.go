@@ -105,7 +105,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	handler, err := routes(cfg, eng, st, q, log)
+	handler, err := routes(cfg, eng, st, q, gh, log)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
