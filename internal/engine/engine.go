@@ -100,13 +100,6 @@ func New(opts Options) (*Engine, error) {
 	if opts.ProviderTimeout <= 0 {
 		opts.ProviderTimeout = 5 * time.Minute
 	}
-	for _, p := range opts.Pools {
-		if p.MinIdle > 0 {
-			// Said at start rather than discovered: a warm pool an operator
-			// counts on and does not get is worse than a loud line.
-			opts.Logger.Warn("min_idle is not acted on in this version: runners are created per queued job only", "pool", p.Name, "min_idle", p.MinIdle)
-		}
-	}
 	return &Engine{
 		store:     opts.Store,
 		queue:     opts.Queue,

@@ -50,6 +50,7 @@ type harnessOptions struct {
 	createLatency    time.Duration
 	now              func() time.Time
 	providerTimeout  time.Duration
+	minIdle          int
 	// wrap decorates the simulated provider (to record call order).
 	wrap func(providers.Provider) providers.Provider
 }
@@ -74,6 +75,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Owner:            "octo-org",
 		Labels:           []string{"self-hosted", "linux", "x64"},
 		MaxRunners:       o.maxRunners,
+		MinIdle:          o.minIdle,
 		BootstrapTimeout: o.bootstrapTimeout,
 		Provider:         config.Provider{Type: simulated.Type},
 	}

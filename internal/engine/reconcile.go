@@ -22,6 +22,8 @@ type ReconcileReport struct {
 	OrphanMachinesDeleted int `json:"orphan_machines_deleted"`
 	OrphanRunnersRemoved  int `json:"orphan_runners_removed"`
 	UnneededScheduled     int `json:"unneeded_scheduled"`
+	// WarmCreated counts runners created to keep pools at min_idle.
+	WarmCreated int `json:"warm_created"`
 }
 
 // lostMessageGrace is how long past its due time a pending instance may sit
@@ -51,6 +53,9 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		}
 	}
 	if err := e.reconcileOutside(ctx, live, now, &rep); err != nil {
+		errs = append(errs, err)
+	}
+	if err := e.topUpWarmPools(ctx, &rep); err != nil {
 		errs = append(errs, err)
 	}
 	return rep, errors.Join(errs...)

@@ -136,11 +136,12 @@ func (e *Engine) reconcileRunners(ctx context.Context, owner github.Owner, byNam
 		rep.OrphanRunnersRemoved++
 		log.Warn("removed a GitHub runner that has no live instance record")
 	}
+	warm := e.warmKeepers(byName)
 	for _, inst := range byName {
 		if inst.Status != runner.StatusRunning || inst.Owner != owner.String() {
 			continue
 		}
-		if reason := e.unneeded(inst, listed, now); reason != "" {
+		if reason := e.unneeded(inst, listed, now, warm[inst.Name]); reason != "" {
 			rep.UnneededScheduled++
 			log := e.log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID, "reconciler", true)
 			log.Warn("runner scheduled for delete", "reason", reason)
@@ -156,9 +157,10 @@ func (e *Engine) reconcileRunners(ctx context.Context, owner github.Owner, byNam
 // its runner never came online within the pool's bootstrap timeout
 // (completed webhooks are sometimes never delivered, and a machine that
 // failed to boot never sends one), or it has sat online and idle past it —
-// the job it was made for went to another runner or was cancelled. A runner
-// that is running a job is never touched here.
-func (e *Engine) unneeded(inst *runner.Instance, listed map[string]github.Runner, now time.Time) string {
+// the job it was made for went to another runner or was cancelled — unless
+// it is one of the pool's min_idle warm runners. A runner that is running a
+// job is never touched here.
+func (e *Engine) unneeded(inst *runner.Instance, listed map[string]github.Runner, now time.Time, warm bool) string {
 	pool, ok := e.pool(inst.Pool)
 	if !ok || inst.RunnerStatus == runner.RunnerActive || now.Sub(inst.StatusChangedAt) <= pool.BootstrapTimeout {
 		return ""
@@ -169,6 +171,8 @@ func (e *Engine) unneeded(inst *runner.Instance, listed map[string]github.Runner
 		return ""
 	case !registered || r.Status != "online":
 		return fmt.Sprintf("runner never came online within the bootstrap timeout %s", pool.BootstrapTimeout)
+	case warm:
+		return ""
 	default:
 		return fmt.Sprintf("runner idle past the bootstrap timeout %s with no job", pool.BootstrapTimeout)
 	}

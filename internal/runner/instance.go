@@ -70,6 +70,12 @@ func InstanceName(pool string, jobID, runAttempt int64) string {
 	return fmt.Sprintf("%s%s-%d-%d", NamePrefix, sanitize(pool), jobID, runAttempt)
 }
 
+// WarmInstanceName names an instance a pool keeps idle for jobs to come
+// (min_idle). It has no job, so its name carries a random suffix instead.
+func WarmInstanceName(pool, suffix string) string {
+	return fmt.Sprintf("%s%s-warm-%s", NamePrefix, sanitize(pool), suffix)
+}
+
 // sanitize keeps a pool name usable inside a runner and machine name.
 func sanitize(s string) string {
 	var b strings.Builder

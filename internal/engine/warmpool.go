@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// idleCandidate reports whether an instance counts toward its pool's idle
+// runners: alive, not on its way out, and not running a job.
+func idleCandidate(inst *runner.Instance) bool {
+	switch inst.Status {
+	case runner.StatusPendingCreate, runner.StatusCreating, runner.StatusRunning:
+		return inst.RunnerStatus != runner.RunnerActive
+	}
+	return false
+}
+
+// warmKeepers picks, per pool, the min_idle youngest idle runners: those the
+// idle-surplus rule leaves alone. Younger ones are kept so the pool renews
+// itself rather than keeping one machine forever.
+func (e *Engine) warmKeepers(live map[string]*runner.Instance) map[string]bool {
+	byPool := map[string][]*runner.Instance{}
+	for _, inst := range live {
+		if idleCandidate(inst) {
+			byPool[inst.Pool] = append(byPool[inst.Pool], inst)
+		}
+	}
+	keep := map[string]bool{}
+	for poolName, idle := range byPool {
+		pool, ok := e.pool(poolName)
+		if !ok || pool.MinIdle == 0 {
+			continue
+		}
+		sort.Slice(idle, func(i, j int) bool { return idle[i].StatusChangedAt.After(idle[j].StatusChangedAt) })
+		for _, inst := range idle[:min(pool.MinIdle, len(idle))] {
+			keep[inst.Name] = true
+		}
+	}
+	return keep
+}
+
+// topUpWarmPools creates runners with no job until each pool holds its
+// min_idle idle ones, within max_runners (the same atomic reservation as a
+// queued job's). A queued job still gets its own instance — exactly one per
+// job — so a warm runner only makes the job start sooner, and the job's own
+// instance then becomes the pool's next warm runner.
+func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error {
+	if !e.anyWarmPool() {
+		return nil
+	}
+	live, err := e.store.ListLiveInstances(ctx)
+	if err != nil {
+		return fmt.Errorf("list live instances: %w", err)
+	}
+	idle := map[string]int{}
+	for _, inst := range live {
+		if idleCandidate(inst) {
+			idle[inst.Pool]++
+		}
+	}
+	var errs []error
+	for i := range e.pools.Pools {
+		pool := &e.pools.Pools[i]
+		for n := idle[pool.Name]; n < pool.MinIdle; n++ {
+			suffix := make([]byte, 4)
+			_, _ = rand.Read(suffix)
+			name := runner.WarmInstanceName(pool.Name, hex.EncodeToString(suffix))
+			log := e.log.With("instance", name, "pool", pool.Name, "job_id", 0, "reconciler", true)
+			now := e.now()
+			inst := &runner.Instance{
+				Name: name, Pool: pool.Name, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
+				Owner: pool.Owner, Labels: runnerLabels(pool, e.opts.ControllerID),
+				CreatedAt: now, UpdatedAt: now, StatusChangedAt: now,
+			}
+			err := e.store.CreateInstance(ctx, inst, pool.MaxRunners)
+			if errors.Is(err, store.ErrPoolFull) {
+				log.Info("pool at max_runners; min_idle not reached", "min_idle", pool.MinIdle, "idle", n)
+				break
+			}
+			if err == nil {
+				err = e.send(ctx, kindCreate(inst, ""), 0)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("warm runner for pool %s: %w", pool.Name, err))
+				break
+			}
+			rep.WarmCreated++
+			log.Info("warm runner admitted", "min_idle", pool.MinIdle)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Engine) anyWarmPool() bool {
+	for _, p := range e.pools.Pools {
+		if p.MinIdle > 0 {
+			return true
+		}
+	}
+	return false
+}
