@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -43,6 +44,9 @@ type Options struct {
 	// set of simulated machines, as a real GitHub and cloud are shared.
 	GitHub    github.GitHub
 	Providers map[string]providers.Provider
+	// Metrics receives the worker's and reconciler's CloudWatch EMF lines
+	// (default: stdout, where Lambda's logs go).
+	Metrics io.Writer
 }
 
 // App is one function's adapters, built once per execution environment.
@@ -61,6 +65,9 @@ type App struct {
 	// tokens and hands providers the metadata URLs.
 	Tokens      *metadata.Tokens
 	MetadataURL string
+
+	// metricsOut is where EMF lines go (metrics.go).
+	metricsOut io.Writer
 }
 
 // Build reads the config and secrets and builds role's adapters. Every
@@ -111,6 +118,11 @@ func Build(ctx context.Context, opts Options) (*App, error) {
 		GitHub:    gh,
 		Providers: provs,
 		Logger:    log,
+
+		metricsOut: opts.Metrics,
+	}
+	if app.metricsOut == nil {
+		app.metricsOut = os.Stdout
 	}
 	if err := app.loadBootstrap(ctx, opts.Env, secretsmanager.NewFromConfig(opts.AWS)); err != nil {
 		return nil, err

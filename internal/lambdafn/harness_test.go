@@ -29,6 +29,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/github"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
@@ -80,8 +81,12 @@ type stack struct {
 	gh    *ghsim.GitHub
 	provs map[string]providers.Provider
 	logs  *logBuffer
-	sends *sendRecorder
-	meter *awsMeter
+	// metrics collects the functions' EMF lines (Options.Metrics).
+	metrics *logBuffer
+	// github, when set, is the functions' GitHub instead of gh.
+	github github.GitHub
+	sends  *sendRecorder
+	meter  *awsMeter
 	// requests numbers Lambda request ids.
 	requests atomic.Int64
 }
@@ -97,6 +102,9 @@ type stackOptions struct {
 	// visibility is the queue's visibility timeout (default 30 s, as
 	// template.yaml sets it well above the worker's timeout).
 	visibility time.Duration
+	// github replaces the shared simulated GitHub (the metrics tests use
+	// the real client against a fake GitHub server).
+	github github.GitHub
 }
 
 func newStack(t testing.TB, opts stackOptions) *stack {
@@ -117,7 +125,7 @@ func newStack(t testing.TB, opts stackOptions) *stack {
 	if opts.infoLogs {
 		level = slog.LevelInfo
 	}
-	s := &stack{t: t, logs: &logBuffer{level: level}, sends: &sendRecorder{}, gh: ghsim.New()}
+	s := &stack{t: t, logs: &logBuffer{level: level}, metrics: &logBuffer{}, sends: &sendRecorder{}, gh: ghsim.New(), github: opts.github}
 	awsCfg.APIOptions = append(awsCfg.APIOptions, s.sends.middleware)
 	if opts.meter != nil {
 		s.meter = opts.meter
@@ -212,14 +220,19 @@ func (s *stack) function(role lambdafn.Role) *lambdafn.Function {
 // options are Build's options for role, read from the environment.
 func (s *stack) options(role lambdafn.Role) (lambdafn.Options, error) {
 	env, err := lambdafn.ReadEnv(role, os.LookupEnv)
+	var gh github.GitHub = s.gh
+	if s.github != nil {
+		gh = s.github
+	}
 	return lambdafn.Options{
 		Role:            role,
 		Env:             env,
 		AWS:             s.aws,
 		Logger:          s.logs.logger(),
 		DynamoDBOptions: []func(*dynamodb.Options){disableChecksum},
-		GitHub:          s.gh,
+		GitHub:          gh,
 		Providers:       s.provs,
+		Metrics:         s.metrics,
 	}, err
 }
 
@@ -598,4 +611,11 @@ func (b *logBuffer) size() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Len()
+}
+
+// reset forgets the lines written so far.
+func (b *logBuffer) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }

@@ -59,6 +59,8 @@ const (
 // returned error is always nil: a function error would fail the whole batch.
 func (a *App) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	log := a.invocationLogger(ctx)
+	metrics := a.startMetrics()
+	defer metrics.flush(ctx, log)
 	invocation := ctx
 	ctx, cancel := beforeTimeout(ctx)
 	defer cancel()
