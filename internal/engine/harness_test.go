@@ -18,6 +18,7 @@ import (
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/queue/local"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
@@ -53,7 +54,15 @@ type harnessOptions struct {
 	minIdle          int
 	// wrap decorates the simulated provider (to record call order).
 	wrap func(providers.Provider) providers.Provider
+	// outbox keeps the queue in the store's file (bolt.OpenWithQueue, as
+	// `runfleet serve` does), so the engine admits jobs through
+	// store.Outbox; otherwise the store and the queue have a file each.
+	outbox bool
 }
+
+// layouts are the two ways the embedded adapters can be opened, for tests
+// that must hold for both.
+var layouts = map[string]harnessOptions{"separate files": {}, "outbox": {outbox: true}}
 
 const (
 	testPool       = "linux-x64"
@@ -89,15 +98,26 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 // as a restarted `runfleet serve` would.
 func (h *harness) open(o harnessOptions) {
 	t := h.t
-	st, err := bolt.Open(filepath.Join(h.dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
+	var st store.Store
+	if o.outbox {
+		qs, err := bolt.OpenWithQueue(filepath.Join(h.dir, "state.db"), local.Options{MaxReceives: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The queue first, then the store, which closes the shared file.
+		st, h.store, h.queue = qs, qs.Store, qs.Queue()
+	} else {
+		bs, err := bolt.Open(filepath.Join(h.dir, "state.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := local.Open(filepath.Join(h.dir, "queue.db"), local.Options{MaxReceives: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, h.store, h.queue = bs, bs, q
 	}
-	q, err := local.Open(filepath.Join(h.dir, "queue.db"), local.Options{MaxReceives: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.store, h.queue = st, q
+	q := h.queue
 	var prov providers.Provider = h.provider
 	if o.wrap != nil {
 		prov = o.wrap(prov)

@@ -12,7 +12,13 @@ import (
 )
 
 func TestJobLifecycleQueuedToDeleted(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	for layout, o := range layouts {
+		t.Run(layout, func(t *testing.T) { testJobLifecycleQueuedToDeleted(t, o) })
+	}
+}
+
+func testJobLifecycleQueuedToDeleted(t *testing.T, o harnessOptions) {
+	h := newHarness(t, o)
 	h.startWorkers(2)
 	name := nameFor(1001)
 

@@ -212,7 +212,13 @@ func TestP13FailedCreateIsDeletedByNameBeforeRetry(t *testing.T) {
 // yet received, or received but not acknowledged — resumes from the store
 // and the queue.
 func TestRestartMidFlightLosesNothing(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	for layout, o := range layouts {
+		t.Run(layout, func(t *testing.T) { testRestartMidFlightLosesNothing(t, o) })
+	}
+}
+
+func testRestartMidFlightLosesNothing(t *testing.T, o harnessOptions) {
+	h := newHarness(t, o)
 	ctx := context.Background()
 	h.deliver(job(events.ActionQueued, 96_001, "")) // accepted, never received
 	h.deliver(job(events.ActionQueued, 96_002, ""))

@@ -96,13 +96,9 @@ func (e *Engine) admitJob(ctx context.Context, log *slog.Logger, deliveryID stri
 		UpdatedAt:       now,
 		StatusChangedAt: now,
 	}
-	err := e.store.CreateInstance(ctx, inst, pool.MaxRunners)
+	err := e.createAndEnqueue(ctx, inst, pool.MaxRunners, deliveryID)
 	switch {
 	case err == nil:
-		if err := e.send(ctx, kindCreate(inst, deliveryID), 0); err != nil {
-			// The instance is recorded; the reconciler re-sends lost creates.
-			return out, fmt.Errorf("enqueue create for %s: %w", name, err)
-		}
 		log.Info("instance admitted", "status", inst.Status)
 		out.Result = ResultCreated
 		return out, nil
@@ -132,6 +128,29 @@ func (e *Engine) admitJob(ctx context.Context, log *slog.Logger, deliveryID stri
 	default:
 		return out, fmt.Errorf("create instance %s: %w", name, err)
 	}
+}
+
+// createAndEnqueue creates inst and enqueues its create message. A store
+// that keeps the queue (store.Outbox) does both in one commit; otherwise the
+// message follows the create, and if it is lost in between the reconciler
+// re-sends it. Errors from the create are returned unwrapped, so callers
+// match store.ErrAlreadyExists and store.ErrPoolFull.
+func (e *Engine) createAndEnqueue(ctx context.Context, inst *runner.Instance, maxRunners int, deliveryID string) error {
+	outbox, ok := e.store.(store.Outbox)
+	if !ok {
+		if err := e.store.CreateInstance(ctx, inst, maxRunners); err != nil {
+			return err
+		}
+		if err := e.send(ctx, kindCreate(inst, deliveryID), 0); err != nil {
+			return fmt.Errorf("enqueue create for %s: %w", inst.Name, err)
+		}
+		return nil
+	}
+	body, err := events.Encode(kindCreate(inst, deliveryID))
+	if err != nil {
+		return fmt.Errorf("encode create for %s: %w", inst.Name, err)
+	}
+	return outbox.CreateInstanceAndSend(ctx, inst, maxRunners, body)
 }
 
 // scaleUpRetryMax caps how long a job waiting for pool capacity sleeps

@@ -126,7 +126,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 		}
 		stopWork()
 		background.Wait()
-		if err := closeState(st, q); err != nil {
+		if err := closeState(st); err != nil {
 			tb.Errorf("close state: %v", err)
 		}
 	})

@@ -24,7 +24,9 @@ import (
 	"github.com/runfleet/runfleet/internal/wiring"
 )
 
-// File names under store.dir.
+// File names under store.dir. The work queue lives in StateFile, so that an
+// instance and its create message commit together (store.Outbox); QueueFile
+// is where earlier versions kept it, and is no longer read.
 const (
 	StateFile = "state.db"
 	QueueFile = "queue.db"
@@ -90,8 +92,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	defer func() {
-		err = errors.Join(err, closeState(st, q))
+		err = errors.Join(err, closeState(st))
 	}()
+	warnLegacyQueue(log, cfg.Store.Dir)
 
 	// Runner bootstrap (bootstrap.go): instance tokens and the metadata
 	// routes, on when server.public_url is set.
@@ -171,28 +174,34 @@ func Run(ctx context.Context, opts Options) (err error) {
 	return err
 }
 
-// openState opens the store and the queue under store.dir.
-func openState(cfg *config.Config) (*bolt.Store, *local.Queue, error) {
+// openState opens the store, with the queue inside it, under store.dir.
+func openState(cfg *config.Config) (*bolt.QueuedStore, *local.Queue, error) {
 	if err := os.MkdirAll(cfg.Store.Dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("serve: create store.dir %s: %w", cfg.Store.Dir, err)
 	}
-	st, err := bolt.Open(filepath.Join(cfg.Store.Dir, StateFile))
-	if err != nil {
-		return nil, nil, fmt.Errorf("serve: open store (is another runfleet serving from %s?): %w", cfg.Store.Dir, err)
-	}
-	q, err := local.Open(filepath.Join(cfg.Store.Dir, QueueFile), local.Options{
+	st, err := bolt.OpenWithQueue(filepath.Join(cfg.Store.Dir, StateFile), local.Options{
 		MaxReceives:       cfg.Engine.MaxReceives,
 		DefaultVisibility: cfg.Engine.VisibilityTimeout,
 	})
 	if err != nil {
-		_ = st.Close()
-		return nil, nil, fmt.Errorf("serve: open queue: %w", err)
+		return nil, nil, fmt.Errorf("serve: open store (is another runfleet serving from %s?): %w", cfg.Store.Dir, err)
 	}
-	return st, q, nil
+	return st, st.Queue(), nil
 }
 
-func closeState(st *bolt.Store, q *local.Queue) error {
-	return errors.Join(q.Close(), st.Close())
+// closeState closes the queue, then the file it shares with the store.
+func closeState(st *bolt.QueuedStore) error {
+	return st.Close()
+}
+
+// warnLegacyQueue tells the operator that a queue file from an earlier
+// version is ignored: messages left in it are not delivered (the reconciler
+// re-sends the creates and deletes of live instances), and it can go.
+func warnLegacyQueue(log *slog.Logger, dir string) {
+	path := filepath.Join(dir, QueueFile)
+	if _, err := os.Stat(path); err == nil {
+		log.Warn("ignoring queue file of an earlier runfleet: the queue now lives in "+StateFile+"; delete it once this version runs", "path", path)
+	}
 }
 
 // logStart writes the one line that tells an operator where everything is.

@@ -54,7 +54,7 @@ func (q *Queue) DeadLetters(ctx context.Context) ([]queue.Message, error) {
 	var msgs []queue.Message
 	err := q.db.View(func(tx *bolt.Tx) error {
 		var err error
-		msgs, err = openBuckets(tx).deadLetters()
+		msgs, err = q.names.open(tx).deadLetters()
 		return err
 	})
 	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {

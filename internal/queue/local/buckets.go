@@ -9,10 +9,25 @@ import (
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
+// bucketNames are the names of a queue's three buckets.
+type bucketNames struct {
+	messages, due, dead []byte
+}
+
 var (
-	messagesBucket = []byte("messages") // seq → record, every live message
-	dueBucket      = []byte("due")      // due time ‖ seq → nothing: the visibility index
-	deadBucket     = []byte("dead")     // seq → record, dead letters
+	// ownFileBuckets name the buckets of a queue that has its file to itself.
+	ownFileBuckets = bucketNames{
+		messages: []byte("messages"), // seq → record, every live message
+		due:      []byte("due"),      // due time ‖ seq → nothing: the visibility index
+		dead:     []byte("dead"),     // seq → record, dead letters
+	}
+	// sharedFileBuckets name them in a file shared with other data (OpenInDB),
+	// prefixed so that they cannot collide with its owner's buckets.
+	sharedFileBuckets = bucketNames{
+		messages: []byte("queue.messages"),
+		due:      []byte("queue.due"),
+		dead:     []byte("queue.dead"),
+	}
 )
 
 // buckets are the queue's buckets inside one transaction.
@@ -20,16 +35,16 @@ type buckets struct {
 	messages, due, dead *bolt.Bucket
 }
 
-func openBuckets(tx *bolt.Tx) buckets {
+func (n bucketNames) open(tx *bolt.Tx) buckets {
 	return buckets{
-		messages: tx.Bucket(messagesBucket),
-		due:      tx.Bucket(dueBucket),
-		dead:     tx.Bucket(deadBucket),
+		messages: tx.Bucket(n.messages),
+		due:      tx.Bucket(n.due),
+		dead:     tx.Bucket(n.dead),
 	}
 }
 
-func createBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{messagesBucket, dueBucket, deadBucket} {
+func (n bucketNames) create(tx *bolt.Tx) error {
+	for _, name := range [][]byte{n.messages, n.due, n.dead} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

@@ -56,6 +56,9 @@ type Queue struct {
 	db      *bolt.DB
 	commits *boltcommit.Committer
 	opts    Options
+	names   bucketNames
+	// ownsDB is false for a queue kept in someone else's file (OpenInDB).
+	ownsDB bool
 
 	// mu guards the waiter list, the due-time mirror and the timer. It is
 	// never held across a commit: what keeps a waiter from missing a message
@@ -81,8 +84,43 @@ var (
 // but not acknowledged before the previous Close, or crash, are visible again
 // at once: their receivers were in the process that ended.
 func Open(path string, opts Options) (*Queue, error) {
+	if err := checkOptions(&opts); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("local queue: open %s: %w", path, err)
+	}
+	q, err := start(db, ownFileBuckets, opts)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("local queue: open %s: %w", path, err)
+	}
+	q.ownsDB = true
+	return q, nil
+}
+
+// OpenInDB keeps the queue in db, an open bbolt file that holds other data
+// too, under bucket names of its own ("queue.*"). Sharing the file is what
+// lets another writer add a message in the same commit as its own writes
+// (SendInTx); for that, every write to db must go through Committer, whose
+// commits tell the queue's waiters about new messages. Close leaves db open:
+// it belongs to the caller, who closes it after the queue. Unacknowledged
+// messages are released as by Open.
+func OpenInDB(db *bolt.DB, opts Options) (*Queue, error) {
+	if err := checkOptions(&opts); err != nil {
+		return nil, err
+	}
+	q, err := start(db, sharedFileBuckets, opts)
+	if err != nil {
+		return nil, fmt.Errorf("local queue: open in %s: %w", db.Path(), err)
+	}
+	return q, nil
+}
+
+func checkOptions(opts *Options) error {
 	if opts.MaxReceives < 0 {
-		return nil, fmt.Errorf("local queue: MaxReceives %d is negative", opts.MaxReceives)
+		return fmt.Errorf("local queue: MaxReceives %d is negative", opts.MaxReceives)
 	}
 	if opts.DefaultVisibility <= 0 {
 		opts.DefaultVisibility = defaultVisibility
@@ -90,16 +128,17 @@ func Open(path string, opts Options) (*Queue, error) {
 	if opts.OpenTimeout <= 0 {
 		opts.OpenTimeout = defaultOpenTimeout
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout})
-	if err != nil {
-		return nil, fmt.Errorf("local queue: open %s: %w", path, err)
-	}
-	q := &Queue{db: db, opts: opts, closing: make(chan struct{})}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if err := createBuckets(tx); err != nil {
+	return nil
+}
+
+// start prepares the queue's buckets in db and the queue that uses them.
+func start(db *bolt.DB, names bucketNames, opts Options) (*Queue, error) {
+	q := &Queue{db: db, names: names, opts: opts, closing: make(chan struct{})}
+	err := db.Update(func(tx *bolt.Tx) error {
+		if err := q.names.create(tx); err != nil {
 			return err
 		}
-		b := openBuckets(tx)
+		b := q.names.open(tx)
 		if err := b.releaseInFlight(time.Now()); err != nil {
 			return err
 		}
@@ -107,8 +146,7 @@ func Open(path string, opts Options) (*Queue, error) {
 		return nil
 	})
 	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("local queue: open %s: %w", path, err)
+		return nil, err
 	}
 	q.commits = boltcommit.New(db, boltcommit.OnCommit(q.onCommit))
 	q.timer = time.AfterFunc(time.Hour, q.onTimer)
@@ -116,7 +154,14 @@ func Open(path string, opts Options) (*Queue, error) {
 	return q, nil
 }
 
-// Close releases the file. Blocked Receives return queue.ErrClosed.
+// Committer is the group commit of the queue's file. With OpenInDB, the
+// file's other writers must use it too: only its commits wake receivers.
+func (q *Queue) Committer() *boltcommit.Committer {
+	return q.commits
+}
+
+// Close releases the file (unless it came from OpenInDB). Blocked Receives
+// return queue.ErrClosed.
 func (q *Queue) Close() error {
 	q.mu.Lock()
 	if q.closed {
@@ -127,6 +172,9 @@ func (q *Queue) Close() error {
 	close(q.closing)
 	q.timer.Stop()
 	q.mu.Unlock()
+	if !q.ownsDB {
+		return nil
+	}
 	// bbolt waits for a commit in progress; later ones fail as closed.
 	if err := q.db.Close(); err != nil {
 		return fmt.Errorf("local queue: close: %w", err)
@@ -145,7 +193,7 @@ func (q *Queue) CommitStats() boltcommit.Stats {
 // so it depends only on the buckets and values fixed before the call, and
 // has no effect outside the transaction.
 func (q *Queue) write(fn func(buckets) error) error {
-	err := q.commits.Update(func(tx *bolt.Tx) error { return fn(openBuckets(tx)) })
+	err := q.commits.Update(func(tx *bolt.Tx) error { return fn(q.names.open(tx)) })
 	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 		return queue.ErrClosed
 	}
@@ -156,7 +204,7 @@ func (q *Queue) write(fn func(buckets) error) error {
 // and, once it is durable, mirrors it and settles the waiters, before any
 // of the transaction's callers returns.
 func (q *Queue) onCommit(tx *bolt.Tx) func() {
-	next, has := openBuckets(tx).nextDue()
+	next, has := q.names.open(tx).nextDue()
 	return func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
@@ -54,6 +56,23 @@ func (q *Queue) Send(ctx context.Context, body []byte, delay time.Duration) erro
 	}
 	if err != nil {
 		return fmt.Errorf("local queue: send: %w", err)
+	}
+	return nil
+}
+
+// SendInTx adds body to the queue inside tx, a write transaction of the
+// Committer's (OpenInDB), visible delay after now, so the message commits
+// with whatever else tx writes, or not at all. It follows boltcommit's
+// rules: now is read by the caller before the transaction, and it may run
+// more than once. There is nothing to do after the commit: the Committer's
+// commit hook hands the message to a waiting Receive (by waking it).
+func (q *Queue) SendInTx(tx *bolt.Tx, body []byte, now time.Time, delay time.Duration) error {
+	b := q.names.open(tx)
+	if b.messages == nil {
+		return fmt.Errorf("local queue: send in transaction: the queue's buckets are not in this file")
+	}
+	if _, err := b.insert(body, record{due: now.Add(max(delay, 0)), sentAt: now}); err != nil {
+		return fmt.Errorf("local queue: send in transaction: %w", err)
 	}
 	return nil
 }

@@ -17,6 +17,13 @@ import (
 
 // CreateInstance implements store.Store.
 func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRunners int) error {
+	return s.createInstance(ctx, inst, maxRunners, nil)
+}
+
+// createInstance is CreateInstance; also, if not nil, runs in the same
+// transaction once the instance is written, so that its writes commit iff
+// the instance's do. It follows the rules of update's functions.
+func (s *Store) createInstance(ctx context.Context, inst *runner.Instance, maxRunners int, also func(tx *bbolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bolt: create instance: %w", err)
 	}
@@ -57,7 +64,13 @@ func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRu
 		if err := tx.Bucket(bucketLiveInstances).Put(liveKey(record.Pool, record.Name), nil); err != nil {
 			return err
 		}
-		return addToPool(pools, record.Pool, +1)
+		if err := addToPool(pools, record.Pool, +1); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(tx)
+		}
+		return nil
 	})
 	if err != nil {
 		return err

@@ -90,6 +90,14 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	db, err := openDB(path, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, commits: boltcommit.New(db), now: o.now}, nil
+}
+
+func openDB(path string, o options) (*bbolt.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("bolt: create directory for %s: %w", path, err)
 	}
@@ -106,7 +114,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: prepare %s: %w", path, err)
 	}
-	return &Store{db: db, commits: boltcommit.New(db), now: o.now}, nil
+	return db, nil
 }
 
 func initSchema(tx *bbolt.Tx) error {

@@ -1,0 +1,67 @@
+package bolt_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/queue"
+	"github.com/runfleet/runfleet/internal/queue/local"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/store/storetest"
+)
+
+func openQueued(t *testing.T, path string) *bolt.QueuedStore {
+	t.Helper()
+	s, err := bolt.OpenWithQueue(path, local.Options{})
+	if err != nil {
+		t.Fatalf("OpenWithQueue: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestContractWithQueue(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openQueued(t, filepath.Join(t.TempDir(), "state.db"))
+	})
+}
+
+func TestOutboxContract(t *testing.T) {
+	storetest.RunOutbox(t, func(t *testing.T) (storetest.OutboxStore, queue.Queue) {
+		s := openQueued(t, filepath.Join(t.TempDir(), "state.db"))
+		return s, s.Queue()
+	})
+}
+
+// What CreateInstanceAndSend commits is on disk, both halves, once it
+// returns.
+func TestOutboxSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := bolt.OpenWithQueue(path, local.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := pendingInstance("p", 1)
+	if err := s.CreateInstanceAndSend(ctx, inst, 5, []byte("create")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openQueued(t, path)
+	if _, err := s.GetInstance(ctx, inst.Name); err != nil {
+		t.Fatalf("GetInstance after restart: %v", err)
+	}
+	if n, err := s.PoolUsage(ctx, "p"); err != nil || n != 1 {
+		t.Fatalf("PoolUsage after restart = %d, %v; want 1", n, err)
+	}
+	msgs, err := s.Queue().Receive(ctx, queue.ReceiveOptions{Max: 10, Wait: time.Second})
+	if err != nil || len(msgs) != 1 || string(msgs[0].Body) != "create" {
+		t.Fatalf("Receive after restart = %d messages, %v; want the create", len(msgs), err)
+	}
+}
