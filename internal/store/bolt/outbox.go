@@ -28,11 +28,7 @@ var _ store.Outbox = (*QueuedStore)(nil)
 // queue inside it, configured by queueOpts (its OpenTimeout is unused: the
 // store's applies).
 func OpenWithQueue(path string, queueOpts local.Options, opts ...Option) (*QueuedStore, error) {
-	o := options{openTimeout: time.Second, now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	db, err := openDB(path, o)
+	db, o, err := openDB(path, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -86,18 +86,24 @@ func WithClock(now func() time.Time) Option {
 // Open opens (creating if needed) the store file at path. Only one process
 // may hold it at a time.
 func Open(path string, opts ...Option) (*Store, error) {
-	o := options{openTimeout: time.Second, now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	db, err := openDB(path, o)
+	db, o, err := openDB(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{db: db, commits: boltcommit.New(db), now: o.now}, nil
 }
 
-func openDB(path string, o options) (*bbolt.DB, error) {
+// openDB applies the options and opens the file with the store's schema.
+func openDB(path string, opts []Option) (*bbolt.DB, options, error) {
+	o := options{openTimeout: time.Second, now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	db, err := openFile(path, o)
+	return db, o, err
+}
+
+func openFile(path string, o options) (*bbolt.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("bolt: create directory for %s: %w", path, err)
 	}
