@@ -19,6 +19,7 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/serve"
 	"github.com/runfleet/runfleet/internal/telemetry"
+	"github.com/runfleet/runfleet/internal/testlog"
 )
 
 const (
@@ -80,7 +81,7 @@ func testConfig(t *testing.T, storeDir string) *config.Config {
 // running is one in-process `runfleet serve`.
 type running struct {
 	url  string
-	logs *syncBuffer
+	logs *testlog.Buffer
 	stop func()
 }
 
@@ -93,7 +94,7 @@ func startServe(t *testing.T, storeDir string, disableWorkers bool) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	cfg := testConfig(t, storeDir)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -211,22 +212,4 @@ func payload(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

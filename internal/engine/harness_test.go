@@ -1,9 +1,7 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,6 +18,7 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testlog"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
@@ -36,7 +35,7 @@ type harness struct {
 	provider *simulated.Provider
 	engine   *engine.Engine
 	pool     config.Pool
-	logs     *syncBuffer
+	logs     *testlog.Buffer
 	opts     harnessOptions
 
 	mu     sync.Mutex
@@ -72,7 +71,7 @@ const (
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	h := &harness{t: t, dir: dir, logs: &syncBuffer{}}
+	h := &harness{t: t, dir: dir, logs: &testlog.Buffer{}}
 	if o.maxRunners == 0 {
 		o.maxRunners = 10
 	}
@@ -231,7 +230,7 @@ func (h *harness) waitFor(what string, cond func() bool) {
 	deadline := time.Now().Add(15 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.tail(40))
+			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.Tail(40))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -249,45 +248,6 @@ func (h *harness) waitStatus(name string, want runner.Status) *runner.Instance {
 		return inst.Status == want
 	})
 	return last
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	lines := bytes.Split(b.buf.Bytes(), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
-
-// lines returns the structured log lines.
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, l := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(l, &m); err != nil {
-			t.Fatalf("log line is not JSON: %s", l)
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 func TestMain(m *testing.M) { os.Exit(m.Run()) }

@@ -235,7 +235,7 @@ func TestP7HungProviderIsCutOffAtBootstrapTimeout(t *testing.T) {
 		t.Fatal("JIT runners of failed creates must be removed from GitHub (P10)")
 	}
 	sawError := false
-	for _, l := range h.logs.lines(t) {
+	for _, l := range h.logs.Lines(t, nil) {
 		if l["msg"] == "create failed for good; instance marked error" && l["instance"] == name {
 			sawError = true
 		}

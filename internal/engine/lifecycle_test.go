@@ -57,7 +57,7 @@ func testJobLifecycleQueuedToDeleted(t *testing.T, o harnessOptions) {
 		t.Fatalf("pool usage after delete = %d", used)
 	}
 	// Every engine log line names the job and instance it is about.
-	for _, l := range h.logs.lines(t) {
+	for _, l := range h.logs.Lines(t, nil) {
 		if l["level"] != "DEBUG" && (l["instance"] == nil || l["pool"] == nil || l["job_id"] == nil) {
 			t.Errorf("log line without instance/pool/job_id: %v", l)
 		}

@@ -109,13 +109,13 @@ func TestFailedDownloadsListingStillCreatesWithoutTools(t *testing.T) {
 		t.Errorf("the failed listing touched the create: %+v", inst)
 	}
 	warned := false
-	for _, l := range h.logs.lines(t) {
+	for _, l := range h.logs.Lines(t, nil) {
 		if l["level"] == "WARN" && strings.Contains(l["msg"].(string), "runner downloads") {
 			warned = l["instance"] == first && strings.Contains(l["error"].(string), "not accessible")
 		}
 	}
 	if !warned {
-		t.Errorf("no warning naming the instance and GitHub's refusal:\n%s", h.logs.tail(20))
+		t.Errorf("no warning naming the instance and GitHub's refusal:\n%s", h.logs.Tail(20))
 	}
 
 	second := runJob(h, 97_002)

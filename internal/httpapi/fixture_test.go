@@ -1,13 +1,11 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/runfleet/runfleet/internal/queue/local"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testlog"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
@@ -36,25 +35,7 @@ type fixture struct {
 	github *ghsim.GitHub
 	server *httptest.Server
 	client *httpapi.Client
-	logs   *syncBuffer
-}
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs   *testlog.Buffer
 }
 
 func newFixture(t *testing.T, token string) *fixture {
@@ -98,7 +79,7 @@ func newFixture(t *testing.T, token string) *fixture {
 		eng.Work(ctx, q, engine.WorkerOptions{Concurrency: 2, Visibility: time.Minute, Wait: time.Second})
 	}()
 
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	mux := http.NewServeMux()
 	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: token, Logger: slog.New(slog.NewJSONHandler(logs, nil))}))
 	srv := httptest.NewServer(mux)

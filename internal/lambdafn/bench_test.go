@@ -66,14 +66,14 @@ func benchmarkJobs(b *testing.B, perBatch int) {
 	lifecycles()
 	cold := meter.snapshot()
 	meter.reset()
-	logsBefore := s.logs.size()
+	logsBefore := len(s.logs.String())
 
 	b.ResetTimer()
 	for b.Loop() {
 		lifecycles()
 	}
 	b.StopTimer()
-	report(b, meter.snapshot(), cold, b.N*perBatch, s.logs.size()-logsBefore)
+	report(b, meter.snapshot(), cold, b.N*perBatch, len(s.logs.String())-logsBefore)
 }
 
 func (s *stack) allHaveStatus(names []string, want runner.Status) func() bool {

@@ -73,7 +73,7 @@ func TestSecretsComeFromSecretsManagerPerFunction(t *testing.T) {
 	if app.Config.Webhook.Secret != nil {
 		t.Fatalf("worker holds a webhook secret %q, want none", app.Config.Webhook.Secret)
 	}
-	if app.GitHub == nil || len(s.logs.lines(t, map[string]any{"level": "WARN", "github_simulated": true})) == 0 {
+	if app.GitHub == nil || len(s.logs.Lines(t, map[string]any{"level": "WARN", "github_simulated": true})) == 0 {
 		t.Fatal("simulated GitHub built without a loud warning")
 	}
 }
@@ -90,7 +90,7 @@ func TestFailedStartIsReportedAndRetried(t *testing.T) {
 	if _, err := worker.HandleSQS(ctx, events.SQSEvent{}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("worker with a missing config parameter: %v, want an error naming %s", err, missing)
 	}
-	if lines := s.logs.lines(t, map[string]any{"aws_request_id": id, "level": "ERROR", "function": "worker"}); len(lines) != 1 ||
+	if lines := s.logs.Lines(t, map[string]any{"aws_request_id": id, "level": "ERROR", "function": "worker"}); len(lines) != 1 ||
 		!strings.Contains(lines[0]["error"].(string), missing) {
 		t.Fatalf("failed start logged as %v, want one error line with the request id and the reason", lines)
 	}

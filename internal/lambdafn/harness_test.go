@@ -1,7 +1,6 @@
 package lambdafn_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -35,6 +34,7 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	dynamostore "github.com/runfleet/runfleet/internal/store/dynamodb"
 	"github.com/runfleet/runfleet/internal/testenv"
+	"github.com/runfleet/runfleet/internal/testlog"
 	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
@@ -72,17 +72,18 @@ pools:
 // template.yaml sets them. Functions built from it share one simulated
 // GitHub and one set of simulated providers, as real ones would be shared.
 type stack struct {
-	t     testing.TB
-	aws   aws.Config
-	sqs   *sqsapi.Client
-	ddb   *dynamodb.Client
-	store *dynamostore.Store
-	env   lambdafn.Env
-	gh    *ghsim.GitHub
-	provs map[string]providers.Provider
-	logs  *logBuffer
+	t        testing.TB
+	aws      aws.Config
+	sqs      *sqsapi.Client
+	ddb      *dynamodb.Client
+	store    *dynamostore.Store
+	env      lambdafn.Env
+	gh       *ghsim.GitHub
+	provs    map[string]providers.Provider
+	logs     *testlog.Buffer
+	logLevel slog.Level
 	// metrics collects the functions' EMF lines (Options.Metrics).
-	metrics *logBuffer
+	metrics *testlog.Buffer
 	// github, when set, is the functions' GitHub instead of gh.
 	github github.GitHub
 	sends  *sendRecorder
@@ -125,7 +126,7 @@ func newStack(t testing.TB, opts stackOptions) *stack {
 	if opts.infoLogs {
 		level = slog.LevelInfo
 	}
-	s := &stack{t: t, logs: &logBuffer{level: level}, metrics: &logBuffer{}, sends: &sendRecorder{}, gh: ghsim.New(), github: opts.github}
+	s := &stack{t: t, logLevel: level, logs: &testlog.Buffer{}, metrics: &testlog.Buffer{}, sends: &sendRecorder{}, gh: ghsim.New(), github: opts.github}
 	awsCfg.APIOptions = append(awsCfg.APIOptions, s.sends.middleware)
 	if opts.meter != nil {
 		s.meter = opts.meter
@@ -214,7 +215,7 @@ func (s *stack) function(role lambdafn.Role) *lambdafn.Function {
 			return nil, err
 		}
 		return lambdafn.Build(ctx, opts)
-	}, s.logs.logger())
+	}, s.logs.Logger(s.logLevel))
 }
 
 // options are Build's options for role, read from the environment.
@@ -228,7 +229,7 @@ func (s *stack) options(role lambdafn.Role) (lambdafn.Options, error) {
 		Role:            role,
 		Env:             env,
 		AWS:             s.aws,
-		Logger:          s.logs.logger(),
+		Logger:          s.logs.Logger(s.logLevel),
 		DynamoDBOptions: []func(*dynamodb.Options){disableChecksum},
 		GitHub:          gh,
 		Providers:       s.provs,
@@ -468,52 +469,6 @@ func (s *stack) hasStatus(name string, want runner.Status) func() bool {
 
 // --- logs ------------------------------------------------------------------
 
-// logBuffer collects JSON log lines from every function of a test.
-type logBuffer struct {
-	level slog.Level
-	mu    sync.Mutex
-	buf   bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: b.level}))
-}
-
-// lines returns the log lines whose fields include every key=value of match.
-func (b *logBuffer) lines(t testing.TB, match map[string]any) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	data := append([]byte(nil), b.buf.Bytes()...)
-	b.mu.Unlock()
-	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("log line is not JSON: %q", line)
-		}
-		keep := true
-		for k, v := range match {
-			if fmt.Sprint(m[k]) != fmt.Sprint(v) {
-				keep = false
-				break
-			}
-		}
-		if keep {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // --- helpers ---------------------------------------------------------------
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -604,18 +559,4 @@ func batchKind(ev events.SQSEvent) string {
 		}
 	}
 	return "mixed"
-}
-
-// size is how many bytes of log lines were written so far.
-func (b *logBuffer) size() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-// reset forgets the lines written so far.
-func (b *logBuffer) reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
 }

@@ -18,7 +18,7 @@ import (
 func (s *stack) emfValues(t *testing.T, metric string, dims map[string]any) []float64 {
 	t.Helper()
 	var out []float64
-	for _, line := range s.metrics.lines(t, dims) {
+	for _, line := range s.metrics.Lines(t, dims) {
 		v, ok := line[metric].(float64)
 		if !ok {
 			continue
@@ -65,7 +65,7 @@ func TestWorkerAndReconcilerPublishEMFMetrics(t *testing.T) {
 		t.Errorf("last reported remaining %v, fake GitHub says %d calls were made of 1000", remaining[len(remaining)-1], used)
 	}
 
-	s.metrics.reset()
+	s.metrics.Reset()
 	var tick events.EventBridgeEvent
 	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
 	ctx, _ := s.invocation()
@@ -97,7 +97,7 @@ func TestSimulatedGitHubPublishesNoGitHubMetrics(t *testing.T) {
 	if _, err := reconciler.HandleSchedule(ctx, tick); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range s.metrics.lines(t, nil) {
+	for _, line := range s.metrics.Lines(t, nil) {
 		if _, ok := line[lambdafn.MetricGitHubAPICalls]; ok {
 			t.Errorf("GitHub metric published with the simulated GitHub: %v", line)
 		}

@@ -40,7 +40,7 @@ func TestScheduledReconcileResendsALostCreate(t *testing.T) {
 	if report.Examined != 1 || report.CreatesResent != 1 {
 		t.Fatalf("report %+v, want 1 examined, 1 create re-sent", report)
 	}
-	lines := s.logs.lines(t, map[string]any{"msg": "reconcile pass finished", "aws_request_id": id})
+	lines := s.logs.Lines(t, map[string]any{"msg": "reconcile pass finished", "aws_request_id": id})
 	if len(lines) != 1 || lines[0]["creates_resent"] != float64(1) || !strings.Contains(fmt.Sprint(lines[0]["schedule"]), "rule/runfleet-ReconcilerSchedule") {
 		t.Fatalf("reconcile log lines %v, want one with the report and the schedule", lines)
 	}

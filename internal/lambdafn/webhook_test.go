@@ -66,7 +66,7 @@ func TestInvalidWebhookRequestsChangeNothing(t *testing.T) {
 	if visible, inFlight, delayed := s.queueDepth(t); visible+inFlight+delayed != 0 {
 		t.Fatalf("bad requests enqueued %d/%d/%d messages", visible, inFlight, delayed)
 	}
-	if lines := s.logs.lines(t, map[string]any{"msg": "webhook rejected", "level": "WARN"}); len(lines) < 9 {
+	if lines := s.logs.Lines(t, map[string]any{"msg": "webhook rejected", "level": "WARN"}); len(lines) < 9 {
 		t.Fatalf("%d warn lines for 9 rejections", len(lines))
 	}
 }

@@ -75,7 +75,7 @@ func TestOnlyFailingRecordsAreBatchItemFailures(t *testing.T) {
 			t.Fatalf("%s: %s, want running despite its batch-mates failing", name, got)
 		}
 	}
-	if lines := s.logs.lines(t, map[string]any{"level": "ERROR", "message_id": messageIDOf(records, panicking)}); len(lines) == 0 || lines[0]["panic"] == nil {
+	if lines := s.logs.Lines(t, map[string]any{"level": "ERROR", "message_id": messageIDOf(records, panicking)}); len(lines) == 0 || lines[0]["panic"] == nil {
 		t.Fatalf("the panic is not logged at error level with its message id: %v", lines)
 	}
 	if _, inFlight, _ := s.queueDepth(t); inFlight != 2 {
@@ -133,7 +133,7 @@ func TestFailedRecordIsRetriedAfterABackoffNotTheVisibilityTimeout(t *testing.T)
 		t.Fatalf("%d records, failures %v; want the one record, failed", len(records), resp.BatchItemFailures)
 	}
 	failedAt := time.Now()
-	lines := s.logs.lines(t, map[string]any{"msg": "failed message scheduled for retry", "message_id": records[0].MessageId})
+	lines := s.logs.Lines(t, map[string]any{"msg": "failed message scheduled for retry", "message_id": records[0].MessageId})
 	if len(lines) != 1 {
 		t.Fatalf("no log line scheduling the retry: %v", lines)
 	}
@@ -181,7 +181,7 @@ func TestRecordStaysFailedWhenItsRetryCannotBeScheduled(t *testing.T) {
 	if got := failedInstances(t, event.Records, resp); !slices.Equal(got, []string{name}) {
 		t.Fatalf("batch item failures for %v, want %s", got, name)
 	}
-	lines := s.logs.lines(t, map[string]any{"level": "WARN", "message_id": event.Records[0].MessageId,
+	lines := s.logs.Lines(t, map[string]any{"level": "WARN", "message_id": event.Records[0].MessageId,
 		"msg": "could not schedule the failed message's retry; it comes back after the queue's visibility timeout instead"})
 	if len(lines) != 1 || lines[0]["error"] == nil {
 		t.Fatalf("no warning, with the error, that the retry could not be scheduled: %v", lines)
@@ -212,7 +212,7 @@ func TestMalformedMessagesAreAcknowledgedNotRetried(t *testing.T) {
 		t.Fatalf("good record's instance: %s, want running", got)
 	}
 	for id, what := range bad {
-		lines := s.logs.lines(t, map[string]any{"level": "ERROR", "message_id": id})
+		lines := s.logs.Lines(t, map[string]any{"level": "ERROR", "message_id": id})
 		if len(lines) == 0 || !strings.Contains(lines[0]["error"].(string), "malformed") {
 			t.Errorf("%s message %s: no error-level log line naming it malformed: %v", what, id, lines)
 		}

@@ -249,9 +249,9 @@ func TestTokenRefusals(t *testing.T) {
 
 	// Each refusal was logged once with the instance and the reason, and
 	// the log never holds a token.
-	refusals := h.logs.refusals(t)
+	refusals := h.logs.Lines(t, map[string]any{"msg": "bootstrap request refused"})
 	if len(refusals) != 8 {
-		t.Fatalf("%d refusal log lines, want 8:\n%s", len(refusals), h.logs.tail(20))
+		t.Fatalf("%d refusal log lines, want 8:\n%s", len(refusals), h.logs.Tail(20))
 	}
 	for _, line := range refusals {
 		if line["instance"] == nil || line["reason"] == nil || line["level"] != "WARN" {

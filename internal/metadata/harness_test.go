@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/runfleet/runfleet/internal/queue/local"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testlog"
 	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
@@ -53,7 +53,7 @@ type bootHarness struct {
 	engine   *engine.Engine
 	tokens   *metadata.Tokens
 	server   *httptest.Server
-	logs     *syncBuffer
+	logs     *testlog.Buffer
 
 	clockMu sync.Mutex
 	offset  time.Duration
@@ -75,7 +75,7 @@ func newBootHarness(t *testing.T, o harnessOptions) *bootHarness {
 	if o.bootstrapTimeout == 0 {
 		o.bootstrapTimeout = 10 * time.Minute
 	}
-	h := &bootHarness{t: t, logs: &syncBuffer{}}
+	h := &bootHarness{t: t, logs: &testlog.Buffer{}}
 	dir := t.TempDir()
 	st, err := bolt.Open(filepath.Join(dir, "state.db"))
 	if err != nil {
@@ -237,7 +237,7 @@ func (h *bootHarness) waitFor(what string, cond func() bool) {
 	deadline := time.Now().Add(15 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.tail(30))
+			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.Tail(30))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -420,48 +420,4 @@ func (h *bootHarness) jitConfig(name string, attempt int) jitConfig {
 		}
 	}
 	return jitConfig{encoded: encoded, files: files}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) tail(n int) string {
-	lines := strings.Split(b.String(), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// refusals returns the "bootstrap request refused" log lines.
-func (b *syncBuffer) refusals(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(b.String(), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line is not JSON: %s", line)
-		}
-		if m["msg"] == "bootstrap request refused" {
-			out = append(out, m)
-		}
-	}
-	return out
 }

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/testlog"
 )
 
 var testSecret = []byte("test-webhook-secret")
@@ -101,44 +101,16 @@ func (m *memDeliveries) Marked() map[string]time.Duration {
 	return out
 }
 
-// logLines collects JSON log records.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) Records(t *testing.T) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(l.buf.Bytes()))
-	for dec.More() {
-		var rec map[string]any
-		if err := dec.Decode(&rec); err != nil {
-			t.Fatalf("log output is not JSON lines: %v", err)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
-
 type fixture struct {
 	intake     *Intake
 	handler    *recordingHandler
 	deliveries *memDeliveries
-	logs       *logLines
+	logs       *testlog.Buffer
 }
 
 func newFixture(t *testing.T, mutate func(*Options)) *fixture {
 	t.Helper()
-	f := &fixture{handler: &recordingHandler{}, deliveries: newMemDeliveries(), logs: &logLines{}}
+	f := &fixture{handler: &recordingHandler{}, deliveries: newMemDeliveries(), logs: &testlog.Buffer{}}
 	opts := Options{
 		Secret:     testSecret,
 		Handler:    f.handler,

@@ -85,7 +85,7 @@ func TestServeHTTPOnlyAcceptsPost(t *testing.T) {
 	if reply := decodeReply(t, body); reply.Status != StatusRejected {
 		t.Fatalf("GET: reply = %+v", reply)
 	}
-	recs := f.logs.Records(t)
+	recs := f.logs.Lines(t, nil)
 	if len(recs) != 1 || recs[0]["level"] != "WARN" || recs[0]["status"] != float64(http.StatusMethodNotAllowed) {
 		t.Fatalf("want one WARN log line, got %v", recs)
 	}

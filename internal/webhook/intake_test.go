@@ -118,7 +118,7 @@ func TestHandleRejectsBadInputWithoutChangingState(t *testing.T) {
 				t.Errorf("rejected input marked deliveries %v", m)
 			}
 
-			recs := f.logs.Records(t)
+			recs := f.logs.Lines(t, nil)
 			if len(recs) != 1 {
 				t.Fatalf("want exactly one log line, got %d: %v", len(recs), recs)
 			}
@@ -160,7 +160,7 @@ func TestHandleAnswersPingAndIgnoresOtherEvents(t *testing.T) {
 			if len(f.handler.Calls()) != 0 || len(f.deliveries.Marked()) != 0 {
 				t.Fatal("a ping or ignored event changed state")
 			}
-			recs := f.logs.Records(t)
+			recs := f.logs.Lines(t, nil)
 			if len(recs) != 1 || recs[0]["level"] != "INFO" || recs[0]["event"] != tc.event {
 				t.Fatalf("want one INFO log line naming the event, got %v", recs)
 			}
@@ -294,13 +294,13 @@ func TestHandleReportsForgetFailureLoudly(t *testing.T) {
 		t.Fatalf("status = %d, want 500", resp.StatusCode)
 	}
 	var found bool
-	for _, rec := range f.logs.Records(t) {
+	for _, rec := range f.logs.Lines(t, nil) {
 		if rec["level"] == "ERROR" && rec["delivery_id"] == "d-x" && strings.Contains(rec["msg"].(string), "could not be forgotten") {
 			found = true
 		}
 	}
 	if !found {
-		t.Fatalf("no ERROR log line about the delivery that could not be forgotten: %v", f.logs.Records(t))
+		t.Fatalf("no ERROR log line about the delivery that could not be forgotten: %v", f.logs.Lines(t, nil))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/testlog"
 )
 
 var (
@@ -26,7 +27,7 @@ func jitFor(owner github.Owner, name string) github.JITRequest {
 
 func TestJITForEveryOwnerKindWithOneTokenPerInstallation(t *testing.T) {
 	srv := fakeGitHub(t)
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	c := appClient(t, srv, testInstallationID, logs)
 	ctx := context.Background()
 	for i, owner := range []github.Owner{orgOwner, repoOwner, entOwner} {
@@ -70,8 +71,8 @@ func TestJITForEveryOwnerKindWithOneTokenPerInstallation(t *testing.T) {
 	if !ok || rate.Limit != githubtest.DefaultRateLimit || rate.Remaining != githubtest.DefaultRateLimit-9 || rate.Reset.IsZero() {
 		t.Errorf("rate limit %+v (recorded: %v)", rate, ok)
 	}
-	if len(logs.lines(t, "github rate limit")) != 9 {
-		t.Errorf("want a debug line per API answer:\n%s", logs.tail(12))
+	if len(logs.WithMessage(t, "github rate limit")) != 9 {
+		t.Errorf("want a debug line per API answer:\n%s", logs.Tail(12))
 	}
 	if strings.Contains(logs.String(), "PRIVATE KEY") || strings.Contains(logs.String(), "ghs_") {
 		t.Error("a secret reached the logs")
@@ -185,7 +186,7 @@ func TestNameConflictRecovery(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakeGitHub(t)
-			logs := &syncBuffer{}
+			logs := &testlog.Buffer{}
 			c := appClient(t, srv, testInstallationID, logs)
 			tc.stale.Owner = testOrg
 			stale := srv.AddRunner(tc.stale)
@@ -214,8 +215,8 @@ func TestNameConflictRecovery(t *testing.T) {
 			if jitCalls != 2 || srv.CallCount(githubtest.RouteOrgRunners) != 1 || srv.CallCount(githubtest.RouteOrgRemoveRunner) != 1 {
 				t.Errorf("calls: %+v", c.Calls())
 			}
-			if len(logs.lines(t, "removed a stale runner")) != 1 {
-				t.Errorf("the removal is not logged:\n%s", logs.tail(5))
+			if len(logs.WithMessage(t, "removed a stale runner")) != 1 {
+				t.Errorf("the removal is not logged:\n%s", logs.Tail(5))
 			}
 		})
 	}

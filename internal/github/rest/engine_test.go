@@ -185,7 +185,7 @@ func TestNameConflictRecoveredThroughTheEngine(t *testing.T) {
 	if jit, removes := len(w.callsAt(githubtest.RouteOrgJITConfig)), len(w.callsAt(githubtest.RouteOrgRemoveRunner)); jit != 3 || removes != 1 {
 		t.Errorf("JIT calls %d (502, 409, success), removes %d", jit, removes)
 	}
-	if len(w.logs.lines(t, "removed a stale runner")) != 1 {
+	if len(w.logs.WithMessage(t, "removed a stale runner")) != 1 {
 		t.Error("the stale runner's removal is not logged")
 	}
 }
@@ -236,8 +236,8 @@ func TestPermissionErrorIsReportedClearly(t *testing.T) {
 			t.Errorf("instance fault %q does not say %q", inst.ProviderFault, want)
 		}
 	}
-	w.waitFor("the failure to be logged", func() bool { return len(w.logs.lines(t, "create failed")) > 0 })
-	line := w.logs.lines(t, "create failed")[0]
+	w.waitFor("the failure to be logged", func() bool { return len(w.logs.WithMessage(t, "create failed")) > 0 })
+	line := w.logs.WithMessage(t, "create failed")[0]
 	if s, _ := line["error"].(string); !strings.Contains(s, "Self-hosted runners") {
 		t.Errorf("log line %v does not name the permission", line)
 	}

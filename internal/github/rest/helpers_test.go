@@ -1,19 +1,17 @@
 package rest_test
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/testlog"
 )
 
 const (
@@ -59,7 +57,7 @@ func fakeGitHub(t testing.TB, opts ...githubtest.Option) *githubtest.Server {
 
 // appClient is runfleet's client for the fake, authenticated as the App
 // with a default installation (0 = only what each call names).
-func appClient(t *testing.T, srv *githubtest.Server, defaultInstallation int64, logs *syncBuffer) *rest.Client {
+func appClient(t *testing.T, srv *githubtest.Server, defaultInstallation int64, logs *testlog.Buffer) *rest.Client {
 	t.Helper()
 	opts := rest.Options{
 		BaseURL:        srv.GHESURL(),
@@ -75,50 +73,4 @@ func appClient(t *testing.T, srv *githubtest.Server, defaultInstallation int64, 
 		t.Fatal(err)
 	}
 	return c
-}
-
-// syncBuffer collects JSON log lines from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns the log lines whose msg contains msg.
-func (b *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range strings.Split(b.String(), "\n") {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line is not JSON: %s", l)
-		}
-		if s, _ := m["msg"].(string); strings.Contains(s, msg) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// tail is the last n log lines, for failure messages.
-func (b *syncBuffer) tail(n int) string {
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/runfleet/runfleet/internal/queue/local"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testlog"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
@@ -32,7 +33,7 @@ type world struct {
 	queue    *local.Queue
 	provider *simulated.Provider
 	engine   *engine.Engine
-	logs     *syncBuffer
+	logs     *testlog.Buffer
 }
 
 type worldOptions struct {
@@ -59,7 +60,7 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if o.defaultInstallation == 0 {
 		o.defaultInstallation = testInstallationID
 	}
-	w := &world{t: t, logs: &syncBuffer{}}
+	w := &world{t: t, logs: &testlog.Buffer{}}
 	w.fake = fakeGitHub(t, o.fakeOptions...)
 	level := slog.LevelDebug
 	if o.quiet {
@@ -170,7 +171,7 @@ func (w *world) waitFor(what string, cond func() bool) {
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			w.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, w.logs.tail(30))
+			w.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, w.logs.Tail(30))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
