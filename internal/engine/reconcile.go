@@ -24,6 +24,8 @@ type ReconcileReport struct {
 	UnneededScheduled     int `json:"unneeded_scheduled"`
 	// WarmCreated counts runners created to keep pools at min_idle.
 	WarmCreated int `json:"warm_created"`
+	// Live is the live set the pass started from, by pool and status.
+	Live []LiveCount `json:"live"`
 }
 
 // lostMessageGrace is how long past its due time a pending instance may sit
@@ -44,6 +46,7 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		return rep, fmt.Errorf("list live instances: %w", err)
 	}
 	now := e.now()
+	rep.Live = CountLive(live)
 	var errs []error
 	for _, inst := range live {
 		rep.Examined++

@@ -57,20 +57,10 @@ func (a *App) startMetrics() *invocationMetrics {
 }
 
 // liveInstances adds the live set's size by pool and status.
-func (m *invocationMetrics) liveInstances(counts map[[2]string]int) {
-	keys := make([][2]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	for _, k := range keys {
-		m.emf.Put(MetricLiveInstances, float64(counts[k]), telemetry.UnitCount,
-			telemetry.Dimension{Name: "Pool", Value: k[0]}, telemetry.Dimension{Name: "Status", Value: k[1]})
+func (m *invocationMetrics) liveInstances(counts []engine.LiveCount) {
+	for _, c := range counts {
+		m.emf.Put(MetricLiveInstances, float64(c.Count), telemetry.UnitCount,
+			telemetry.Dimension{Name: "Pool", Value: c.Pool}, telemetry.Dimension{Name: "Status", Value: string(c.Status)})
 	}
 }
 
@@ -113,17 +103,4 @@ func remaining(rate rest.RateLimit, now time.Time) int {
 		return rate.Limit
 	}
 	return rate.Remaining
-}
-
-// countLive reads the live set once and counts it by pool and status.
-func countLive(ctx context.Context, eng *engine.Engine) (map[[2]string]int, error) {
-	live, err := eng.ListInstances(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	counts := map[[2]string]int{}
-	for _, inst := range live {
-		counts[[2]string{inst.Pool, string(inst.Status)}]++
-	}
-	return counts, nil
 }

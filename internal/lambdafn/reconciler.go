@@ -23,14 +23,7 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (e
 	defer metrics.flush(ctx, log)
 	started := time.Now()
 	rep, err := eng.Reconcile(ctx)
-	// One more read of the live set, after the pass, for the LiveInstances
-	// metric: Reconcile's own list is not exposed, and this one also shows
-	// what the pass changed.
-	if counts, lerr := countLive(ctx, eng); lerr != nil {
-		log.WarnContext(ctx, "live instances could not be counted for metrics", "error", lerr)
-	} else {
-		metrics.liveInstances(counts)
-	}
+	metrics.liveInstances(rep.Live)
 	attrs := []any{
 		"examined", rep.Examined,
 		"creates_resent", rep.CreatesResent,

@@ -34,13 +34,9 @@ func metrics(eng *engine.Engine, q queue.DeadLetterer, gh any) http.Handler {
 			http.Error(w, "metrics: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		counts := map[[2]string]int{}
-		for _, inst := range live {
-			counts[[2]string{inst.Pool, string(inst.Status)}]++
-		}
 		family(&b, "runfleet_instances", "gauge", "Live instances by pool and status.")
-		for _, k := range sortedKeys(counts) {
-			fmt.Fprintf(&b, "runfleet_instances{pool=%q,status=%q} %d\n", k[0], k[1], counts[k])
+		for _, c := range engine.CountLive(live) {
+			fmt.Fprintf(&b, "runfleet_instances{pool=%q,status=%q} %d\n", c.Pool, c.Status, c.Count)
 		}
 		if dead, err := q.DeadLetters(ctx); err == nil {
 			family(&b, "runfleet_dead_letters", "gauge", "Work messages in the dead-letter store.")
@@ -75,18 +71,4 @@ func metrics(eng *engine.Engine, q queue.DeadLetterer, gh any) http.Handler {
 
 func family(b *strings.Builder, name, kind, help string) {
 	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
-}
-
-func sortedKeys(m map[[2]string]int) [][2]string {
-	keys := make([][2]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	return keys
 }

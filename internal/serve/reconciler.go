@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
@@ -68,8 +69,9 @@ func (r *reconciler) pass(ctx context.Context) {
 	}
 }
 
-// acted reports whether a pass changed anything: any counter but Examined,
-// including counters the report gains later.
+// acted reports whether a pass changed anything: any counter but Examined
+// (and the live snapshot), including counters the report gains later.
 func acted(rep engine.ReconcileReport) bool {
-	return rep != engine.ReconcileReport{Examined: rep.Examined}
+	rep.Live = nil
+	return !reflect.DeepEqual(rep, engine.ReconcileReport{Examined: rep.Examined})
 }
