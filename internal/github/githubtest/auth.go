@@ -28,30 +28,11 @@ type identity struct {
 	subject string
 }
 
-// AddInstallation adds an App installation on account (an organization or
-// user login, or "enterprise:<slug>"; "" reaches every owner).
-func (s *Server) AddInstallation(id int64, account string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.installations[id] = &installation{id: id, account: account}
-}
-
 // AddToken accepts pat as a personal access token for every owner.
 func (s *Server) AddToken(pat string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pats[pat] = true
-}
-
-// ExpireTokens makes every installation token issued so far invalid, as if
-// its hour had passed, so a client must fetch a new one.
-func (s *Server) ExpireTokens() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	past := s.now().Add(-time.Second)
-	for _, tok := range s.tokens {
-		tok.expiresAt = past
-	}
 }
 
 // credential splits an Authorization header: GitHub takes "token X" and

@@ -88,17 +88,6 @@ func (s *Server) AddJob(j Job) Job {
 	return stored.clone()
 }
 
-// Job returns a recorded workflow job.
-func (s *Server) Job(id int64) (Job, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j, ok := s.jobs[id]
-	if !ok {
-		return Job{}, false
-	}
-	return j.clone(), true
-}
-
 // StartJob assigns a queued job to a runner, as GitHub does when the runner
 // picks it up: the job goes in_progress with the runner's fields and the
 // runner becomes online and busy. It reports whether both exist.

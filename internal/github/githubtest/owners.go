@@ -141,15 +141,3 @@ func (s *Server) AddRunnerGroup(ownerKey, name string) int64 {
 	o.groups = append(o.groups, RunnerGroup{ID: id, Name: name})
 	return id
 }
-
-// RunnerGroups lists an owner's runner groups by id.
-func (s *Server) RunnerGroups(ownerKey string) []RunnerGroup {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.lookupOwner(ownerKey)
-	if err != nil {
-		s.t.Errorf("%v", err)
-		return nil
-	}
-	return s.runnerGroupsSorted(o)
-}

@@ -137,19 +137,6 @@ func (s *Server) SetBusy(name string, busy bool) bool {
 	})
 }
 
-// SetOnline marks the runner named name online or offline (offline runners
-// are never busy). It reports whether the runner exists.
-func (s *Server) SetOnline(name string, online bool) bool {
-	return s.updateRunner(name, func(r *Runner) {
-		if online {
-			r.Status = StatusOnline
-			return
-		}
-		r.Status = StatusOffline
-		r.Busy = false
-	})
-}
-
 func (s *Server) updateRunner(name string, change func(*Runner)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,20 +163,6 @@ func (s *Server) ConnectRunner(encodedJITConfig string) (Runner, bool) {
 		r.OS = "linux"
 	}
 	return r.clone(), true
-}
-
-// RemoveRunnerByName deregisters a runner without an API call, as GitHub
-// does for an ephemeral runner after its job or an offline runner after its
-// cleanup period. It reports whether the runner existed.
-func (s *Server) RemoveRunnerByName(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.runnerNamed(name)
-	if r == nil {
-		return false
-	}
-	s.deleteRunner(r)
-	return true
 }
 
 func (s *Server) deleteRunner(r *Runner) {

@@ -32,7 +32,7 @@ func FromLambda(m events.SQSMessage) queue.Message {
 // message as a batch item failure so it is retried.
 func (q *Queue) RequeueIfNotDue(ctx context.Context, m events.SQSMessage) (requeued bool, err error) {
 	dueAt, chained := parseDueAt(lambdaAttributeString(m.MessageAttributes, dueAtAttribute))
-	if !chained || !dueAt.After(q.now()) {
+	if !chained || !dueAt.After(time.Now()) {
 		return false, nil
 	}
 	w := wire{body: m.Body, base64: lambdaAttributeString(m.MessageAttributes, encodingAttribute) == encodingBase64}

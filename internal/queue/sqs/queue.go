@@ -32,7 +32,6 @@ type Queue struct {
 	client   *sqsapi.Client
 	url      string
 	maxDelay time.Duration
-	now      func() time.Time
 	log      *slog.Logger
 
 	// dlqURL is the dead-letter queue, configured or found from the redrive
@@ -61,11 +60,6 @@ func WithMaxDelay(d time.Duration) Option {
 	return func(q *Queue) { q.maxDelay = min(max(d.Truncate(time.Second), time.Second), MaxDelay) }
 }
 
-// WithClock replaces time.Now when deciding whether a chained message is due.
-func WithClock(now func() time.Time) Option {
-	return func(q *Queue) { q.now = now }
-}
-
 // WithLogger receives warnings about chained delays that could not be sent
 // on (the message is then retried after its visibility timeout).
 func WithLogger(log *slog.Logger) Option {
@@ -74,7 +68,7 @@ func WithLogger(log *slog.Logger) Option {
 
 // New returns the queue at queueURL.
 func New(client *sqsapi.Client, queueURL string, opts ...Option) *Queue {
-	q := &Queue{client: client, url: queueURL, maxDelay: MaxDelay, now: time.Now, log: slog.Default()}
+	q := &Queue{client: client, url: queueURL, maxDelay: MaxDelay, log: slog.Default()}
 	for _, opt := range opts {
 		opt(q)
 	}

@@ -65,7 +65,7 @@ func fromSQS(m types.Message) queue.Message {
 // timeout, to be forwarded then: a chained delay may run late, never early.
 func (q *Queue) forwardIfEarly(ctx context.Context, m types.Message) bool {
 	dueAt, chained := parseDueAt(attributeString(m.MessageAttributes, dueAtAttribute))
-	if !chained || !dueAt.After(q.now()) {
+	if !chained || !dueAt.After(time.Now()) {
 		return false
 	}
 	w := wire{body: aws.ToString(m.Body), base64: attributeString(m.MessageAttributes, encodingAttribute) == encodingBase64}

@@ -14,7 +14,7 @@ import (
 // Send enqueues body, invisible for delay (rounded up to whole seconds);
 // delays beyond the per-hop maximum are chained, never truncated.
 func (q *Queue) Send(ctx context.Context, body []byte, delay time.Duration) error {
-	if err := q.send(ctx, q.prepare(toWire(body), q.now().Add(delay))); err != nil {
+	if err := q.send(ctx, q.prepare(toWire(body), time.Now().Add(delay))); err != nil {
 		return fmt.Errorf("sqs queue: send: %w", err)
 	}
 	return nil
@@ -48,7 +48,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // partial failure it returns a *BatchError naming the bodies not sent; the
 // others are enqueued.
 func (q *Queue) SendBatch(ctx context.Context, bodies [][]byte, delay time.Duration) error {
-	dueAt := q.now().Add(delay)
+	dueAt := time.Now().Add(delay)
 	batchErr := &BatchError{}
 	for start := 0; start < len(bodies); start += maxBatch {
 		end := min(start+maxBatch, len(bodies))

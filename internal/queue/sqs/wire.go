@@ -80,7 +80,7 @@ func (q *Queue) prepare(w wire, dueAt time.Time) outgoing {
 	if w.base64 {
 		out.attrs[encodingAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(encodingBase64)}
 	}
-	remaining := dueAt.Sub(q.now())
+	remaining := time.Until(dueAt)
 	if remaining > q.maxDelay {
 		out.delay = wholeSeconds(q.maxDelay, q.maxDelay)
 		out.attrs[dueAtAttribute] = types.MessageAttributeValue{
