@@ -1,10 +1,8 @@
 package external_test
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,22 +13,7 @@ import (
 // fakeProvider is the fake GARM provider binary, built once for all tests.
 var fakeProvider string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "runfleet-external-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fakeProvider, err = externaltest.Build(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { externaltest.Main(m, &fakeProvider) }
 
 const (
 	testController = "ctl-test"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,22 +19,7 @@ import (
 
 var fakeProvider string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "runfleet-conformance-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fakeProvider, err = externaltest.Build(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { externaltest.Main(m, &fakeProvider) }
 
 // fake returns an external provider running the fake binary configured
 // as cfg, and its state file.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/cloudbase/garm-provider-common/params"
 )
@@ -176,4 +177,22 @@ func Build(dir string) (string, error) {
 		return "", fmt.Errorf("build the fake provider: %w\n%s", err, msg.String())
 	}
 	return out, nil
+}
+
+// Main builds the fake provider once for a test binary, stores its path in
+// *binary, runs the tests and removes the build: call it from TestMain.
+func Main(m *testing.M, binary *string) {
+	dir, err := os.MkdirTemp("", "runfleet-fakeprovider")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *binary, err = Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
