@@ -24,8 +24,10 @@ type Provider interface {
 	DeleteInstance(ctx context.Context, instance string) error
 	// GetInstance returns ErrNotFound when the machine does not exist.
 	GetInstance(ctx context.Context, instance string) (Instance, error)
-	// ListInstances returns the machines of one pool.
-	ListInstances(ctx context.Context, pool string) ([]Instance, error)
+	// ListInstances returns the machines of one pool, by its provider-side
+	// id (runner.PoolID: unique per runfleet installation and pool), never
+	// by its bare name: two installations may both have a pool "linux".
+	ListInstances(ctx context.Context, poolID string) ([]Instance, error)
 	// RemoveAllInstances removes every machine this controller made.
 	RemoveAllInstances(ctx context.Context) error
 	StartInstance(ctx context.Context, instance string) error
@@ -35,8 +37,12 @@ type Provider interface {
 // CreateRequest is what a provider needs to boot one runner machine (GARM's
 // BootstrapInstance, in runfleet's words).
 type CreateRequest struct {
-	Name        string
+	Name string
+	// Pool is the pool's name (for logs and tags a person reads); PoolID
+	// is its provider-side identity (GARM_POOL_ID, the tag ListInstances
+	// selects by), unique per runfleet installation and pool.
 	Pool        string
+	PoolID      string
 	Labels      []string
 	RunnerGroup string
 	// RepoURL is the GitHub URL the runner registers at.

@@ -7,8 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // GitHub is what the engine needs from GitHub.
@@ -26,56 +27,54 @@ type GitHub interface {
 	// the owner's machines, one per OS and architecture. The list changes
 	// only when GitHub releases a runner: callers should cache it.
 	RunnerDownloads(ctx context.Context, owner Owner) ([]RunnerDownload, error)
+	// GetJob reads one workflow job's state (GET
+	// /repos/{owner}/{repo}/actions/jobs/{job_id}). The engine asks only
+	// about a job whose instance ended without serving it — one call per
+	// failed instance, never one per healthy job — and about a busy
+	// runner's job before reaping it. A job GitHub does not know returns
+	// ErrJobNotFound.
+	GetJob(ctx context.Context, ref JobRef) (*Job, error)
 }
 
-// Owner is where runners register: an organization, a repository or an
-// enterprise, with the App installation to authenticate as (0 = default).
-type Owner struct {
-	Org            string
-	Repo           string // empty for organization and enterprise owners
-	Enterprise     string // set only for enterprise owners
-	InstallationID int64
+// JobRef names a workflow job: its repository ("org/repo"), its id, and
+// the owner whose App installation may read it.
+type JobRef struct {
+	Owner      Owner
+	Repository string
+	ID         int64
 }
 
-// ParseOwner reads "org", "org/repo" or "enterprise:slug".
-func ParseOwner(s string) (Owner, error) {
-	s = strings.TrimSpace(s)
-	if slug, ok := strings.CutPrefix(s, "enterprise:"); ok {
-		if slug == "" || strings.Contains(slug, "/") {
-			return Owner{}, fmt.Errorf("owner %q: enterprise slug must be one path segment", s)
-		}
-		return Owner{Enterprise: slug}, nil
-	}
-	org, repo, hasRepo := strings.Cut(s, "/")
-	if org == "" || (hasRepo && (repo == "" || strings.Contains(repo, "/"))) {
-		return Owner{}, fmt.Errorf("owner %q: want \"org\", \"org/repo\" or \"enterprise:slug\"", s)
-	}
-	return Owner{Org: org, Repo: repo}, nil
+// Job is a workflow job as GitHub's REST API reports it.
+type Job struct {
+	ID         int64
+	RunAttempt int64
+	// Status is GitHub's: queued, in_progress, completed, waiting,
+	// requested or pending.
+	Status string
+	// Conclusion is set once completed (an open set of values).
+	Conclusion string
+	// RunnerName is the runner that took the job; "" while queued.
+	RunnerName string
 }
 
-// String is the inverse of ParseOwner.
-func (o Owner) String() string {
-	switch {
-	case o.Enterprise != "":
-		return "enterprise:" + o.Enterprise
-	case o.Repo != "":
-		return o.Org + "/" + o.Repo
-	default:
-		return o.Org
-	}
-}
+// Job statuses (GitHub's) the engine decides on.
+const (
+	JobQueued     = "queued"
+	JobInProgress = "in_progress"
+	JobCompleted  = "completed"
+	JobWaiting    = "waiting"
+)
 
-// URL is the owner's page on github.com, the URL a runner registers at.
-func (o Owner) URL() string {
-	switch {
-	case o.Enterprise != "":
-		return "https://github.com/enterprises/" + o.Enterprise
-	case o.Repo != "":
-		return "https://github.com/" + o.Org + "/" + o.Repo
-	default:
-		return "https://github.com/" + o.Org
-	}
-}
+// ErrJobNotFound: GitHub does not know the job (404).
+var ErrJobNotFound = errors.New("github: workflow job not found")
+
+// Owner is where runners register. It is the domain's owner (runner.Owner):
+// the port speaks of the same thing, by the same name, as os.FileMode does
+// of fs.FileMode.
+type Owner = runner.Owner
+
+// ParseOwner reads "org", "org/repo" or "enterprise:slug" (runner.ParseOwner).
+func ParseOwner(s string) (Owner, error) { return runner.ParseOwner(s) }
 
 // JITRequest asks for one just-in-time runner.
 type JITRequest struct {

@@ -58,10 +58,6 @@ type Instance struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
-// NamePrefix marks every runner and machine runfleet creates, so reconciliation
-// never touches runners it did not create.
-const NamePrefix = "runfleet-"
-
 // InstanceName is the one name for the instance serving a job's run attempt.
 func InstanceName(pool string, jobID, runAttempt int64) string {
 	if runAttempt < 1 {

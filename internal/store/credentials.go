@@ -12,9 +12,7 @@ import (
 // instance token: the encoded just-in-time runner configuration GitHub
 // returned for one create attempt of one instance. It is held only for the
 // bootstrap window (the pool's bootstrap timeout plus a margin) and never
-// travels in a create request or user data. Every adapter that implements
-// Store implements Credentials too (storetest checks it); it is a separate
-// interface so the Store port stays what the engine's core paths need.
+// travels in a create request or user data. Every Store has it.
 type Credentials interface {
 	// PutRunnerCredentials stores c until ttl has passed. It replaces a
 	// record of the same or an earlier create attempt (a retried create

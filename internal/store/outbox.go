@@ -1,10 +1,6 @@
 package store
 
-import (
-	"context"
-
-	"github.com/runfleet/runfleet/internal/runner"
-)
+import "context"
 
 // Outbox is an optional capability of a Store that keeps the work queue in
 // its own storage (embedded mode): an instance and the message that creates
@@ -15,7 +11,6 @@ import (
 type Outbox interface {
 	// CreateInstanceAndSend is CreateInstance, and in the same atomic write
 	// enqueues body, visible at once, if and only if the instance was
-	// created: with ErrAlreadyExists, ErrPoolFull or any other error nothing
-	// is enqueued.
-	CreateInstanceAndSend(ctx context.Context, inst *runner.Instance, maxRunners int, body []byte) error
+	// created: with any error nothing is enqueued.
+	CreateInstanceAndSend(ctx context.Context, a Admission, body []byte) error
 }

@@ -1,6 +1,4 @@
-// Package events defines what travels on runfleet's work queue and the subset
-// of GitHub's workflow_job webhook payload runfleet reads.
-package events
+package engine
 
 import (
 	"encoding/json"
@@ -13,14 +11,23 @@ import (
 // malformed so an old worker never misreads a newer message.
 const MessageVersion = 1
 
-// Kind says what a worker must do with an instance.
+// Kind says what a worker must do.
 type Kind string
 
 const (
+	// KindCreate: claim the named pending_create instance and make its
+	// runner and machine.
 	KindCreate Kind = "create"
+	// KindDelete: remove the named instance's runner and machine.
 	KindDelete Kind = "delete"
-	// KindScaleUp retries a queued job whose pool was at max_runners when it
-	// arrived: the job is kept on the queue, never dropped.
+	// KindServeJob: make the job's next instance if it is still open and
+	// has none (its pool was full, or the last one ended without serving
+	// it). Always safe to repeat: the job ledger's compare-and-set admits
+	// one instance at a time.
+	KindServeJob Kind = "serve_job"
+	// KindScaleUp is what builds before the job ledger sent for a job
+	// waiting for capacity; it carries the job itself (LegacyJob) and is
+	// handled as that job being queued.
 	KindScaleUp Kind = "scale_up"
 )
 
@@ -28,19 +35,21 @@ const (
 type Message struct {
 	Version  int    `json:"v"`
 	Kind     Kind   `json:"kind"`
-	Instance string `json:"instance"`
+	Instance string `json:"instance,omitempty"`
+	// JobKey names the job (runner.JobKey) of a serve_job message.
+	JobKey string `json:"job_key,omitempty"`
 	// DeliveryID and JobID are carried only so every log line about this work
 	// can name the webhook and job it came from.
 	DeliveryID string `json:"delivery_id,omitempty"`
 	JobID      int64  `json:"job_id,omitempty"`
 	// Attempt counts re-sends of the same work (delete backoff).
 	Attempt int `json:"attempt,omitempty"`
-	// Job is set on scale_up messages only.
-	Job *Job `json:"job,omitempty"`
+	// LegacyJob is set on scale_up messages only.
+	LegacyJob *LegacyJob `json:"job,omitempty"`
 }
 
-// Job is what a scale_up message needs to create the instance for a job.
-type Job struct {
+// LegacyJob is what a scale_up message of an earlier build carries.
+type LegacyJob struct {
 	Pool           string   `json:"pool"`
 	ID             int64    `json:"id"`
 	RunAttempt     int64    `json:"run_attempt"`
@@ -50,8 +59,8 @@ type Job struct {
 	Labels         []string `json:"labels,omitempty"`
 }
 
-// ErrMalformed is matched (errors.Is) by every error Decode returns for a
-// body that can never be processed; such messages must not be retried.
+// ErrMalformed is matched (errors.Is) by every error DecodeMessage returns
+// for a body that can never be processed; such messages must not be retried.
 var ErrMalformed = errors.New("malformed queue message")
 
 type malformedError struct{ reason string }
@@ -59,8 +68,9 @@ type malformedError struct{ reason string }
 func (e *malformedError) Error() string        { return "malformed queue message: " + e.reason }
 func (e *malformedError) Is(target error) bool { return target == ErrMalformed }
 
-// Encode validates m and returns its JSON form, stamped with MessageVersion.
-func Encode(m Message) ([]byte, error) {
+// EncodeMessage validates m and returns its JSON form, stamped with
+// MessageVersion.
+func EncodeMessage(m Message) ([]byte, error) {
 	m.Version = MessageVersion
 	if err := m.validate(); err != nil {
 		return nil, err
@@ -68,8 +78,8 @@ func Encode(m Message) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// Decode parses and validates a queue message body.
-func Decode(body []byte) (Message, error) {
+// DecodeMessage parses and validates a queue message body.
+func DecodeMessage(body []byte) (Message, error) {
 	var m Message
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Message{}, &malformedError{reason: err.Error()}
@@ -84,14 +94,24 @@ func (m Message) validate() error {
 	switch {
 	case m.Version < 1 || m.Version > MessageVersion:
 		return &malformedError{reason: fmt.Sprintf("unsupported version %d", m.Version)}
-	case m.Kind != KindCreate && m.Kind != KindDelete && m.Kind != KindScaleUp:
-		return &malformedError{reason: fmt.Sprintf("unknown kind %q", m.Kind)}
-	case m.Kind == KindScaleUp && (m.Job == nil || m.Job.Pool == "" || m.Job.ID <= 0):
-		return &malformedError{reason: "scale_up message without a job"}
-	case m.Instance == "":
-		return &malformedError{reason: "no instance name"}
 	case m.Attempt < 0:
 		return &malformedError{reason: "negative attempt"}
+	}
+	switch m.Kind {
+	case KindCreate, KindDelete:
+		if m.Instance == "" {
+			return &malformedError{reason: "no instance name"}
+		}
+	case KindServeJob:
+		if m.JobKey == "" {
+			return &malformedError{reason: "serve_job message without a job key"}
+		}
+	case KindScaleUp:
+		if m.LegacyJob == nil || m.LegacyJob.Pool == "" || m.LegacyJob.ID <= 0 {
+			return &malformedError{reason: "scale_up message without a job"}
+		}
+	default:
+		return &malformedError{reason: fmt.Sprintf("unknown kind %q", m.Kind)}
 	}
 	return nil
 }

@@ -1,18 +1,12 @@
-package events
+package webhook
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
-)
 
-// Workflow job actions runfleet acts on.
-const (
-	ActionQueued     = "queued"
-	ActionInProgress = "in_progress"
-	ActionCompleted  = "completed"
-	ActionWaiting    = "waiting"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // WorkflowJobEvent is the part of GitHub's workflow_job webhook payload that
@@ -95,4 +89,37 @@ func (j WorkflowJob) Runner() string {
 		return ""
 	}
 	return strings.TrimSpace(*j.RunnerName)
+}
+
+// JobEvent is the delivery in the engine's words: GitHub's payload stops
+// here, at the intake.
+func (ev *WorkflowJobEvent) JobEvent() runner.JobEvent {
+	job := ev.WorkflowJob
+	out := runner.JobEvent{
+		Action:     runner.JobAction(ev.Action),
+		JobID:      job.ID,
+		RunID:      job.RunID,
+		RunAttempt: job.RunAttempt,
+		Labels:     job.Labels,
+		RunnerName: job.Runner(),
+	}
+	if job.Conclusion != nil {
+		out.Conclusion = *job.Conclusion
+	}
+	if ev.Repository != nil {
+		out.Repository = ev.Repository.FullName
+		if ev.Repository.Owner != nil {
+			out.Org = ev.Repository.Owner.Login
+		}
+	}
+	if ev.Organization != nil {
+		out.Org = ev.Organization.Login
+	}
+	if ev.Enterprise != nil {
+		out.Enterprise = ev.Enterprise.Slug
+	}
+	if ev.Installation != nil {
+		out.InstallationID = ev.Installation.ID
+	}
+	return out
 }

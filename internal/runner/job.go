@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+)
+
+// Job is demand: one run attempt of a GitHub Actions job that wants a
+// runner from one of runfleet's pools. It is the ledger record
+// (JOB#<id>#<run attempt>) that outlives the instances made for it: while
+// it is open, supply follows it — when the instance made for it ends for
+// any reason, another is made (with backoff) for as long as the job is
+// still queued in GitHub. Any intake feeds it (webhooks today; GitHub's
+// runner scale set API next), so nothing here is shaped by a payload.
+type Job struct {
+	ID         int64 `json:"id"`
+	RunAttempt int64 `json:"run_attempt"`
+	// Pool serves the job (the first pool matching its owner and labels).
+	Pool string `json:"pool"`
+	// Owner is the pool's runner scope at intake; Repository ("org/repo")
+	// is where the job runs, which is where GitHub is asked about it.
+	Owner          string   `json:"owner"`
+	Repository     string   `json:"repository,omitempty"`
+	InstallationID int64    `json:"installation_id,omitempty"`
+	Labels         []string `json:"labels,omitempty"`
+
+	Status JobStatus `json:"status"`
+	// Instance names the live instance made for the job, at most one at a
+	// time; "" when there is none (not made yet, or it ended).
+	Instance string `json:"instance,omitempty"`
+	// Made counts the instances made for the job; the next is named
+	// InstanceFor(Made+1), so a replacement is deterministic too.
+	Made int `json:"made"`
+	// NextAttemptAt is the earliest time the next instance may be made
+	// (backoff after one ended without serving the job).
+	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
+	// RunnerName is the runner GitHub gave the job to, once known.
+	RunnerName string `json:"runner_name,omitempty"`
+	// QueuedAt is when the job was first queued: GitHub cancels a
+	// self-hosted job that stays queued for QueueLimit.
+	QueuedAt time.Time `json:"queued_at"`
+
+	// Version increases by one on every write; writes are compare-and-set.
+	Version         int64     `json:"version"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
+	StatusChangedAt time.Time `json:"status_changed_at"`
+	// ExpiresAt is set once the job is closed or expired: the record is kept
+	// until then so a late or redelivered event finds it and makes nothing.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// QueueLimit is how long GitHub keeps a self-hosted job queued before it
+// cancels it.
+const QueueLimit = 24 * time.Hour
+
+// JobKey names a job's run attempt: "<job id>#<run attempt>".
+func JobKey(id, runAttempt int64) string {
+	return fmt.Sprintf("%d#%d", id, max(runAttempt, 1))
+}
+
+// Key is the job's ledger key (JobKey).
+func (j *Job) Key() string { return JobKey(j.ID, j.RunAttempt) }
+
+// InstanceFor names the n-th instance made for the job (1-based). The
+// first keeps the historical name InstanceName(pool, id, attempt), so the
+// first runner of a job is named as it always was.
+func (j *Job) InstanceFor(n int) string {
+	name := InstanceName(j.Pool, j.ID, j.RunAttempt)
+	if n <= 1 {
+		return name
+	}
+	return fmt.Sprintf("%s-r%d", name, n)
+}
+
+// Clone returns a deep copy.
+func (j *Job) Clone() *Job {
+	if j == nil {
+		return nil
+	}
+	out := *j
+	out.Labels = append([]string(nil), j.Labels...)
+	return &out
+}
+
+// Transition returns a copy of j moved to status to, with timestamps set,
+// or an *IllegalJobTransitionError. It writes nothing.
+func (j *Job) Transition(to JobStatus, now time.Time) (*Job, error) {
+	if err := CheckJobTransition(j.Key(), j.Status, to); err != nil {
+		return nil, err
+	}
+	next := j.Clone()
+	if next.Status != to {
+		next.StatusChangedAt = now
+	}
+	next.Status = to
+	next.UpdatedAt = now
+	return next, nil
+}
+
+// JobStatus is where a job's demand stands.
+type JobStatus string
+
+const (
+	// JobOpen: queued in GitHub; wants a runner.
+	JobOpen JobStatus = "open"
+	// JobWaiting: held by an environment's protection rules; wants no
+	// runner until it is queued again.
+	JobWaiting JobStatus = "waiting"
+	// JobServed: a runner took it (in_progress); no more runners for it.
+	JobServed JobStatus = "served"
+	// JobClosed: completed (succeeded, failed or cancelled).
+	JobClosed JobStatus = "closed"
+	// JobExpired: queued longer than QueueLimit; GitHub has cancelled it.
+	JobExpired JobStatus = "expired"
+)
+
+// AllJobStatuses lists every job status.
+var AllJobStatuses = []JobStatus{JobOpen, JobWaiting, JobServed, JobClosed, JobExpired}
+
+// Valid reports whether s is a known job status.
+func (s JobStatus) Valid() bool {
+	for _, known := range AllJobStatuses {
+		if s == known {
+			return true
+		}
+	}
+	return false
+}
+
+// WantsRunner reports whether demand is open: only an open job is served.
+func (s JobStatus) WantsRunner() bool { return s == JobOpen }
+
+// Final reports whether nothing will ever change for the job again, and
+// its record only waits to expire.
+func (s JobStatus) Final() bool { return s == JobClosed || s == JobExpired }
+
+// jobTransitions is THE table of legal job status changes. Demand only
+// closes: once served, closed or expired a job never asks for a runner
+// again (GitHub makes a new run attempt, which is a new job record).
+var jobTransitions = map[JobStatus][]JobStatus{
+	JobOpen:    {JobWaiting, JobServed, JobClosed, JobExpired},
+	JobWaiting: {JobOpen, JobServed, JobClosed, JobExpired},
+	JobServed:  {JobClosed},
+	// A completed that arrives after runfleet expired the job closes it.
+	JobExpired: {JobClosed},
+	JobClosed:  {},
+}
+
+// CanJobTransition reports whether a job may move from one status to
+// another. Staying in the same status (a write of other fields) is legal
+// for every status that is not final.
+func CanJobTransition(from, to JobStatus) bool {
+	if from == to {
+		return from.Valid() && !from.Final()
+	}
+	for _, next := range jobTransitions[from] {
+		if next == to {
+			return true
+		}
+	}
+	return false
+}
+
+// IllegalJobTransitionError is returned for a job status change the table
+// does not allow.
+type IllegalJobTransitionError struct {
+	Job      string
+	From, To JobStatus
+}
+
+func (e *IllegalJobTransitionError) Error() string {
+	return fmt.Sprintf("job %s: illegal status transition %s -> %s", e.Job, e.From, e.To)
+}
+
+// CheckJobTransition returns an *IllegalJobTransitionError unless from ->
+// to is legal.
+func CheckJobTransition(key string, from, to JobStatus) error {
+	if !CanJobTransition(from, to) {
+		return &IllegalJobTransitionError{Job: key, From: from, To: to}
+	}
+	return nil
+}

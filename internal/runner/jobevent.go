@@ -1,0 +1,35 @@
+package runner
+
+// JobAction is what an intake learned happened to a job.
+type JobAction string
+
+// The job actions runfleet acts on (GitHub's workflow_job actions).
+const (
+	ActionQueued     JobAction = "queued"
+	ActionInProgress JobAction = "in_progress"
+	ActionCompleted  JobAction = "completed"
+	ActionWaiting    JobAction = "waiting"
+)
+
+// JobEvent is one thing an intake learned about a job, in runfleet's
+// words: the webhook intake makes one from a workflow_job delivery, and a
+// later intake (GitHub's runner scale set API) will make the same. The
+// engine never sees GitHub's payload.
+type JobEvent struct {
+	Action     JobAction
+	JobID      int64
+	RunID      int64
+	RunAttempt int64
+	Labels     []string
+	// Repository is "org/repo"; Org and Enterprise are the job's
+	// organization login and enterprise slug, when it has them.
+	Repository     string
+	Org            string
+	Enterprise     string
+	InstallationID int64
+	// RunnerName is the runner that took the job; "" while queued.
+	RunnerName string
+	// Conclusion is GitHub's conclusion of a completed job (an open set:
+	// success, failure, cancelled, …).
+	Conclusion string
+}
