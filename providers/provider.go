@@ -112,6 +112,27 @@ type Address struct {
 // ErrNotFound reports a machine the provider does not have.
 var ErrNotFound = errors.New("provider: instance not found")
 
+// ErrWrongPool is a create or list naming a pool other than the one the
+// provider was built for. Such a provider is refused rather than obeyed:
+// its deletes by name look only in its own pool, so a machine it made for
+// another pool could never be found again.
+var ErrWrongPool = errors.New("provider: the call names a pool this provider does not serve")
+
+// CheckPool returns nil when requested is served, the provider-side pool
+// id a provider was built for; otherwise an *Error for op wrapping
+// ErrWrongPool (an empty requested id included: a caller that forgot the
+// id must not get the machines of whatever pool a default would pick).
+func CheckPool(op, served, requested string) error {
+	if requested == served {
+		return nil
+	}
+	fault := fmt.Sprintf("the call is for pool id %q, this provider serves pool id %q", requested, served)
+	if requested == "" {
+		fault = fmt.Sprintf("the call names no pool id; this provider serves pool id %q", served)
+	}
+	return &Error{Op: op, Instance: requested, Fault: fault, Err: ErrWrongPool}
+}
+
 // Error is a failed provider call, with the provider's own explanation
 // (stored on the instance so an operator can read it).
 type Error struct {

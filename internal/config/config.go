@@ -3,7 +3,10 @@
 // Load validates everything up front and names the offending field.
 package config
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Config is the whole configuration file.
 type Config struct {
@@ -123,6 +126,9 @@ type Pool struct {
 	// BootstrapTimeout bounds a create call and how long a runner may take
 	// to come online (default 20m, GARM's).
 	BootstrapTimeout time.Duration `yaml:"bootstrap_timeout"`
+	// ProviderTimeout bounds every provider call but create (delete, list);
+	// default 5m.
+	ProviderTimeout time.Duration `yaml:"provider_timeout"`
 	Provider         Provider      `yaml:"provider"`
 }
 
@@ -131,4 +137,15 @@ type Provider struct {
 	Type string `yaml:"type"` // simulated, external, ec2
 	// Settings are the provider type's own options, decoded by it.
 	Settings map[string]any `yaml:"settings"`
+}
+
+// Pool returns the configured pool by name (case-insensitive, as names are
+// validated lower-case).
+func (c *Config) Pool(name string) (*Pool, bool) {
+	for i := range c.Pools {
+		if strings.EqualFold(c.Pools[i].Name, name) {
+			return &c.Pools[i], true
+		}
+	}
+	return nil, false
 }

@@ -16,6 +16,8 @@ const (
 	DefaultVisibilityTimeout = 5 * time.Minute
 	// DefaultBootstrapTimeout is GARM's: long enough for a cold VM image.
 	DefaultBootstrapTimeout = 20 * time.Minute
+	// DefaultProviderTimeout bounds a delete or a list.
+	DefaultProviderTimeout = 5 * time.Minute
 )
 
 // applyDefaults fills unset fields. Negative values are left for validate
@@ -32,6 +34,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Engine.VisibilityTimeout, DefaultVisibilityTimeout)
 	for i := range c.Pools {
 		setDefault(&c.Pools[i].BootstrapTimeout, DefaultBootstrapTimeout)
+		setDefault(&c.Pools[i].ProviderTimeout, DefaultProviderTimeout)
 	}
 }
 

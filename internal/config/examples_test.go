@@ -46,11 +46,11 @@ func TestLocalExampleHasTheTourPools(t *testing.T) {
 	if !cfg.GitHub.Simulated || cfg.Webhook.SecretEnv != "RUNFLEET_WEBHOOK_SECRET" {
 		t.Errorf("local.yaml must use simulated GitHub and the env secret: %v %v", cfg.GitHub, cfg.Webhook)
 	}
-	p, ok := cfg.MatchPool("octo-org/hello", "octo-org", "", []string{"self-hosted", "linux", "x64"})
+	p, ok := cfg.Pool("linux-x64")
 	if !ok || p.Name != "linux-x64" || p.MaxRunners != 10 {
 		t.Errorf("linux job → %v, %t", p, ok)
 	}
-	broken, ok := cfg.MatchPool("octo-org/hello", "octo-org", "", []string{"self-hosted", "linux", "broken"})
+	broken, ok := cfg.Pool("always-fails")
 	if !ok || broken.Name != "always-fails" {
 		t.Fatalf("broken job → %v, %t", broken, ok)
 	}

@@ -208,6 +208,9 @@ func (c *Config) validatePools(p *problems) {
 		if pool.BootstrapTimeout <= 0 {
 			p.add(poolField(i, "bootstrap_timeout"), "must be > 0")
 		}
+		if pool.ProviderTimeout <= 0 {
+			p.add(poolField(i, "provider_timeout"), "must be > 0")
+		}
 		switch {
 		case pool.Provider.Type == "":
 			p.add(poolField(i, "provider.type"), "required (one of %s)", strings.Join(ProviderTypes, ", "))

@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -30,7 +29,7 @@ import (
 const BootstrapMargin = 5 * time.Minute
 
 // BootstrapTTL is how long a create attempt's token and credentials live.
-func BootstrapTTL(pool *config.Pool) time.Duration {
+func BootstrapTTL(pool *runner.Pool) time.Duration {
 	return pool.BootstrapTimeout + BootstrapMargin
 }
 
@@ -125,11 +124,7 @@ func (e *Engine) RunnerCredentials(ctx context.Context, c BootstrapClaim) (strin
 	if _, err := e.AuthorizeBootstrap(ctx, c); err != nil {
 		return "", err
 	}
-	creds, err := e.credentials()
-	if err != nil {
-		return "", err
-	}
-	rc, err := creds.GetRunnerCredentials(ctx, c.Instance)
+	rc, err := e.store.GetRunnerCredentials(ctx, c.Instance)
 	if err != nil {
 		return "", err
 	}
@@ -230,7 +225,7 @@ func (e *Engine) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Run
 		e.forgetCredentials(ctx, log, c.Instance)
 	}
 	if r.Status == ReportFailed {
-		if err := e.send(ctx, kindDelete(next, "", next.Attempts), 0); err != nil {
+		if err := e.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
 			// The instance is pending_delete already; the reconciler
 			// re-sends deletes whose message was lost.
 			return next, fmt.Errorf("enqueue delete for %s: %w", c.Instance, err)
@@ -250,22 +245,9 @@ func (e *Engine) withRunnerStatus(cur *runner.Instance, rs runner.RunnerStatus) 
 // forgetCredentials deletes an instance's stored credentials. A failure is
 // only logged: they expire with the token anyway.
 func (e *Engine) forgetCredentials(ctx context.Context, log *slog.Logger, name string) {
-	creds, err := e.credentials()
-	if err == nil {
-		err = creds.DeleteRunnerCredentials(ctx, name)
-	}
-	if err != nil {
+	if err := e.store.DeleteRunnerCredentials(ctx, name); err != nil {
 		log.Warn("deleting the runner credentials failed; they expire by themselves", "error", err)
 	}
-}
-
-// credentials is the store's credentials side; every store adapter has one.
-func (e *Engine) credentials() (store.Credentials, error) {
-	creds, ok := e.store.(store.Credentials)
-	if !ok {
-		return nil, fmt.Errorf("engine: store %T cannot keep runner credentials", e.store)
-	}
-	return creds, nil
 }
 
 // prepareBootstrap is what a create does between registering the JIT
@@ -275,16 +257,12 @@ func (e *Engine) credentials() (store.Credentials, error) {
 // returned URLs name the instance, so a token presented for another
 // instance's URL is refused. With tokens off it returns zero values and
 // stores nothing: no machine could fetch the credentials.
-func (e *Engine) prepareBootstrap(ctx context.Context, inst *runner.Instance, pool *config.Pool, jit *github.JITConfig) (bootstrap, error) {
+func (e *Engine) prepareBootstrap(ctx context.Context, inst *runner.Instance, pool *runner.Pool, jit *github.JITConfig) (bootstrap, error) {
 	if e.opts.InstanceToken == nil {
 		return bootstrap{}, nil
 	}
 	ttl := BootstrapTTL(pool)
-	creds, err := e.credentials()
-	if err != nil {
-		return bootstrap{}, err
-	}
-	if err := creds.PutRunnerCredentials(ctx, store.RunnerCredentials{
+	if err := e.store.PutRunnerCredentials(ctx, store.RunnerCredentials{
 		Instance: inst.Name, CreateAttempt: inst.CreateAttempt, EncodedJITConfig: jit.EncodedJITConfig,
 	}, ttl); err != nil {
 		return bootstrap{}, fmt.Errorf("store runner credentials: %w", err)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
@@ -16,7 +15,7 @@ import (
 // create claims a pending_create instance (pending_create -> creating, a
 // compare-and-set only one worker can win), registers its JIT runner and asks
 // the provider for the machine.
-func (e *Engine) create(ctx context.Context, msg events.Message) error {
+func (e *Engine) create(ctx context.Context, msg Message) error {
 	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
 	inst, err := e.getLive(ctx, msg.Instance)
 	if err != nil {
@@ -72,6 +71,7 @@ func (e *Engine) create(ctx context.Context, msg events.Message) error {
 	req := providers.CreateRequest{
 		Name:             claimed.Name,
 		Pool:             claimed.Pool,
+		PoolID:           pool.ID,
 		Labels:           claimed.Labels,
 		RunnerGroup:      pool.RunnerGroup,
 		RepoURL:          owner.URL(),
@@ -168,6 +168,14 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 			cleaned = false
 			log.Warn("delete after failed create failed; instance goes to pending_delete", "error", err)
 		}
+		// A provider whose delete by name is a no-op (garm-provider-aws)
+		// leaves the half-made machine running: list the pool and delete
+		// every machine of this name by its provider id, so a retry never
+		// runs beside it.
+		if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, ""); err != nil {
+			cleaned = false
+			log.Warn("listing the pool after a failed create failed; instance goes to pending_delete", "error", err)
+		}
 	}
 	if f.runnerID != 0 {
 		owner, _ := github.ParseOwner(claimed.Owner)
@@ -212,7 +220,7 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 	}
 	if retry {
 		log.Info("create will be retried", "retry_in", delay.String(), "fault", fault)
-		return e.send(ctx, kindCreate(next, ""), delay)
+		return e.send(ctx, createMessage(next, ""), delay)
 	}
 	log.Warn("create failed for good; instance marked error", "fault", fault)
 	return e.scheduleDelete(ctx, log, next.Name, "", fault)
@@ -228,6 +236,9 @@ const cleanupGrace = 2 * time.Second
 // own deadline when it has one.
 func (e *Engine) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	budget := e.opts.ProviderTimeout
+	for _, p := range e.pools {
+		budget = max(budget, p.ProviderTimeout)
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, max(time.Until(dl), 0)+cleanupGrace)
 	}
@@ -241,7 +252,7 @@ func (e *Engine) deleteMachine(ctx context.Context, pool, target string) error {
 	if p == nil {
 		return fmt.Errorf("pool %q is no longer configured; cannot reach its provider", pool)
 	}
-	dctx, cancel := context.WithTimeout(ctx, e.opts.ProviderTimeout)
+	dctx, cancel := context.WithTimeout(ctx, e.providerTimeout(pool))
 	defer cancel()
 	err := p.DeleteInstance(dctx, target)
 	if errors.Is(err, providers.ErrNotFound) {
@@ -272,9 +283,12 @@ func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name, del
 	if !next.Status.PendingDeletion() {
 		return nil
 	}
-	if err := e.send(ctx, kindDelete(next, deliveryID, next.Attempts), 0); err != nil {
+	if err := e.send(ctx, deleteMessage(next, deliveryID, next.Attempts), 0); err != nil {
 		return fmt.Errorf("enqueue delete for %s: %w", name, err)
 	}
 	log.Info("instance scheduled for delete", "status", next.Status)
+	// The instance no longer serves its job: if the job still waits, the
+	// next instance is made now (or after its backoff).
+	e.serveJobOf(ctx, log, next)
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -19,7 +18,7 @@ import (
 // provider, and marks it deleted. An ordinary delete that fails goes back to
 // pending_delete and is re-sent after a growing delay; a forced one records
 // the fault and completes regardless (lessons-from-peers P8).
-func (e *Engine) delete(ctx context.Context, msg events.Message) error {
+func (e *Engine) delete(ctx context.Context, msg Message) error {
 	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
 	inst, err := e.getLive(ctx, msg.Instance)
 	if err != nil {
@@ -68,7 +67,7 @@ func (e *Engine) delete(ctx context.Context, msg events.Message) error {
 		log.Warn("forced delete: ignoring provider error", "error", err)
 	}
 
-	_, done, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
+	deleted, done, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		// Status, not version: a field update (or another worker's reclaim)
 		// since our claim does not change that the machine is gone now.
 		if cur.Status != runner.StatusDeleting {
@@ -91,6 +90,11 @@ func (e *Engine) delete(ctx context.Context, msg events.Message) error {
 	}
 	if done {
 		log.Info("instance deleted", "status", runner.StatusDeleted)
+		if claimed.RunnerStatus != runner.RunnerTerminated {
+			// It ended without finishing a job of its own: the job it was
+			// made for may still wait.
+			e.serveJobOf(ctx, log, deleted)
+		}
 	}
 	return nil
 }
@@ -160,7 +164,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		return nil
 	}
 	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "next_attempt", attempts, "retry_in", delay.String())
-	if err := e.send(ctx, kindDelete(next, deliveryID, attempts), delay); err != nil {
+	if err := e.send(ctx, deleteMessage(next, deliveryID, attempts), delay); err != nil {
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
 	}
 	return nil

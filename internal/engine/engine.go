@@ -1,6 +1,8 @@
-// Package engine holds runfleet's use cases: what happens on each
-// workflow_job webhook, how workers create and delete instances, force
-// delete for operators, and reconciliation. It depends only on ports.
+// Package engine holds runfleet's use cases over its ports, split by what
+// they need: intake (what each job event changes: store + queue + pools,
+// intake.go) and work (creating and deleting instances, serving the job
+// ledger, reconciling, operator deletes: + GitHub + providers). It never
+// sees the config format, an adapter or GitHub's payload.
 package engine
 
 import (
@@ -10,8 +12,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
-	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
@@ -21,27 +21,43 @@ import (
 
 // Options are the engine's dependencies and tunables.
 type Options struct {
-	// ControllerID identifies this runfleet installation. Every runner it
-	// registers carries the label ControllerLabel(ControllerID), so
-	// reconciliation never touches runners another controller made.
+	// ControllerID identifies this runfleet installation in GitHub: every
+	// runner it registers carries runner.ControllerLabel(ControllerID).
 	ControllerID string
+	// InstallationID is the store's installation id
+	// (store.Store.InstallationID); with it each pool gets its
+	// provider-side id (runner.PoolID). Pools whose ID is already set keep it.
+	InstallationID string
 
 	Store  store.Store
 	Queue  queue.Queue
 	GitHub github.GitHub
 	// Providers maps each pool name to its provider.
 	Providers map[string]providers.Provider
-	Pools     []config.Pool
+	Pools     runner.Pools
 	Logger    *slog.Logger
 	// Now defaults to time.Now.
 	Now func() time.Time
 
-	DeleteBackoffMin  time.Duration // default 1s
-	DeleteBackoffMax  time.Duration // default 5m
-	MaxCreateAttempts int           // default 3
-	// ProviderTimeout bounds every provider call but create, which the
-	// pool's bootstrap timeout bounds. Default 5m.
+	// DeleteBackoffMin/Max bound the delay between a failed delete and its
+	// retry, and between the instances made for one job (default 1s, 5m).
+	DeleteBackoffMin time.Duration
+	DeleteBackoffMax time.Duration
+	// MaxCreateAttempts bounds how often one instance's create is retried
+	// under the same name (default 3); the job ledger then makes another
+	// instance, under a new name, for as long as the job is queued.
+	MaxCreateAttempts int
+	// ProviderTimeout bounds provider calls other than create for pools that
+	// set none. Default 5m.
 	ProviderTimeout time.Duration
+	// CreatingTimeout is how long an instance may stay in creating before
+	// the reconciler treats its worker as dead; zero means the pool's
+	// bootstrap timeout. On Lambda it is the worker function's timeout: no
+	// worker outlives that.
+	CreatingTimeout time.Duration
+	// ConfirmWindow is how far apart two "not busy" readings of an active
+	// runner must be before it is reaped (default 30s).
+	ConfirmWindow time.Duration
 	// MetadataURL and CallbackURL are the bases of the runner bootstrap
 	// endpoints; with InstanceToken set, providers get them with the
 	// instance name appended (InstanceURL), see bootstrap.go.
@@ -56,25 +72,16 @@ type Options struct {
 // Engine runs runfleet's use cases over its ports. It is safe for
 // concurrent use: all coordination goes through conditional store writes.
 type Engine struct {
-	store     store.Store
-	queue     queue.Queue
+	*Intake
 	github    github.GitHub
 	providers map[string]providers.Provider
-	pools     *config.Config
-	log       *slog.Logger
-	now       func() time.Time
 	opts      Options
 	tools     toolsCache // runner downloads per owner (tools.go)
 }
 
 // New checks the options and applies defaults.
 func New(opts Options) (*Engine, error) {
-	switch {
-	case opts.Store == nil:
-		return nil, errors.New("engine: no store")
-	case opts.Queue == nil:
-		return nil, errors.New("engine: no queue")
-	case opts.GitHub == nil:
+	if opts.GitHub == nil {
 		return nil, errors.New("engine: no GitHub client")
 	}
 	for _, p := range opts.Pools {
@@ -82,37 +89,39 @@ func New(opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("engine: pool %q has no provider", p.Name)
 		}
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.DeleteBackoffMin <= 0 {
-		opts.DeleteBackoffMin = time.Second
-	}
-	if opts.DeleteBackoffMax <= 0 {
-		opts.DeleteBackoffMax = 5 * time.Minute
-	}
 	if opts.MaxCreateAttempts <= 0 {
 		opts.MaxCreateAttempts = 3
 	}
 	if opts.ProviderTimeout <= 0 {
 		opts.ProviderTimeout = 5 * time.Minute
 	}
+	if opts.ConfirmWindow <= 0 {
+		opts.ConfirmWindow = 30 * time.Second
+	}
+	intake, err := NewIntake(IntakeOptions{
+		ControllerID:     opts.ControllerID,
+		InstallationID:   opts.InstallationID,
+		Store:            opts.Store,
+		Queue:            opts.Queue,
+		Pools:            opts.Pools,
+		Logger:           opts.Logger,
+		Now:              opts.Now,
+		DeleteBackoffMin: opts.DeleteBackoffMin,
+		DeleteBackoffMax: opts.DeleteBackoffMax,
+	})
+	if err != nil {
+		return nil, err
+	}
+	opts.Pools = intake.pools
 	return &Engine{
-		store:     opts.Store,
-		queue:     opts.Queue,
+		Intake:    intake,
 		github:    opts.GitHub,
 		providers: opts.Providers,
-		pools:     &config.Config{Pools: opts.Pools},
-		log:       opts.Logger,
-		now:       opts.Now,
 		opts:      opts,
 	}, nil
 }
 
-// Outcome says what the engine did with one webhook.
+// Outcome says what the engine did with one job event.
 type Outcome struct {
 	Action   string `json:"action"`
 	Result   string `json:"result"`
@@ -130,42 +139,20 @@ const (
 	ResultDeleteScheduled  = "delete_scheduled"
 	ResultRecorded         = "recorded"
 	ResultIgnored          = "ignored"
+	// ResultJobSettled: the job was served, closed or expired already, so
+	// the event makes nothing (a late or redelivered queued).
+	ResultJobSettled = "job_settled"
+	// ResultBackingOff: the job's last instance ended a moment ago; the
+	// next is made when its backoff is over.
+	ResultBackingOff = "backing_off"
 )
 
-// WorkflowJobHandler is what webhook intake needs from the engine.
-type WorkflowJobHandler interface {
-	OnWorkflowJob(ctx context.Context, deliveryID string, ev *events.WorkflowJobEvent) (Outcome, error)
-}
-
-var _ WorkflowJobHandler = (*Engine)(nil)
-
-// ControllerLabel is the runner label that marks runners registered by the
-// controller with this id.
-func ControllerLabel(controllerID string) string {
-	if controllerID == "" {
-		return ""
+// providerTimeout bounds a pool's provider calls other than create.
+func (e *Engine) providerTimeout(pool string) time.Duration {
+	if p, ok := e.pools.Get(pool); ok && p.ProviderTimeout > 0 {
+		return p.ProviderTimeout
 	}
-	return "runfleet-controller-" + controllerID
-}
-
-// pool returns the configured pool by name.
-func (e *Engine) pool(name string) (*config.Pool, bool) {
-	for i := range e.pools.Pools {
-		if e.pools.Pools[i].Name == name {
-			return &e.pools.Pools[i], true
-		}
-	}
-	return nil, false
-}
-
-// backoff is the delay before retry number attempt (1-based): min doubling
-// up to max.
-func (e *Engine) backoff(attempt int) time.Duration {
-	d := e.opts.DeleteBackoffMin
-	for i := 1; i < attempt && d < e.opts.DeleteBackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, e.opts.DeleteBackoffMax)
+	return e.opts.ProviderTimeout
 }
 
 // GetInstance returns one instance (store.ErrNotFound if there is none).
@@ -179,4 +166,10 @@ func (e *Engine) ListInstances(ctx context.Context, pool string) ([]*runner.Inst
 		return e.store.ListInstancesByPool(ctx, pool)
 	}
 	return e.store.ListLiveInstances(ctx)
+}
+
+// ListOpenJobs returns the jobs still waiting for a runner (or for
+// approval), oldest first.
+func (e *Engine) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
+	return e.store.ListOpenJobs(ctx)
 }

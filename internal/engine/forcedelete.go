@@ -20,13 +20,37 @@ func (e *BusyError) Error() string {
 // Unwrap lets errors.Is(err, github.ErrRunnerBusy) match.
 func (e *BusyError) Unwrap() error { return github.ErrRunnerBusy }
 
-// ForceDelete is the operator's delete: from ANY live state — a stuck
-// creating or deleting included — the instance goes to pending_delete, or to
-// pending_force_delete when force is set, which completes even if GitHub or
-// the provider keeps failing (the fault is recorded on the instance). The
-// runner is removed from GitHub first; if GitHub says it is busy the
-// operator gets an error at once, unless force is set.
-func (e *Engine) ForceDelete(ctx context.Context, name string, force bool) (*runner.Instance, error) {
+// DeleteMode says how hard an operator's delete is.
+type DeleteMode bool
+
+const (
+	// Graceful refuses a runner GitHub reports busy and retries failures.
+	Graceful DeleteMode = false
+	// Forced completes whatever GitHub or the provider say, recording
+	// their faults on the instance.
+	Forced DeleteMode = true
+)
+
+// RequestDelete is the operator's ordinary delete: from ANY live state — a
+// stuck creating or deleting included — the instance goes to
+// pending_delete. The runner is removed from GitHub first; if GitHub says it
+// is busy the operator gets a *BusyError at once.
+func (e *Engine) RequestDelete(ctx context.Context, name string) (*runner.Instance, error) {
+	return e.OperatorDelete(ctx, name, Graceful)
+}
+
+// ForceDelete is the operator's forced delete: the instance goes to
+// pending_force_delete from any live state, which completes even if GitHub
+// or the provider keeps failing (the fault is recorded on the instance),
+// and a busy runner does not stop it.
+func (e *Engine) ForceDelete(ctx context.Context, name string) (*runner.Instance, error) {
+	return e.OperatorDelete(ctx, name, Forced)
+}
+
+// OperatorDelete is RequestDelete or ForceDelete, as mode says: for the
+// transports (HTTP API, Lambda) that receive the choice as data.
+func (e *Engine) OperatorDelete(ctx context.Context, name string, mode DeleteMode) (*runner.Instance, error) {
+	force := mode == Forced
 	log := e.log.With("instance", name, "force", force, "operator", true)
 	inst, err := e.store.GetInstance(ctx, name)
 	if err != nil {
@@ -69,7 +93,7 @@ func (e *Engine) ForceDelete(ctx context.Context, name string, force bool) (*run
 	if next.Status.PendingDeletion() {
 		// Sent even when the status was already pending: a retrying delete's
 		// delayed message is overtaken and the operator sees it happen now.
-		if err := e.send(ctx, kindDelete(next, "", next.Attempts), 0); err != nil {
+		if err := e.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
 			return next, fmt.Errorf("enqueue delete for %s: %w", name, err)
 		}
 	}

@@ -107,7 +107,7 @@ func TestMalformedMessagesNeverBlockOthers(t *testing.T) {
 		if err := h.queue.Send(ctx, []byte(body), 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.engine.HandleMessage(ctx, []byte(body)); !errors.Is(err, events.ErrMalformed) {
+		if err := h.engine.HandleMessage(ctx, []byte(body)); !errors.Is(err, ErrMalformed) {
 			t.Fatalf("HandleMessage(%s) = %v, want ErrMalformed", body, err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
@@ -14,49 +13,71 @@ import (
 // HandleMessage does the work one queue message asks for. A nil error means
 // the message is finished with (acknowledge it) — including work that turned
 // out to be stale or already done, and retries the engine re-sent itself with
-// a delay. An error matching events.ErrMalformed can never succeed: log and
-// drop (or dead-letter) it. Any other error is transient: leave the message
-// for redelivery.
+// a delay. An error matching ErrMalformed can never succeed: log and drop (or
+// dead-letter) it. Any other error is transient: leave the message for
+// redelivery.
 func (e *Engine) HandleMessage(ctx context.Context, body []byte) error {
-	msg, err := events.Decode(body)
+	msg, err := DecodeMessage(body)
 	if err != nil {
 		e.log.Error("malformed queue message", "error", err, "body_bytes", len(body))
 		return err
 	}
 	switch msg.Kind {
-	case events.KindCreate:
+	case KindCreate:
 		return e.create(ctx, msg)
-	case events.KindDelete:
+	case KindDelete:
 		return e.delete(ctx, msg)
-	case events.KindScaleUp:
-		log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "pool", msg.Job.Pool)
-		_, err := e.admitJob(ctx, log, msg.DeliveryID, msg.Job, msg.Attempt)
-		return err
+	case KindServeJob:
+		return e.serveJob(ctx, msg)
+	case KindScaleUp:
+		return e.legacyScaleUp(ctx, msg)
 	}
-	return fmt.Errorf("%w: unhandled kind %q", events.ErrMalformed, msg.Kind)
+	return fmt.Errorf("%w: unhandled kind %q", ErrMalformed, msg.Kind)
 }
 
-func kindCreate(inst *runner.Instance, deliveryID string) events.Message {
-	return events.Message{Kind: events.KindCreate, Instance: inst.Name, DeliveryID: deliveryID, JobID: inst.JobID}
+func createMessage(inst *runner.Instance, deliveryID string) Message {
+	return Message{Kind: KindCreate, Instance: inst.Name, DeliveryID: deliveryID, JobID: inst.JobID}
 }
 
-func kindDelete(inst *runner.Instance, deliveryID string, attempt int) events.Message {
-	return events.Message{Kind: events.KindDelete, Instance: inst.Name, DeliveryID: deliveryID, JobID: inst.JobID, Attempt: attempt}
+func deleteMessage(inst *runner.Instance, deliveryID string, attempt int) Message {
+	return Message{Kind: KindDelete, Instance: inst.Name, DeliveryID: deliveryID, JobID: inst.JobID, Attempt: attempt}
 }
 
-func (e *Engine) send(ctx context.Context, msg events.Message, delay time.Duration) error {
-	body, err := events.Encode(msg)
+func serveJobMessage(job *runner.Job, deliveryID string, attempt int) Message {
+	return Message{Kind: KindServeJob, JobKey: job.Key(), DeliveryID: deliveryID, JobID: job.ID, Attempt: attempt}
+}
+
+func (in *Intake) send(ctx context.Context, msg Message, delay time.Duration) error {
+	body, err := EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
-	return e.queue.Send(ctx, body, delay)
+	return in.queue.Send(ctx, body, delay)
 }
 
 // getLive reads an instance for a worker; a missing one is stale work.
-func (e *Engine) getLive(ctx context.Context, name string) (*runner.Instance, error) {
-	inst, err := e.store.GetInstance(ctx, name)
+func (in *Intake) getLive(ctx context.Context, name string) (*runner.Instance, error) {
+	inst, err := in.store.GetInstance(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	return inst, err
+}
+
+// legacyScaleUp handles a job waiting for capacity as a build before the
+// job ledger queued it: the job it carries is queued again.
+func (e *Engine) legacyScaleUp(ctx context.Context, msg Message) error {
+	j := msg.LegacyJob
+	ev := runner.JobEvent{
+		Action: runner.ActionQueued, JobID: j.ID, RunAttempt: j.RunAttempt, Labels: j.Labels,
+		Repository: j.Repository, InstallationID: j.InstallationID,
+	}
+	pool, ok := e.pool(j.Pool)
+	if !ok {
+		e.log.Warn("pool no longer configured; queued job of an earlier build dropped", "pool", j.Pool, "job_id", j.ID)
+		return nil
+	}
+	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", j.ID, "pool", j.Pool)
+	_, err := e.onQueued(ctx, log, msg.DeliveryID, pool, ev)
+	return err
 }

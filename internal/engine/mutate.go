@@ -20,20 +20,20 @@ var errNoChange = errors.New("no change")
 // with a compare-and-set. On a lost race it re-reads and decides again — it
 // never overwrites. It returns the instance as written, or as last read when
 // decide returned errNoChange (with a nil error).
-func (e *Engine) mutate(ctx context.Context, name string, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
-	return e.mutateFrom(ctx, name, nil, decide)
+func (in *Intake) mutate(ctx context.Context, name string, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+	return in.mutateFrom(ctx, name, nil, decide)
 }
 
 // mutateFrom is mutate starting from an instance the caller has just read
 // or written, saving a read per write; a stale start costs one failed
 // compare-and-set and a re-read, never a wrong write.
-func (e *Engine) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
 	for range maxConflictRetries {
 		cur := known
 		known = nil
 		if cur == nil {
 			var err error
-			if cur, err = e.store.GetInstance(ctx, name); err != nil {
+			if cur, err = in.store.GetInstance(ctx, name); err != nil {
 				return nil, false, err
 			}
 		}
@@ -45,7 +45,7 @@ func (e *Engine) mutateFrom(ctx context.Context, name string, known *runner.Inst
 			return cur, false, err
 		}
 		next.Version = cur.Version
-		if err := e.store.UpdateInstance(ctx, cur.Status, next); err != nil {
+		if err := in.store.UpdateInstance(ctx, cur.Status, next); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				continue
 			}

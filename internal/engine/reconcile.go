@@ -22,6 +22,16 @@ type ReconcileReport struct {
 	OrphanMachinesDeleted int `json:"orphan_machines_deleted"`
 	OrphanRunnersRemoved  int `json:"orphan_runners_removed"`
 	UnneededScheduled     int `json:"unneeded_scheduled"`
+	// NotBusyFirstSeen counts active runners GitHub showed not busy for the
+	// first time (a confirmation window starts); FinishedReaped those
+	// confirmed and scheduled for delete.
+	NotBusyFirstSeen int `json:"not_busy_first_seen"`
+	FinishedReaped   int `json:"finished_reaped"`
+	// From the job ledger: open jobs examined, served again (their instance
+	// had ended) and expired (queued longer than GitHub keeps them).
+	OpenJobs     int `json:"open_jobs"`
+	JobsServed   int `json:"jobs_served"`
+	JobsExpired  int `json:"jobs_expired"`
 	// WarmCreated counts runners created to keep pools at min_idle.
 	WarmCreated int `json:"warm_created"`
 	// Live is the live set the pass started from, by pool and status.
@@ -58,6 +68,9 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	if err := e.reconcileOutside(ctx, live, now, &rep); err != nil {
 		errs = append(errs, err)
 	}
+	if err := e.reconcileJobs(ctx, live, now, &rep); err != nil {
+		errs = append(errs, err)
+	}
 	if err := e.topUpWarmPools(ctx, &rep); err != nil {
 		errs = append(errs, err)
 	}
@@ -75,32 +88,22 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 		if overdue {
 			rep.CreatesResent++
 			log.Info("re-sending create presumed lost")
-			return e.send(ctx, kindCreate(inst, ""), 0)
+			return e.send(ctx, createMessage(inst, ""), 0)
 		}
 	case runner.StatusPendingDelete, runner.StatusPendingForceDelete:
 		if overdue {
 			rep.DeletesResent++
 			log.Info("re-sending delete presumed lost", "status", inst.Status)
-			return e.send(ctx, kindDelete(inst, "", inst.Attempts), 0)
+			return e.send(ctx, deleteMessage(inst, "", inst.Attempts), 0)
 		}
 	case runner.StatusCreating:
-		timeout := e.opts.ProviderTimeout
-		if pool, ok := e.pool(inst.Pool); ok {
-			timeout = pool.BootstrapTimeout
-		}
-		if now.Sub(inst.StatusChangedAt) > timeout+lostMessageGrace {
+		if now.Sub(inst.StatusChangedAt) > e.creatingTimeout(inst.Pool)+lostMessageGrace {
 			rep.StuckCreating++
-			log.Warn("instance stuck in creating past its bootstrap timeout; recovering")
-			return e.createFailed(ctx, log, inst, createFailure{
-				cause:           fmt.Errorf("stuck in creating since %s", inst.StatusChangedAt.UTC().Format(time.RFC3339)),
-				stage:           "reconciler",
-				runnerID:        inst.GitHubRunnerID,
-				machineMayExist: true,
-				providerID:      inst.ProviderID,
-			})
+			log.Warn("instance stuck in creating past its worker's bound; recovering")
+			return e.recoverCreating(ctx, log, inst, "reconciler")
 		}
 	case runner.StatusDeleting:
-		if now.Sub(inst.StatusChangedAt) > e.opts.ProviderTimeout+lostMessageGrace {
+		if now.Sub(inst.StatusChangedAt) > e.providerTimeout(inst.Pool)+lostMessageGrace {
 			rep.StuckDeleting++
 			log.Warn("instance stuck in deleting; recovering")
 			return e.recoverDeleting(ctx, log, inst)
@@ -127,5 +130,57 @@ func (e *Engine) recoverDeleting(ctx context.Context, log *slog.Logger, inst *ru
 		return err
 	}
 	log.Info("deleting instance returned to pending_delete")
-	return e.send(ctx, kindDelete(next, "", next.Attempts), 0)
+	return e.send(ctx, deleteMessage(next, "", next.Attempts), 0)
+}
+
+// creatingTimeout is how long an instance may stay in creating before its
+// worker is presumed dead: no worker outlives CreatingTimeout when it is set
+// (the Lambda worker's function timeout), else the pool's bootstrap
+// timeout bounds the provider's create.
+func (e *Engine) creatingTimeout(pool string) time.Duration {
+	if e.opts.CreatingTimeout > 0 {
+		return e.opts.CreatingTimeout
+	}
+	if p, ok := e.pool(pool); ok {
+		return p.BootstrapTimeout
+	}
+	return e.opts.ProviderTimeout
+}
+
+// recoverCreating takes over a create whose worker died: the machine it may
+// have made is deleted (by name, then every machine of that name the pool
+// lists), its JIT runner removed, and the create retried or the instance
+// ended — exactly as a create that failed.
+func (e *Engine) recoverCreating(ctx context.Context, log *slog.Logger, inst *runner.Instance, stage string) error {
+	return e.createFailed(ctx, log, inst, createFailure{
+		cause:           fmt.Errorf("its worker stopped while creating (since %s)", inst.StatusChangedAt.UTC().Format(time.RFC3339)),
+		stage:           stage,
+		runnerID:        inst.GitHubRunnerID,
+		machineMayExist: true,
+		providerID:      inst.ProviderID,
+	})
+}
+
+// RecoverAtStart finishes what a crashed process left in flight. It is for
+// a process that holds the store alone (`runfleet serve` holds the bbolt
+// file's exclusive lock): every instance found creating or deleting then
+// has no worker, so it is recovered at once rather than after its timeout.
+func (e *Engine) RecoverAtStart(ctx context.Context) error {
+	live, err := e.store.ListLiveInstances(ctx)
+	if err != nil {
+		return fmt.Errorf("list live instances: %w", err)
+	}
+	var errs []error
+	for _, inst := range live {
+		log := e.log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID, "recovery", true)
+		switch inst.Status {
+		case runner.StatusCreating:
+			log.Warn("instance was creating when runfleet stopped; recovering")
+			errs = append(errs, e.recoverCreating(ctx, log, inst, "restart"))
+		case runner.StatusDeleting:
+			log.Warn("instance was deleting when runfleet stopped; recovering")
+			errs = append(errs, e.recoverDeleting(ctx, log, inst))
+		}
+	}
+	return errors.Join(errs...)
 }

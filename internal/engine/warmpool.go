@@ -25,7 +25,7 @@ func idleCandidate(inst *runner.Instance) bool {
 // warmKeepers picks, per pool, the min_idle youngest idle runners: those the
 // idle-surplus rule leaves alone. Younger ones are kept so the pool renews
 // itself rather than keeping one machine forever.
-func (e *Engine) warmKeepers(live map[string]*runner.Instance) map[string]bool {
+func (e *Engine) warmKeepers(live []*runner.Instance) map[string]bool {
 	byPool := map[string][]*runner.Instance{}
 	for _, inst := range live {
 		if idleCandidate(inst) {
@@ -38,7 +38,7 @@ func (e *Engine) warmKeepers(live map[string]*runner.Instance) map[string]bool {
 		if !ok || pool.MinIdle == 0 {
 			continue
 		}
-		sort.Slice(idle, func(i, j int) bool { return idle[i].StatusChangedAt.After(idle[j].StatusChangedAt) })
+		sort.SliceStable(idle, func(i, j int) bool { return idle[i].StatusChangedAt.After(idle[j].StatusChangedAt) })
 		for _, inst := range idle[:min(pool.MinIdle, len(idle))] {
 			keep[inst.Name] = true
 		}
@@ -66,26 +66,18 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 		}
 	}
 	var errs []error
-	for i := range e.pools.Pools {
-		pool := &e.pools.Pools[i]
+	for i := range e.pools {
+		pool := &e.pools[i]
 		for n := idle[pool.Name]; n < pool.MinIdle; n++ {
 			suffix := make([]byte, 4)
 			_, _ = rand.Read(suffix)
 			name := runner.WarmInstanceName(pool.Name, hex.EncodeToString(suffix))
 			log := e.log.With("instance", name, "pool", pool.Name, "job_id", 0, "reconciler", true)
-			now := e.now()
-			inst := &runner.Instance{
-				Name: name, Pool: pool.Name, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
-				Owner: pool.Owner, Labels: runnerLabels(pool, e.opts.ControllerID),
-				CreatedAt: now, UpdatedAt: now, StatusChangedAt: now,
-			}
-			err := e.store.CreateInstance(ctx, inst, pool.MaxRunners)
+			inst := e.newInstance(pool, nil, name)
+			err := e.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners}, "")
 			if errors.Is(err, store.ErrPoolFull) {
 				log.Info("pool at max_runners; min_idle not reached", "min_idle", pool.MinIdle, "idle", n)
 				break
-			}
-			if err == nil {
-				err = e.send(ctx, kindCreate(inst, ""), 0)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("warm runner for pool %s: %w", pool.Name, err))
@@ -99,7 +91,7 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 }
 
 func (e *Engine) anyWarmPool() bool {
-	for _, p := range e.pools.Pools {
+	for _, p := range e.pools {
 		if p.MinIdle > 0 {
 			return true
 		}

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
@@ -70,7 +69,7 @@ func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, vi
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibility)
 	defer cancel()
 	err := e.HandleMessage(wctx, m.Body)
-	if err != nil && !errors.Is(err, events.ErrMalformed) {
+	if err != nil && !errors.Is(err, ErrMalformed) {
 		e.log.Warn("work failed; left for redelivery", "message_id", m.ID, "receive_count", m.ReceiveCount, "error", err)
 		return
 	}

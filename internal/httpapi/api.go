@@ -24,7 +24,7 @@ const Prefix = "/api/v1/"
 type Engine interface {
 	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
 	GetInstance(ctx context.Context, name string) (*runner.Instance, error)
-	ForceDelete(ctx context.Context, name string, force bool) (*runner.Instance, error)
+	OperatorDelete(ctx context.Context, name string, mode engine.DeleteMode) (*runner.Instance, error)
 	Reconcile(ctx context.Context) (engine.ReconcileReport, error)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
@@ -52,7 +53,7 @@ func (a *api) deleteInstance(w http.ResponseWriter, r *http.Request) {
 		}
 		force = b
 	}
-	inst, err := a.engine.ForceDelete(r.Context(), name, force)
+	inst, err := a.engine.OperatorDelete(r.Context(), name, engine.DeleteMode(force))
 	if err != nil {
 		a.fail(w, r, instanceError(name, err))
 		return

@@ -92,7 +92,7 @@ func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*Fo
 	if err != nil {
 		return nil, &ForceDeleteFailedError{Name: req.Name, Err: err}
 	}
-	inst, err := eng.ForceDelete(ctx, req.Name, req.Force)
+	inst, err := eng.OperatorDelete(ctx, req.Name, engine.DeleteMode(req.Force))
 	var busy *engine.BusyError
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	runfleetevents "github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/queue/sqs"
 )
 
@@ -128,7 +128,7 @@ func (a *App) handleRecord(ctx context.Context, log *slog.Logger, rec events.SQS
 	switch {
 	case err == nil:
 		return recordDone
-	case errors.Is(err, runfleetevents.ErrMalformed):
+	case errors.Is(err, engine.ErrMalformed):
 		log.ErrorContext(ctx, "malformed queue message acknowledged; it can never be processed and will not be retried",
 			"error", err, "body_bytes", len(msg.Body))
 		return recordMalformed

@@ -30,8 +30,13 @@ type Instance struct {
 	InstallationID int64    `json:"installation_id,omitempty"`
 	Labels         []string `json:"labels,omitempty"`
 
-	GitHubRunnerID int64  `json:"github_runner_id,omitempty"`
-	ProviderID     string `json:"provider_id,omitempty"`
+	GitHubRunnerID int64 `json:"github_runner_id,omitempty"`
+	// NotBusySince is when the reconciler first saw this active runner not
+	// busy (or no longer listed) in GitHub. GitHub has been seen reporting
+	// busy:false minutes into a job, so one reading never reaps a runner:
+	// a second one a confirmation window later does. Zero otherwise.
+	NotBusySince time.Time `json:"not_busy_since,omitzero"`
+	ProviderID   string    `json:"provider_id,omitempty"`
 	// ProviderFault is the provider's last error text, kept so an operator can
 	// read why an instance failed without digging through logs.
 	ProviderFault string `json:"provider_fault,omitempty"`

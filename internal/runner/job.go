@@ -34,8 +34,14 @@ type Job struct {
 	// NextAttemptAt is the earliest time the next instance may be made
 	// (backoff after one ended without serving the job).
 	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
-	// RunnerName is the runner GitHub gave the job to, once known.
+	// CheckedMade is the value of Made when GitHub was last asked whether
+	// the job is still queued: a replacement asks once per ended instance,
+	// never once per retry while the pool is full.
+	CheckedMade int `json:"checked_made,omitempty"`
+	// RunnerName is the runner GitHub gave the job to, once known;
+	// Conclusion is GitHub's conclusion once completed.
 	RunnerName string `json:"runner_name,omitempty"`
+	Conclusion string `json:"conclusion,omitempty"`
 	// QueuedAt is when the job was first queued: GitHub cancels a
 	// self-hosted job that stays queued for QueueLimit.
 	QueuedAt time.Time `json:"queued_at"`

@@ -26,7 +26,6 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 		Secret:       cfg.Webhook.Secret,
 		MaxBodyBytes: cfg.Webhook.MaxBodyBytes,
 		Handler:      eng,
-		Deliveries:   st,
 		Logger:       log,
 	})
 	if err != nil {

@@ -102,12 +102,18 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
+	installationID, err := st.InstallationID(ctx)
+	if err != nil {
+		return fmt.Errorf("serve: read the installation id from the store: %w", err)
+	}
 	engOpts := wiring.EngineOptions(cfg)
 	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log
+	engOpts.InstallationID = installationID
 	eng, err := engine.New(boot.engineOptions(engOpts))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+
 	handler, err := routes(cfg, eng, st, q, gh, log)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -140,6 +146,16 @@ func Run(ctx context.Context, opts Options) (err error) {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	var background sync.WaitGroup
+	// This process holds the store's exclusive lock, so whatever a crashed
+	// predecessor left creating or deleting has no worker: recover it now,
+	// not after its timeout — beside the HTTP server, so intake is never
+	// kept waiting behind slow provider calls. A failure is retried by the
+	// reconciler.
+	background.Go(func() {
+		if err := eng.RecoverAtStart(workCtx); err != nil {
+			log.Warn("recovering work left in flight failed; the reconciler retries it", "error", err)
+		}
+	})
 	if !opts.DisableWorkers {
 		background.Go(func() {
 			eng.Work(workCtx, q, engine.WorkerOptions{

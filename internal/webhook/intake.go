@@ -1,11 +1,14 @@
 // Package webhook is runfleet's intake for GitHub webhooks: it enforces the
 // body limit, verifies the signature, decodes workflow_job payloads, drops
-// redelivered duplicates and hands each job event to the engine.
+// hands each job event to the engine's intake.
 //
 // The core, Intake.Handle, knows nothing about the transport, so net/http
 // (ServeHTTP, embedded mode) and a Lambda Function URL adapter share every
-// rule. Bad input never changes state: the engine is not called and no
-// delivery is recorded; the response and one warn log line say why.
+// rule. Bad input never changes state: the engine is not called; the
+// response and one warn log line say why. Delivery ids are not recorded:
+// the job ledger makes every event idempotent by conditional writes, so a
+// redelivery (same X-GitHub-Delivery) is simply processed again — which is
+// what recovers a delivery whose first processing was cut off by a crash.
 package webhook
 
 import (
@@ -16,19 +19,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/engine"
-	"github.com/runfleet/runfleet/internal/store"
 )
-
-// DeliveryMarker remembers webhook deliveries so a redelivery is processed
-// once. store.Store satisfies it.
-type DeliveryMarker interface {
-	MarkDelivery(ctx context.Context, id string, ttl time.Duration) (bool, error)
-	ForgetDelivery(ctx context.Context, id string) error
-}
-
-var _ DeliveryMarker = store.Store(nil)
 
 // DefaultMaxBodyBytes is far above any workflow_job payload (a few KB, tens
 // with many steps) and far below what would cost real memory per request.
@@ -37,23 +29,14 @@ const DefaultMaxBodyBytes int64 = 1 << 20
 // DefaultProcessTimeout bounds the work done for one accepted delivery.
 const DefaultProcessTimeout = 30 * time.Second
 
-// forgetTimeout is how long un-marking a failed delivery may take; it gets its
-// own budget because the processing budget may be what ran out.
-const forgetTimeout = 5 * time.Second
-
 // Options configure an Intake.
 type Options struct {
 	// Secret is the webhook secret shared with GitHub. Required.
 	Secret []byte
 	// MaxBodyBytes defaults to DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Handler receives every valid, first-seen workflow_job. Required.
-	Handler engine.WorkflowJobHandler
-	// Deliveries records delivery ids for store.DeliveryRetention, so a
-	// redelivery short-circuits. Optional: every engine path is idempotent
-	// through conditional writes, so dedupe saves work, not correctness — the
-	// serverless wiring leaves it out to save a write per delivery.
-	Deliveries DeliveryMarker
+	// Handler receives every valid workflow_job. Required.
+	Handler engine.JobEventHandler
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// ProcessTimeout defaults to DefaultProcessTimeout.
@@ -64,8 +47,7 @@ type Options struct {
 type Intake struct {
 	secret         []byte
 	maxBody        int64
-	handler        engine.WorkflowJobHandler
-	deliveries     DeliveryMarker
+	handler        engine.JobEventHandler
 	log            *slog.Logger
 	processTimeout time.Duration
 }
@@ -84,7 +66,6 @@ func New(opts Options) (*Intake, error) {
 		secret:         append([]byte(nil), opts.Secret...),
 		maxBody:        opts.MaxBodyBytes,
 		handler:        opts.Handler,
-		deliveries:     opts.Deliveries,
 		log:            opts.Logger,
 		processTimeout: opts.ProcessTimeout,
 	}
@@ -120,7 +101,7 @@ type delivery struct {
 
 // Handle answers one delivery. Checks run cheapest and least trusting first:
 // size, signature, event, content type, delivery id, payload; only then is
-// state touched (delivery mark, engine).
+// state touched (the engine).
 func (in *Intake) Handle(ctx context.Context, req Request) Response {
 	d := delivery{id: req.Headers.Get(DeliveryHeader), event: req.Headers.Get(EventHeader)}
 
@@ -151,43 +132,21 @@ func (in *Intake) Handle(ctx context.Context, req Request) Response {
 	if d.id == "" {
 		return in.rejected(ctx, d, reject(http.StatusBadRequest, DeliveryHeader+" header is missing"))
 	}
-	ev, err := events.ParseWorkflowJob(payload)
+	ev, err := ParseWorkflowJob(payload)
 	if err != nil {
 		return in.rejected(ctx, d, reject(http.StatusBadRequest, err.Error()))
 	}
 	return in.process(ctx, d, ev)
 }
 
-// process records the delivery and runs the engine. It continues if the
-// caller goes away: GitHub gives up after 10 s and never retries on its own,
-// so work abandoned at a disconnect would be lost until someone redelivers.
-func (in *Intake) process(parent context.Context, d delivery, ev *events.WorkflowJobEvent) Response {
+// process runs the engine. It continues if the caller goes away: GitHub
+// gives up after 10 s and never retries on its own, so work abandoned at a
+// disconnect would be lost until someone redelivers.
+func (in *Intake) process(parent context.Context, d delivery, ev *WorkflowJobEvent) Response {
 	ctx, cancel := in.processContext(parent)
 	defer cancel()
 	job := ev.WorkflowJob.ID
-
-	fresh, err := in.mark(ctx, d.id)
-	if err != nil {
-		in.log.ErrorContext(ctx, "webhook delivery could not be recorded",
-			"delivery_id", d.id, "event", d.event, "action", ev.Action, "job_id", job,
-			"status", http.StatusServiceUnavailable, "error", err)
-		return newResponse(http.StatusServiceUnavailable, Reply{
-			Status: StatusFailed, DeliveryID: d.id, Event: d.event, JobID: job,
-			Message: fmt.Sprintf("delivery could not be recorded, nothing was done; redeliver it: %v", err),
-		})
-	}
-	if !fresh {
-		in.log.InfoContext(ctx, "webhook duplicate delivery", "delivery_id", d.id, "event", d.event, "action", ev.Action, "job_id", job)
-		return newResponse(http.StatusOK, Reply{
-			Status: StatusDuplicate, DeliveryID: d.id, Event: d.event, JobID: job,
-			Message: "delivery was received before; nothing done",
-		})
-	}
-
-	out, err := in.handler.OnWorkflowJob(ctx, d.id, ev)
-	if err != nil && in.deliveries != nil {
-		in.forget(parent, d)
-	}
+	out, err := in.handler.OnWorkflowJob(ctx, d.id, ev.JobEvent())
 	if err != nil {
 		in.log.ErrorContext(ctx, "webhook processing failed",
 			"delivery_id", d.id, "event", d.event, "action", ev.Action, "job_id", job,
@@ -204,25 +163,6 @@ func (in *Intake) process(parent context.Context, d delivery, ev *events.Workflo
 		Status: StatusProcessed, DeliveryID: d.id, Event: d.event, JobID: job,
 		Message: fmt.Sprintf("workflow_job %s: %s", ev.Action, out.Result), Outcome: &out,
 	})
-}
-
-// mark records a delivery; without a DeliveryMarker every delivery is fresh.
-func (in *Intake) mark(ctx context.Context, id string) (bool, error) {
-	if in.deliveries == nil {
-		return true, nil
-	}
-	return in.deliveries.MarkDelivery(ctx, id, store.DeliveryRetention)
-}
-
-// forget un-marks a delivery whose processing failed, so GitHub's redelivery
-// is processed instead of being dropped as a duplicate.
-func (in *Intake) forget(parent context.Context, d delivery) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), forgetTimeout)
-	defer cancel()
-	if err := in.deliveries.ForgetDelivery(ctx, d.id); err != nil {
-		in.log.ErrorContext(ctx, "webhook delivery could not be forgotten: a redelivery will be dropped as a duplicate until the mark expires",
-			"delivery_id", d.id, "event", d.event, "retention", store.DeliveryRetention.String(), "error", err)
-	}
 }
 
 // processContext keeps the parent's values and deadline (on Lambda the

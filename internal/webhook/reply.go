@@ -12,7 +12,6 @@ const ContentType = "application/json"
 // Reply statuses.
 const (
 	StatusProcessed = "processed" // the engine handled the workflow_job; outcome fields say how
-	StatusDuplicate = "duplicate" // this delivery id was processed already; nothing done
 	StatusPong      = "pong"      // answer to GitHub's ping event
 	StatusIgnored   = "ignored"   // an event runfleet does not act on
 	StatusRejected  = "rejected"  // bad input (4xx); nothing was changed

@@ -31,8 +31,12 @@ const defaultCreateTimeout = 20 * time.Minute
 type Options struct {
 	// ControllerID is GARM_CONTROLLER_ID: config controller_id.
 	ControllerID string
-	// PoolID is GARM_POOL_ID where a call has no pool of its own: the
-	// pool's name.
+	// PoolID is the provider-side id of the one pool this provider serves
+	// (runner.PoolID: unique per runfleet installation and pool), never
+	// the pool's name. CreateInstance and ListInstances send their own
+	// pool id and must name this one; interface v0.1.1 also sends
+	// GARM_POOL_ID with DeleteInstance, GetInstance, StartInstance and
+	// StopInstance, which carry no pool, and this is the id they send.
 	PoolID string
 	// Environ returns the host environment variables passed through are
 	// taken from; nil means os.Environ.
@@ -43,7 +47,7 @@ type Options struct {
 }
 
 // Provider is one pool's external provider. It is safe for concurrent use:
-// every call is its own process.
+// every call is its own process, and dies with runfleet (see run).
 type Provider struct {
 	settings     Settings
 	controllerID string
@@ -63,7 +67,7 @@ func New(s Settings, o Options) (*Provider, error) {
 	case o.ControllerID == "":
 		return nil, errors.New("external provider: a controller ID is required (GARM_CONTROLLER_ID)")
 	case o.PoolID == "":
-		return nil, errors.New("external provider: a pool ID is required (GARM_POOL_ID)")
+		return nil, errors.New("external provider: the pool's provider-side ID is required (GARM_POOL_ID)")
 	}
 	if s.InterfaceVersion == "" {
 		s.InterfaceVersion = common.Version010
@@ -84,14 +88,18 @@ func New(s Settings, o Options) (*Provider, error) {
 
 // CreateInstance runs CreateInstance with the request as a BootstrapInstance
 // on stdin, bounded only by ctx (the engine bounds it by the pool's
-// bootstrap timeout). An answer with status error is returned as such, with
-// its decoded provider_fault, and no error. When the answer is invalid but
+// bootstrap timeout); req.PoolID, which must be this provider's, is its
+// GARM_POOL_ID. An answer with status error is returned as such, with its
+// decoded provider_fault, and no error. When the answer is invalid but
 // names a machine, that machine is returned with the error so the caller
 // can delete it.
 func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
-	c := call{command: common.CreateInstanceCommand, instance: req.Name, poolID: or(req.Pool, p.poolID), extraSpecs: p.extraSpecs(req)}
+	c := call{command: common.CreateInstanceCommand, instance: req.Name, poolID: req.PoolID, extraSpecs: p.extraSpecs(req)}
 	if req.Name == "" {
 		return providers.Instance{}, &providers.Error{Op: string(c.command), Err: errors.New("an instance name is required")}
+	}
+	if err := providers.CheckPool(string(c.command), p.poolID, req.PoolID); err != nil {
+		return providers.Instance{}, err
 	}
 	stdin, err := json.Marshal(p.bootstrap(req, c.poolID))
 	if err != nil {
@@ -136,10 +144,14 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 	return in, nil
 }
 
-// ListInstances runs ListInstances for pool (the provider's pool when
-// empty). `null` is no instances; empty output is an error.
-func (p *Provider) ListInstances(ctx context.Context, pool string) ([]providers.Instance, error) {
-	c := call{command: common.ListInstancesCommand, poolID: or(pool, p.poolID), extraSpecs: p.settings.ExtraSpecs}
+// ListInstances runs ListInstances with poolID, which must be this
+// provider's, as GARM_POOL_ID. `null` is no instances; empty output is an
+// error.
+func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]providers.Instance, error) {
+	c := call{command: common.ListInstancesCommand, poolID: poolID, extraSpecs: p.settings.ExtraSpecs}
+	if err := providers.CheckPool(string(c.command), p.poolID, poolID); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.settings.Timeout)
 	defer cancel()
 	stdout, err := p.run(ctx, c, nil)
@@ -154,7 +166,8 @@ func (p *Provider) ListInstances(ctx context.Context, pool string) ([]providers.
 }
 
 // RemoveAllInstances runs RemoveAllInstances: the provider removes every
-// machine of this controller, in every pool.
+// machine of this controller, in every pool (GARM_POOL_ID, sent only by
+// v0.1.1, is this provider's pool).
 func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 	_, err := p.runPlain(ctx, common.RemoveAllInstancesCommand)
 	return err

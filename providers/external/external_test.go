@@ -19,6 +19,7 @@ func createRequest(name string) providers.CreateRequest {
 	return providers.CreateRequest{
 		Name:             name,
 		Pool:             testPool,
+		PoolID:           testPoolID,
 		Labels:           []string{"self-hosted", "linux", "arm64"},
 		RunnerGroup:      "ci",
 		RepoURL:          "https://github.com/octo-org",
@@ -54,12 +55,9 @@ func TestLifecycleThroughTheProtocol(t *testing.T) {
 	if err := p.StartInstance(ctx, in.ProviderID); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	list, err := p.ListInstances(ctx, testPool)
+	list, err := p.ListInstances(ctx, testPoolID)
 	if err != nil || len(list) != 1 || list[0].ProviderID != in.ProviderID || list[0].Status != providers.StatusRunning {
 		t.Fatalf("list = %+v, %v", list, err)
-	}
-	if other, err := p.ListInstances(ctx, "pool-b"); err != nil || len(other) != 0 {
-		t.Fatalf("list of another pool = %+v, %v", other, err)
 	}
 	if v, err := p.GetVersion(ctx); err != nil || v != "v0.1.0-fake" {
 		t.Fatalf("version = %q, %v", v, err)
@@ -76,7 +74,7 @@ func TestLifecycleThroughTheProtocol(t *testing.T) {
 		commands = append(commands, r.Command)
 	}
 	want := []string{"CreateInstance", "GetInstance", "StopInstance", "GetInstance", "StartInstance",
-		"ListInstances", "ListInstances", "GetVersion", "DeleteInstance"}
+		"ListInstances", "GetVersion", "DeleteInstance"}
 	if !slices.Equal(commands, want) {
 		t.Errorf("commands = %v, want %v", commands, want)
 	}
@@ -184,7 +182,7 @@ func TestInvalidOutputIsAProviderError(t *testing.T) {
 			check("create", err)
 			_, err = f.provider.GetInstance(ctx, "fk-1")
 			check("get", err)
-			_, err = f.provider.ListInstances(ctx, testPool)
+			_, err = f.provider.ListInstances(ctx, testPoolID)
 			check("list", err)
 		})
 	}
@@ -212,12 +210,12 @@ func TestStatusErrorCarriesTheDecodedFault(t *testing.T) {
 func TestListOutput(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, externaltest.Config{ListOutput: "null"}, nil)
-	list, err := f.provider.ListInstances(ctx, testPool)
+	list, err := f.provider.ListInstances(ctx, testPoolID)
 	if err != nil || len(list) != 0 {
 		t.Fatalf("list printing null = %+v, %v; want no instances", list, err)
 	}
 	f.setConfig(externaltest.Config{ListOutput: "empty"})
-	if _, err := f.provider.ListInstances(ctx, testPool); !errors.Is(err, external.ErrInvalidOutput) {
+	if _, err := f.provider.ListInstances(ctx, testPoolID); !errors.Is(err, external.ErrInvalidOutput) {
 		t.Fatalf("list printing nothing = %v; want ErrInvalidOutput", err)
 	}
 }
@@ -233,7 +231,7 @@ func TestStdinOnlyForCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = f.provider.GetInstance(ctx, in.ProviderID)
-	_, _ = f.provider.ListInstances(ctx, testPool)
+	_, _ = f.provider.ListInstances(ctx, testPoolID)
 	_ = f.provider.StopInstance(ctx, in.ProviderID)
 	_ = f.provider.StartInstance(ctx, in.ProviderID)
 	_ = f.provider.DeleteInstance(ctx, in.ProviderID)
@@ -256,7 +254,7 @@ func TestStdinOnlyForCreate(t *testing.T) {
 	want := map[string]any{
 		"name": "m-1", "repo_url": "https://github.com/octo-org",
 		"callback-url": "https://runfleet.example/callbacks", "metadata-url": "https://runfleet.example/metadata",
-		"instance-token": "tok-123", "github-runner-group": "ci", "pool_id": testPool,
+		"instance-token": "tok-123", "github-runner-group": "ci", "pool_id": testPoolID,
 		"jit_config_enabled": true, "os_type": "linux", "arch": "arm64", "flavor": "m7g.large", "image": "ami-123",
 		"extra_specs": map[string]any{"subnet_id": "subnet-1"},
 		"labels":      []any{"self-hosted", "linux", "arm64"},
@@ -287,7 +285,7 @@ func TestCleanEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = f.provider.GetInstance(ctx, in.ProviderID)
-	_, _ = f.provider.ListInstances(ctx, testPool)
+	_, _ = f.provider.ListInstances(ctx, testPoolID)
 	_ = f.provider.StopInstance(ctx, in.ProviderID)
 	_ = f.provider.StartInstance(ctx, in.ProviderID)
 	_ = f.provider.DeleteInstance(ctx, in.Name)
@@ -313,9 +311,9 @@ func TestCleanEnvironment(t *testing.T) {
 		return m
 	}
 	want := []map[string]string{
-		with(base("CreateInstance"), "GARM_POOL_ID", testPool),
+		with(base("CreateInstance"), "GARM_POOL_ID", testPoolID),
 		with(base("GetInstance"), "GARM_INSTANCE_ID", "fk-1"),
-		with(base("ListInstances"), "GARM_POOL_ID", testPool),
+		with(base("ListInstances"), "GARM_POOL_ID", testPoolID),
 		with(base("StopInstance"), "GARM_INSTANCE_ID", "fk-1"),
 		with(base("StartInstance"), "GARM_INSTANCE_ID", "fk-1"),
 		// No provider id known: the name goes in GARM_INSTANCE_ID.
@@ -343,13 +341,17 @@ func TestInterfaceV011AddsPoolAndExtraSpecsToEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = f.provider.GetInstance(ctx, in.ProviderID)
-	_, _ = f.provider.ListInstances(ctx, testPool)
+	_, _ = f.provider.ListInstances(ctx, testPoolID)
+	_ = f.provider.StopInstance(ctx, in.Name)
+	_ = f.provider.StartInstance(ctx, in.Name)
 	_ = f.provider.DeleteInstance(ctx, in.ProviderID)
 	_ = f.provider.RemoveAllInstances(ctx)
 	_, _ = f.provider.GetVersion(ctx)
 
+	// The commands that carry no pool send the one the provider was built
+	// for: its provider-side id, never the pool's name.
 	for _, r := range f.records() {
-		if r.Env["GARM_INTERFACE_VERSION"] != "v0.1.1" || r.Env["GARM_POOL_ID"] != testPool {
+		if r.Env["GARM_INTERFACE_VERSION"] != "v0.1.1" || r.Env["GARM_POOL_ID"] != testPoolID {
 			t.Errorf("%s: version %q pool %q", r.Command, r.Env["GARM_INTERFACE_VERSION"], r.Env["GARM_POOL_ID"])
 		}
 		decoded, err := base64.StdEncoding.DecodeString(r.Env["GARM_POOL_EXTRASPECS"])
@@ -383,7 +385,7 @@ func TestProviderIgnoringDeleteByNameIsCaughtByListing(t *testing.T) {
 	if m := f.machines(); len(m) != 1 || m[0].Instance.Name != "m-1" {
 		t.Fatalf("state %+v; want the machine still running", m)
 	}
-	list, err := f.provider.ListInstances(ctx, testPool)
+	list, err := f.provider.ListInstances(ctx, testPoolID)
 	if err != nil || len(list) != 1 || list[0].Name != "m-1" {
 		t.Fatalf("list = %+v, %v; want the leaked machine", list, err)
 	}
@@ -397,7 +399,7 @@ func TestEmptyInstanceIsRefusedWithoutRunningTheProvider(t *testing.T) {
 	if err := f.provider.DeleteInstance(context.Background(), ""); err == nil {
 		t.Fatal("delete of \"\" succeeded")
 	}
-	if _, err := f.provider.CreateInstance(context.Background(), providers.CreateRequest{Pool: testPool}); err == nil {
+	if _, err := f.provider.CreateInstance(context.Background(), providers.CreateRequest{Pool: testPool, PoolID: testPoolID}); err == nil {
 		t.Fatal("create without a name succeeded")
 	}
 	if recs, _ := externaltest.ReadRecords(f.cfg.RecordFile); len(recs) != 0 {

@@ -1,11 +1,15 @@
 package external_test
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers/external"
 	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
@@ -13,12 +17,50 @@ import (
 // fakeProvider is the fake GARM provider binary, built once for all tests.
 var fakeProvider string
 
-func TestMain(m *testing.M) { externaltest.Main(m, &fakeProvider) }
+func TestMain(m *testing.M) {
+	if os.Getenv(heldCallConfig) != "" {
+		os.Exit(holdProviderCall())
+	}
+	externaltest.Main(m, &fakeProvider)
+}
 
 const (
 	testController = "ctl-test"
 	testPool       = "pool-a"
 )
+
+// testPoolID is testPool's provider-side id in the tests' installation.
+var testPoolID = runner.PoolID("installation-test", testPool)
+
+// Environment of the helper process (this test binary, run again) that
+// makes one provider call and is killed during it: the fake provider's
+// executable and config file.
+const (
+	heldCallExecutable = "RUNFLEET_TEST_HELD_CALL_EXECUTABLE"
+	heldCallConfig     = "RUNFLEET_TEST_HELD_CALL_CONFIG"
+)
+
+// holdProviderCall is the helper process: a runfleet stand-in that makes
+// one CreateInstance, which the fake provider is configured to hang, so
+// the test can kill this process in the middle of the call.
+func holdProviderCall() int {
+	s, err := external.ParseSettings(map[string]any{
+		"provider_executable": os.Getenv(heldCallExecutable),
+		"config_file":         os.Getenv(heldCallConfig),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	p, err := external.New(s, external.Options{ControllerID: testController, PoolID: testPoolID})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	_, err = p.CreateInstance(context.Background(), createRequest("m-held"))
+	fmt.Fprintln(os.Stderr, "the held call returned, and it never should:", err)
+	return 1
+}
 
 // hostEnv is the "host" environment tests give providers, so what is
 // passed through does not depend on the machine running the tests.
@@ -65,7 +107,7 @@ func newFixture(t *testing.T, cfg externaltest.Config, settings map[string]any) 
 	}
 	f.provider, err = external.New(s, external.Options{
 		ControllerID: testController,
-		PoolID:       testPool,
+		PoolID:       testPoolID,
 		Environ:      func() []string { return hostEnv },
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

@@ -12,8 +12,10 @@ import (
 // killProcessGroupOnCancel starts the provider as the leader of its own
 // process group and, when the call's context ends, kills the whole group:
 // a provider's children (a cloud CLI it shells out to) must not outlive it.
+// Where the system can, the provider also dies with runfleet
+// (processAttributes).
 func killProcessGroupOnCancel(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = processAttributes()
 	cmd.Cancel = func() error {
 		// The leader is not reaped until Wait returns, so its pid still
 		// names this group and cannot have been reused.

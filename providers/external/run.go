@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 
@@ -43,9 +44,9 @@ func (p *Provider) run(ctx context.Context, c call, stdin []byte) ([]byte, error
 	cmd.WaitDelay = waitDelay
 
 	start := time.Now()
-	err := cmd.Run()
+	err := runPinned(cmd)
 	elapsed := time.Since(start)
-	log := p.log.With("command", string(c.command), "instance", c.instance, "pool", c.poolID, "duration", elapsed)
+	log := p.log.With("command", string(c.command), "instance", c.instance, "pool_id", c.poolID, "duration", elapsed)
 	if stderr.buf != nil {
 		log = log.With("stderr", lastBytes(strings.TrimSpace(string(stderr.Bytes())), maxFaultBytes))
 	}
@@ -78,4 +79,17 @@ func (p *Provider) run(ctx context.Context, c call, stdin []byte) ([]byte, error
 		return nil, fail(fmt.Sprintf("invalid output: more than %d bytes on stdout", maxStdoutBytes), ErrInvalidOutput)
 	}
 	return stdout.buf.Bytes(), nil
+}
+
+// runPinned runs cmd with the calling goroutine locked to its OS thread
+// from start until the provider is reaped. Linux sends the provider's death
+// signal (processAttributes) when the thread that started it exits, and
+// the Go runtime ends a thread whenever a goroutine locked to it returns
+// without unlocking; a thread held by this goroutine cannot end that way,
+// so the provider is killed when runfleet dies and never before. Each call
+// in flight holds one OS thread, a small cost beside its process.
+func runPinned(cmd *exec.Cmd) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return cmd.Run()
 }

@@ -37,8 +37,8 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	pl := p.planLocked(p.createLatency, f.CreateFailureRate, f.AlwaysFailCreate, f.HangCreates)
 	p.mu.Unlock()
 
-	if req.Name == "" || req.Pool == "" {
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: "create request needs a name and a pool"}
+	if req.Name == "" || req.PoolID == "" {
+		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: "create request needs a name and a pool id"}
 	}
 	if pl.hang {
 		p.count(func(s *Stats) { s.Hangs++ })
@@ -82,7 +82,7 @@ func (p *Provider) leaveHalfMade(req providers.CreateRequest, fault string) {
 func (p *Provider) addLocked(req providers.CreateRequest, status, fault string) *machine {
 	p.seq++
 	id := fmt.Sprintf("sim-%06d-%08x", p.seq, p.rng.Uint32())
-	m := &machine{pool: req.Pool, Instance: providers.Instance{
+	m := &machine{poolID: req.PoolID, Instance: providers.Instance{
 		ProviderID: id,
 		Name:       req.Name,
 		Status:     status,
@@ -143,15 +143,16 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 	return m.snapshot(), nil
 }
 
-// ListInstances returns the machines of one pool, sorted by name.
-func (p *Provider) ListInstances(ctx context.Context, pool string) ([]providers.Instance, error) {
+// ListInstances returns the machines created with this pool id, sorted by
+// name.
+func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]providers.Instance, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &providers.Error{Op: opList, Instance: pool, Fault: "cancelled", Err: err}
+		return nil, &providers.Error{Op: opList, Instance: poolID, Fault: "cancelled", Err: err}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.Lists++
-	return p.snapshotLocked(func(m *machine) bool { return m.pool == pool }), nil
+	return p.snapshotLocked(func(m *machine) bool { return m.poolID == poolID }), nil
 }
 
 // RemoveAllInstances removes every machine. Delete faults apply: with

@@ -8,12 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
 func request(name, pool string) providers.CreateRequest {
-	return providers.CreateRequest{Name: name, Pool: pool, OSType: "linux", Arch: "amd64", Labels: []string{"linux"}}
+	return providers.CreateRequest{Name: name, Pool: pool, PoolID: poolID(pool), OSType: "linux", Arch: "amd64", Labels: []string{"linux"}}
+}
+
+// poolID is a pool's provider-side id in the tests' installation; none
+// for no pool.
+func poolID(pool string) string {
+	if pool == "" {
+		return ""
+	}
+	return runner.PoolID("installation-test", pool)
 }
 
 func mustCreate(t *testing.T, p *simulated.Provider, name, pool string) providers.Instance {
@@ -42,11 +52,11 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 
-	list, err := p.ListInstances(ctx, "linux")
+	list, err := p.ListInstances(ctx, poolID("linux"))
 	if err != nil || len(list) != 2 || list[0].Name != "runfleet-a-1-1" || list[1].Name != "runfleet-b-2-1" {
 		t.Errorf("List(linux) = %+v, %v", list, err)
 	}
-	if list, _ := p.ListInstances(ctx, "none"); len(list) != 0 {
+	if list, _ := p.ListInstances(ctx, poolID("none")); len(list) != 0 {
 		t.Errorf("List(none) = %+v", list)
 	}
 
@@ -119,6 +129,27 @@ func TestDuplicateCreateFails(t *testing.T) {
 	}
 	if m := p.Machines(); len(m) != 1 || m[0].ProviderID != first.ProviderID {
 		t.Errorf("machines: %+v", m)
+	}
+}
+
+// TestListSelectsByPoolIDNotName: two installations' pools of one name
+// never list each other's machines.
+func TestListSelectsByPoolIDNotName(t *testing.T) {
+	ctx := context.Background()
+	p := simulated.NewWithOptions(simulated.Options{})
+	staging, production := request("runfleet-linux-7-1", "linux"), request("runfleet-linux-8-1", "linux")
+	staging.PoolID, production.PoolID = runner.PoolID("staging", "linux"), runner.PoolID("production", "linux")
+	for _, req := range []providers.CreateRequest{staging, production} {
+		if _, err := p.CreateInstance(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := p.ListInstances(ctx, production.PoolID)
+	if err != nil || len(list) != 1 || list[0].Name != production.Name {
+		t.Fatalf("production lists %+v, %v; want only its own machine", list, err)
+	}
+	if list, _ := p.ListInstances(ctx, "linux"); len(list) != 0 {
+		t.Fatalf("listing by the bare pool name found %+v", list)
 	}
 }
 
@@ -342,7 +373,7 @@ func TestLatencyHonoursContext(t *testing.T) {
 	if _, err := p.GetInstance(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("get: %v", err)
 	}
-	if _, err := p.ListInstances(ctx, "pool"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := p.ListInstances(ctx, poolID("pool")); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("list: %v", err)
 	}
 }
@@ -377,7 +408,7 @@ func TestCountersPerName(t *testing.T) {
 	_ = p.DeleteInstance(ctx, "a")
 	_ = p.DeleteInstance(ctx, a.ProviderID) // by id after it is gone
 	_, _ = p.GetInstance(ctx, "b")
-	_, _ = p.ListInstances(ctx, "pool")
+	_, _ = p.ListInstances(ctx, poolID("pool"))
 
 	if p.CreateCalls("a") != 2 || p.CreateCalls("b") != 1 || p.CreateCalls("c") != 0 {
 		t.Errorf("creates a=%d b=%d c=%d", p.CreateCalls("a"), p.CreateCalls("b"), p.CreateCalls("c"))
@@ -400,7 +431,7 @@ func TestConcurrentUse(t *testing.T) {
 			for i := range 50 {
 				name := fmt.Sprintf("w%d-%d", w, i)
 				_, _ = p.CreateInstance(ctx, request(name, "pool"))
-				_, _ = p.ListInstances(ctx, "pool")
+				_, _ = p.ListInstances(ctx, poolID("pool"))
 				for p.DeleteInstance(ctx, name) != nil {
 				}
 			}

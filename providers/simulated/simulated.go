@@ -151,10 +151,11 @@ func (p *Provider) snapshotLocked(keep func(*machine) bool) []providers.Instance
 	return out
 }
 
-// machine is one simulated machine and the pool it was created for.
+// machine is one simulated machine and the provider-side id of the pool it
+// was created for (what ListInstances selects by).
 type machine struct {
 	providers.Instance
-	pool string
+	poolID string
 }
 
 // snapshot is a copy the caller may keep and change.

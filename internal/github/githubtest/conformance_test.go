@@ -265,6 +265,13 @@ func (r *conformanceRig) exercise() {
 	r.srv.FinishJob(9001, "success")
 	r.call("completed job", githubtest.RouteWorkflowJob, "GET", "/repos/octo-org/hello-world/actions/jobs/9001", r.token, nil, 200)
 	r.call("unknown job", githubtest.RouteWorkflowJob, "GET", "/repos/octo-org/hello-world/actions/jobs/1", r.token, nil, 404)
+	r.srv.AddJob(githubtest.Job{ID: 9002, Repo: testRepo, Labels: []string{"self-hosted"}})
+	r.srv.SetJob(9002, githubtest.JobInProgress, "", "runner-that-left")
+	r.call("job on a runner that is gone", githubtest.RouteWorkflowJob, "GET", "/repos/octo-org/hello-world/actions/jobs/9002", r.token, nil, 200)
+	r.srv.SetJob(9002, githubtest.JobCompleted, "cancelled", "runner-that-left")
+	r.call("cancelled job", githubtest.RouteWorkflowJob, "GET", "/repos/octo-org/hello-world/actions/jobs/9002", r.token, nil, 200)
+	r.srv.SetJob(9002, githubtest.JobWaiting, "", "")
+	r.call("waiting job", githubtest.RouteWorkflowJob, "GET", "/repos/octo-org/hello-world/actions/jobs/9002", r.token, nil, 200)
 
 	r.call("no credentials", githubtest.RouteOrgRunners, "GET", "/orgs/octo-org/actions/runners", "", nil, 401)
 	r.call("bad credentials", githubtest.RouteOrgRunners, "GET", "/orgs/octo-org/actions/runners", "token ghs_unknown", nil, 401)
@@ -298,6 +305,7 @@ func (r *conformanceRig) exercise() {
 			{githubtest.RouteOrgJITConfig, "POST", orgJIT},
 			{githubtest.RouteOrgRemoveRunner, "DELETE", "/orgs/octo-org/actions/runners/1"},
 			{githubtest.RouteOrgRunners, "GET", "/orgs/octo-org/actions/runners"},
+			{githubtest.RouteWorkflowJob, "GET", "/repos/octo-org/hello-world/actions/jobs/9001"},
 		} {
 			r.srv.Inject(target.route, f.fault.Times(1))
 			r.call(f.name+" on "+target.route, target.route, target.method, target.path, r.token, jit("faulted", "a"), f.fault.Status)

@@ -11,7 +11,8 @@
 // same address without the trailing slash.
 //
 // Beyond answering, it lets a test play GitHub's side of a runner's life
-// (ConnectRunner, StartJob, FinishRunner, SetBusy), inject GitHub's failure
+// (ConnectRunner, StartJob, FinishRunner, SetBusy) and of a job's (AddJob,
+// StartJob, FinishJob, and SetJob for any state), inject GitHub's failure
 // modes per route (Inject with NotFound, Conflict, Busy, PrimaryRateLimit,
 // TooManyRequests, SecondaryRateLimit, ServerError, Forbidden — optionally
 // applying the effect while answering the error, as GitHub sometimes does),

@@ -99,14 +99,8 @@ func (s *Server) StartJob(jobID int64, runnerName string) bool {
 	if !ok || r == nil {
 		return false
 	}
-	group := DefaultRunnerGroupName
-	if o, ok := s.owners[ownerIndex(r.Owner)]; ok {
-		if g, ok := o.group(r.GroupID); ok {
-			group = g.Name
-		}
-	}
 	j.Status = JobInProgress
-	j.RunnerID, j.RunnerName, j.RunnerGroupID, j.RunnerGroupName = r.ID, r.Name, r.GroupID, group
+	j.RunnerID, j.RunnerName, j.RunnerGroupID, j.RunnerGroupName = r.ID, r.Name, r.GroupID, s.groupNameOf(r)
 	j.StartedAt = s.now().UTC().Truncate(time.Second)
 	r.Status, r.Busy, r.JobID = StatusOnline, true, jobID
 	return true
@@ -135,4 +129,53 @@ func (s *Server) completeJob(j *Job, conclusion string) {
 	j.Status = JobCompleted
 	j.Conclusion = conclusion
 	j.CompletedAt = s.now().UTC().Truncate(time.Second)
+}
+
+// SetJob puts a job straight into a state, as GitHub would report it
+// whatever happened in between: status (JobQueued, JobInProgress,
+// JobCompleted, JobWaiting…), conclusion (completed jobs only) and the
+// runner that took it ("" while queued or waiting). Unlike StartJob the
+// runner need not be registered here — a JIT runner removes itself after its
+// job, and a job may have gone to a runner another controller registered —
+// and no runner's state changes: play that side with SetBusy, FinishRunner
+// or a remove. It reports whether the job exists (see AddJob).
+func (s *Server) SetJob(jobID int64, status, conclusion, runnerName string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[jobID]
+	if !ok {
+		return false
+	}
+	if conclusion != "" && status != JobCompleted {
+		s.t.Errorf("githubtest: SetJob(%d): GitHub gives only completed jobs a conclusion, got %q while %s", jobID, conclusion, status)
+	}
+	now := s.now().UTC().Truncate(time.Second)
+	if status == JobInProgress && j.Status != JobInProgress {
+		j.StartedAt = now
+	}
+	j.Status, j.Conclusion, j.CompletedAt = status, conclusion, time.Time{}
+	if status == JobCompleted {
+		j.CompletedAt = now
+	}
+	switch r := s.runnerNamed(runnerName); {
+	case runnerName == "":
+		j.RunnerID, j.RunnerName, j.RunnerGroupID, j.RunnerGroupName = 0, "", 0, ""
+	case r != nil:
+		j.RunnerID, j.RunnerName, j.RunnerGroupID, j.RunnerGroupName = r.ID, r.Name, r.GroupID, s.groupNameOf(r)
+	case !strings.EqualFold(j.RunnerName, runnerName):
+		// A runner that is gone kept its id on the job: make one up.
+		j.RunnerID, j.RunnerName = s.newRunnerID(), runnerName
+		j.RunnerGroupID, j.RunnerGroupName = DefaultRunnerGroupID, DefaultRunnerGroupName
+	}
+	return true
+}
+
+// groupNameOf names the runner group a registered runner is in.
+func (s *Server) groupNameOf(r *Runner) string {
+	if o, ok := s.owners[ownerIndex(r.Owner)]; ok {
+		if g, ok := o.group(r.GroupID); ok {
+			return g.Name
+		}
+	}
+	return DefaultRunnerGroupName
 }

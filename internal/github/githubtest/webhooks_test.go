@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
@@ -16,19 +15,19 @@ func TestWorkflowJobWebhookFollowsTheJob(t *testing.T) {
 	srv, client := appServer(t)
 	srv.AddJob(githubtest.Job{ID: 77, RunAttempt: 3, Repo: testRepo, Labels: []string{"self-hosted", "linux"}})
 
-	parse := func(action string) *events.WorkflowJobEvent {
+	parse := func(action string) *webhook.WorkflowJobEvent {
 		t.Helper()
 		body, err := srv.WorkflowJobWebhook(77, action, testEnterprise, testInstallationID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := events.ParseWorkflowJob(body)
+		ev, err := webhook.ParseWorkflowJob(body)
 		if err != nil {
 			t.Fatalf("%s: %v", action, err)
 		}
 		return ev
 	}
-	queued := parse(events.ActionQueued)
+	queued := parse("queued")
 	j := queued.WorkflowJob
 	if queued.Action != "queued" || j.ID != 77 || j.RunAttempt != 3 || j.RunnerName != nil || j.RunnerID != nil ||
 		!slices.Equal(j.Labels, []string{"self-hosted", "linux"}) || queued.Repository.FullName != testRepo ||
@@ -42,12 +41,12 @@ func TestWorkflowJobWebhookFollowsTheJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.StartJob(77, "runner-77")
-	running := parse(events.ActionInProgress).WorkflowJob
+	running := parse("in_progress").WorkflowJob
 	if running.Runner() != "runner-77" || running.RunnerID == nil || *running.RunnerID != jit.Runner.GetID() || running.Status != "in_progress" {
 		t.Fatalf("in_progress webhook job = %+v", running)
 	}
 	srv.FinishRunner("runner-77")
-	done := parse(events.ActionCompleted).WorkflowJob
+	done := parse("completed").WorkflowJob
 	if done.Status != "completed" || done.Conclusion == nil || *done.Conclusion != "success" || done.CompletedAt == nil {
 		t.Fatalf("completed webhook job = %+v", done)
 	}

@@ -6,11 +6,12 @@
 // go-github client per installation, built once and reused for the life of
 // the process — across warm Lambda invocations too) or with a personal
 // access token. Every GitHub answer runfleet acts on is turned into the
-// port's typed errors: 404 on remove is success, 422 is github.ErrRunnerBusy,
-// rate limits (403/429, primary and secondary) are *github.RateLimitError
-// with the time to retry, and a 403 that is not a rate limit is a
-// *github.PermissionError naming the permission to grant. It counts every
-// request it sends and records each installation's remaining budget.
+// port's typed errors: 404 on remove is success, 404 on a workflow job is
+// github.ErrJobNotFound, 422 is github.ErrRunnerBusy, rate limits (403/429,
+// primary and secondary) are *github.RateLimitError with the time to retry,
+// and a 403 that is not a rate limit is a *github.PermissionError naming the
+// permission to grant. It counts every request it sends and records each
+// installation's remaining budget.
 package rest
 
 import (

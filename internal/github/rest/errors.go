@@ -36,7 +36,7 @@ func classify(inst *installation, now time.Time, op string, owner github.Owner, 
 	if errors.As(err, &er) && er.Response != nil {
 		switch er.Response.StatusCode {
 		case http.StatusForbidden:
-			return &github.PermissionError{Op: op + " at " + owner.String(), Message: er.Message + " — " + permissionHint(owner)}
+			return &github.PermissionError{Op: op + " at " + owner.String(), Message: er.Message + " — " + permissionHint(op, owner)}
 		case http.StatusUnauthorized:
 			return fmt.Errorf("github: %s at %s: bad credentials (401): check the App id and private key, or the token: %w", op, owner, err)
 		}
@@ -73,9 +73,12 @@ func messageOf(err error) string {
 	return err.Error()
 }
 
-// permissionHint names what to grant for runners at owner.
-func permissionHint(owner github.Owner) string {
+// permissionHint names what to grant for op at owner: reading jobs needs
+// Actions, everything else the runner permissions.
+func permissionHint(op string, owner github.Owner) string {
 	switch {
+	case op == OpGetJob:
+		return fmt.Sprintf("reading workflow jobs as %s: grant the App the repository permission \"Actions: Read-only\" and accept it on the installation (a token needs the repo scope)", owner)
 	case owner.Enterprise != "":
 		return fmt.Sprintf("enterprise %s: GitHub's enterprise runner endpoints refuse App installation tokens; use a classic personal access token with the manage_runners:enterprise scope (github.token_file/token_env)", owner.Enterprise)
 	case owner.Repo != "":

@@ -18,6 +18,7 @@ const (
 	OpListRunners             = "ListRunners"
 	OpListRunnerGroups        = "ListRunnerGroups"
 	OpListRunnerDownloads     = "ListRunnerDownloads"
+	OpGetJob                  = "GetJob"
 	OpFindInstallation        = "FindInstallation"
 	OpCreateInstallationToken = "CreateInstallationToken"
 )

@@ -34,6 +34,10 @@ func (g *GitHub) SetOnline(name string, online bool) bool {
 func (g *GitHub) Deregister(name string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.deregisterLocked(name)
+}
+
+func (g *GitHub) deregisterLocked(name string) bool {
 	named := g.runners.named(name)
 	found := len(named) > 0
 	for _, r := range named {

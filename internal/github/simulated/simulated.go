@@ -1,9 +1,9 @@
 // Package simulated is an in-process SIMULATION of GitHub's self-hosted
 // runner API, implementing github.GitHub for demos and engine tests. It
 // keeps registered runners in memory and lets a test steer what GitHub
-// would do: mark runners busy or online, fail the next call, impose a rate
-// limit, and count every call (a job's cost in rate-limit budget). It never
-// talks to GitHub.
+// would do: mark runners busy or online, set what a workflow job's state is,
+// fail the next call, impose a rate limit, and count every call (a job's
+// cost in rate-limit budget). It never talks to GitHub.
 package simulated
 
 import (
@@ -27,6 +27,7 @@ const (
 	OpRemoveRunner      Op = "RemoveRunner"
 	OpListRunners       Op = "ListRunners"
 	OpRunnerDownloads   Op = "RunnerDownloads"
+	OpGetJob            Op = "GetJob"
 )
 
 // Runner statuses as GitHub reports them.
@@ -49,6 +50,7 @@ type GitHub struct {
 	now            func() time.Time
 	lastID         int64
 	runners        runnerIndex
+	jobs           jobBook
 	calls          map[Op]int
 	injected       map[Op][]injectedFailure
 	rateLimitUntil time.Time
@@ -72,6 +74,7 @@ func New() *GitHub {
 	return &GitHub{
 		now:      time.Now,
 		runners:  newRunnerIndex(),
+		jobs:     newJobBook(),
 		calls:    make(map[Op]int),
 		injected: make(map[Op][]injectedFailure),
 	}

@@ -37,6 +37,11 @@ type Options struct {
 	// OpenTimeout bounds how long Open waits for another process holding the
 	// file. Default 1 s.
 	OpenTimeout time.Duration
+	// Now is the clock of every due-time and visibility decision (default
+	// time.Now), so a simulation can run the queue on virtual time. Blocking
+	// in Receive (ReceiveOptions.Wait) is real time whatever the clock: a
+	// receiver on a clock that jumps should poll with Wait 0.
+	Now func() time.Time
 }
 
 const (
@@ -128,6 +133,9 @@ func checkOptions(opts *Options) error {
 	if opts.OpenTimeout <= 0 {
 		opts.OpenTimeout = defaultOpenTimeout
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	return nil
 }
 
@@ -139,7 +147,7 @@ func start(db *bolt.DB, names bucketNames, opts Options) (*Queue, error) {
 			return err
 		}
 		b := q.names.open(tx)
-		if err := b.releaseInFlight(time.Now()); err != nil {
+		if err := b.releaseInFlight(q.opts.Now()); err != nil {
 			return err
 		}
 		q.nextDue, q.hasNextDue = b.nextDue()
@@ -152,6 +160,13 @@ func start(db *bolt.DB, names bucketNames, opts Options) (*Queue, error) {
 	q.timer = time.AfterFunc(time.Hour, q.onTimer)
 	q.timer.Stop()
 	return q, nil
+}
+
+// Now reads the queue's clock (Options.Now), so a writer that adds
+// messages inside its own transactions (SendInTx) dates them on the same
+// clock as the queue decides visibility by.
+func (q *Queue) Now() time.Time {
+	return q.opts.Now()
 }
 
 // Committer is the group commit of the queue's file. With OpenInDB, the

@@ -47,6 +47,8 @@ func (q *Queue) Receive(ctx context.Context, opts queue.ReceiveOptions) ([]queue
 	if opts.Visibility <= 0 {
 		opts.Visibility = q.opts.DefaultVisibility
 	}
+	// The wait is real time (a receiver blocks on a timer); what is visible
+	// is decided on the queue's clock.
 	until := time.Now().Add(opts.Wait)
 	var deadline *time.Timer
 	for {
@@ -58,7 +60,7 @@ func (q *Queue) Receive(ctx context.Context, opts queue.ReceiveOptions) ([]queue
 			q.mu.Unlock()
 			return nil, queue.ErrClosed
 		}
-		now := time.Now()
+		now := q.opts.Now()
 		if q.hasNextDue && !q.nextDue.After(now) {
 			q.mu.Unlock()
 			msgs, err := q.take(now, opts.Max, opts.Visibility)
@@ -69,7 +71,7 @@ func (q *Queue) Receive(ctx context.Context, opts queue.ReceiveOptions) ([]queue
 			// as what take saw, so looking again is not a busy loop.
 			continue
 		}
-		if opts.Wait <= 0 || !now.Before(until) {
+		if opts.Wait <= 0 || !time.Now().Before(until) {
 			q.mu.Unlock()
 			return nil, nil
 		}
@@ -162,7 +164,7 @@ func (q *Queue) settleLocked() {
 		q.timer.Stop()
 		return
 	}
-	if d := time.Until(q.nextDue); d > 0 {
+	if d := q.nextDue.Sub(q.opts.Now()); d > 0 {
 		q.timer.Reset(d)
 		return
 	}

@@ -19,7 +19,7 @@ func (q *Queue) Send(ctx context.Context, body []byte, delay time.Duration) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := time.Now()
+	now := q.opts.Now()
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()

@@ -34,6 +34,11 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// admit is the admission of an instance no job asked for.
+func admit(inst *runner.Instance, maxRunners int) store.Admission {
+	return store.Admission{Instance: inst, MaxRunners: maxRunners}
+}
+
 func pendingInstance(pool string, job int64) *runner.Instance {
 	at := time.Now()
 	return &runner.Instance{
@@ -59,23 +64,32 @@ func move(t *testing.T, s store.Store, inst *runner.Instance, statuses ...runner
 }
 
 // Everything a restarted `runfleet serve` relies on is still there after
-// Close and Open: instances (deleted ones too), pool counters, deliveries.
+// Close and Open: instances (deleted ones too), pool counters, the job
+// ledger and its open index, the installation id.
 func TestSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
 
 	running := pendingInstance("p", 1)
-	if err := s.CreateInstance(ctx, running, 2); err != nil {
+	if err := s.CreateInstance(ctx, admit(running, 2)); err != nil {
 		t.Fatal(err)
 	}
 	running = move(t, s, running, runner.StatusCreating, runner.StatusRunning)
 	gone := pendingInstance("p", 2)
-	if err := s.CreateInstance(ctx, gone, 2); err != nil {
+	if err := s.CreateInstance(ctx, admit(gone, 2)); err != nil {
 		t.Fatal(err)
 	}
 	gone = move(t, s, gone, runner.StatusPendingDelete, runner.StatusDeleting, runner.StatusDeleted)
-	if fresh, err := s.MarkDelivery(ctx, "delivery-1", time.Hour); err != nil || !fresh {
-		t.Fatalf("MarkDelivery = %v, %v", fresh, err)
+	open, served := openJob("p", 1, time.Now()), openJob("p", 2, time.Now())
+	for _, j := range []*runner.Job{open, served} {
+		if err := s.CreateJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	served = moveJob(t, s, served, runner.JobServed)
+	id, err := s.InstallationID(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -102,11 +116,18 @@ func TestSurvivesRestart(t *testing.T) {
 	if err != nil || len(live) != 1 || live[0].Name != running.Name {
 		t.Fatalf("ListLiveInstances after restart = %v, %v", live, err)
 	}
-	if fresh, err := s2.MarkDelivery(ctx, "delivery-1", time.Hour); err != nil || fresh {
-		t.Fatalf("MarkDelivery of a remembered id after restart = %v, %v; want false", fresh, err)
+	if again, err := s2.InstallationID(ctx); err != nil || again != id {
+		t.Fatalf("InstallationID after restart = %q, %v; want %q", again, err, id)
 	}
-	// The CAS chain continues where it stopped.
+	if got, err := s2.GetJob(ctx, served.Key()); err != nil || got.Status != runner.JobServed || !got.ExpiresAt.Equal(served.ExpiresAt) {
+		t.Fatalf("served job after restart: %+v, %v", got, err)
+	}
+	if list, err := s2.ListOpenJobs(ctx); err != nil || len(list) != 1 || list[0].Key() != open.Key() {
+		t.Fatalf("ListOpenJobs after restart = %v, %v; want [%s]", list, err, open.Key())
+	}
+	// The CAS chains continue where they stopped.
 	move(t, s2, running, runner.StatusPendingDelete)
+	moveJob(t, s2, served, runner.JobClosed)
 }
 
 // A second process pointed at the same state directory must fail to start,
@@ -137,7 +158,7 @@ func TestRejectsInstancesTheIndexesCannotHold(t *testing.T) {
 		{Name: "x", Pool: "p", Status: runner.StatusDeleted},
 		{Name: "x", Pool: "p", Status: "bogus"},
 	} {
-		if err := s.CreateInstance(ctx, inst, 10); err == nil {
+		if err := s.CreateInstance(ctx, admit(inst, 10)); err == nil {
 			t.Errorf("CreateInstance(%+v) succeeded", inst)
 		}
 	}
@@ -150,7 +171,7 @@ func TestUpdateCannotMovePools(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := context.Background()
 	inst := pendingInstance("a", 1)
-	if err := s.CreateInstance(ctx, inst, 10); err != nil {
+	if err := s.CreateInstance(ctx, admit(inst, 10)); err != nil {
 		t.Fatal(err)
 	}
 	next := inst.Clone()
@@ -190,7 +211,7 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 	early := pendingInstance("p", 2) // deleted with the default retention
 	late := pendingInstance("p", 3)  // deleted with a longer one of its own
 	for _, inst := range []*runner.Instance{live, early, late} {
-		if err := s.CreateInstance(ctx, inst, 10); err != nil {
+		if err := s.CreateInstance(ctx, admit(inst, 10)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -201,12 +222,20 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 	if err := s.UpdateInstance(ctx, runner.StatusDeleting, next); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"d-short", "d-long"} {
-		ttl := time.Hour
-		if id == "d-long" {
-			ttl = store.DeletedRetention + 48*time.Hour
+
+	// Jobs: one kept an hour, one kept past the instances, and one still
+	// open however long ago it was queued.
+	shortJob, longJob := openJob("p", 10, clock.now()), openJob("p", 11, clock.now())
+	openLong := openJob("p", 12, clock.now().Add(-30*24*time.Hour))
+	for _, j := range []*runner.Job{shortJob, longJob, openLong} {
+		if err := s.CreateJob(ctx, j); err != nil {
+			t.Fatal(err)
 		}
-		if _, err := s.MarkDelivery(ctx, id, ttl); err != nil {
+	}
+	for j, keep := range map[*runner.Job]time.Duration{shortJob: time.Hour, longJob: store.DeletedRetention + 48*time.Hour} {
+		closed, _ := j.Transition(runner.JobClosed, clock.now())
+		closed.ExpiresAt = clock.now().Add(keep)
+		if err := s.UpdateJob(ctx, runner.JobOpen, closed); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,12 +254,23 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 		}
 		return err == nil
 	}
+	jobExists := func(j *runner.Job) bool {
+		_, err := s.GetJob(ctx, j.Key())
+		if err != nil && !errors.Is(err, store.ErrJobNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
 
 	purge(0)
-	clock.advance(2 * time.Hour) // d-short is due
+	clock.advance(2 * time.Hour) // shortJob is due
 	purge(1)
-	if fresh, _ := s.MarkDelivery(ctx, "d-long", time.Hour); fresh {
-		t.Fatal("d-long forgotten early")
+	if jobExists(shortJob) || !jobExists(longJob) || !jobExists(openLong) {
+		t.Fatalf("after an hour: short=%v long=%v open=%v", jobExists(shortJob), jobExists(longJob), jobExists(openLong))
+	}
+	// Its key is free again.
+	if err := s.CreateJob(ctx, openJob("p", 10, clock.now())); err != nil {
+		t.Fatalf("re-create job after purge: %v", err)
 	}
 
 	clock.advance(store.DeletedRetention) // early is due
@@ -239,20 +279,20 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 		t.Fatalf("after the default retention: early=%v late=%v live=%v", exists(early.Name), exists(late.Name), exists(live.Name))
 	}
 	// Its name is free again.
-	if err := s.CreateInstance(ctx, pendingInstance("p", 2), 10); err != nil {
+	if err := s.CreateInstance(ctx, admit(pendingInstance("p", 2), 10)); err != nil {
 		t.Fatalf("re-create after purge: %v", err)
 	}
 
-	clock.advance(48 * time.Hour) // late and d-long are due
+	clock.advance(48 * time.Hour) // late and longJob are due
 	purge(2)
-	if exists(late.Name) || !exists(live.Name) {
-		t.Fatal("late should be gone, live kept")
-	}
-	if fresh, _ := s.MarkDelivery(ctx, "d-long", time.Hour); !fresh {
-		t.Fatal("d-long still marked after purge")
+	if exists(late.Name) || !exists(live.Name) || jobExists(longJob) || !jobExists(openLong) {
+		t.Fatal("late and longJob should be gone, live and the open job kept")
 	}
 	if n, _ := s.PoolUsage(ctx, "p"); n != 2 {
 		t.Fatalf("PoolUsage = %d, want 2 (live + re-created)", n)
+	}
+	if list, err := s.ListOpenJobs(ctx); err != nil || len(list) != 2 {
+		t.Fatalf("ListOpenJobs = %d jobs, %v; want 2 (the old open one, the re-created one)", len(list), err)
 	}
 }
 
@@ -264,14 +304,14 @@ func TestPurgeSparesRecreatedName(t *testing.T) {
 	s, _ := openTemp(t, bolt.WithClock(clock.now))
 
 	first := pendingInstance("p", 1)
-	if err := s.CreateInstance(ctx, first, 10); err != nil {
+	if err := s.CreateInstance(ctx, admit(first, 10)); err != nil {
 		t.Fatal(err)
 	}
 	move(t, s, first, runner.StatusPendingDelete, runner.StatusDeleting, runner.StatusDeleted)
 	clock.advance(store.DeletedRetention + time.Minute)
 
 	second := pendingInstance("p", 1)
-	if err := s.CreateInstance(ctx, second, 10); err != nil {
+	if err := s.CreateInstance(ctx, admit(second, 10)); err != nil {
 		t.Fatalf("re-create over expired record: %v", err)
 	}
 	if n, err := s.PurgeExpired(ctx); err != nil || n != 0 {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -14,86 +13,6 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
-
-// CreateInstance implements store.Store.
-func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRunners int) error {
-	return s.createInstance(ctx, inst, maxRunners, nil)
-}
-
-// createInstance is CreateInstance; also, if not nil, runs in the same
-// transaction once the instance is written, so that its writes commit iff
-// the instance's do. It follows the rules of update's functions.
-func (s *Store) createInstance(ctx context.Context, inst *runner.Instance, maxRunners int, also func(tx *bbolt.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("bolt: create instance: %w", err)
-	}
-	if err := checkNewInstance(inst); err != nil {
-		return err
-	}
-	record := inst.Clone()
-	record.Version = 1
-	now := s.now()
-	err := s.update(func(tx *bbolt.Tx) error {
-		instances := tx.Bucket(bucketInstances)
-		existing, err := readInstance(instances, record.Name)
-		if err != nil {
-			return err
-		}
-		if existing != nil && !expiredAt(existing, now) {
-			return boltcommit.Unchanged(fmt.Errorf("bolt: instance %q: %w", record.Name, store.ErrAlreadyExists))
-		}
-		pools := tx.Bucket(bucketPools)
-		usage, err := readPool(pools, record.Pool)
-		if err != nil {
-			return err
-		}
-		if usage.Live >= maxRunners {
-			return boltcommit.Unchanged(fmt.Errorf("bolt: pool %q holds %d of %d: %w", record.Pool, usage.Live, maxRunners, store.ErrPoolFull))
-		}
-		// Every check is done; writes only from here on.
-		if existing != nil {
-			// Its retention is over but PurgeExpired has not run yet: the
-			// name is free, as it would be in DynamoDB before TTL deletes.
-			if err := tx.Bucket(bucketInstanceExpiry).Delete(expiryKey(existing.ExpiresAt, existing.Name)); err != nil {
-				return err
-			}
-		}
-		if err := writeInstance(instances, record); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketLiveInstances).Put(liveKey(record.Pool, record.Name), nil); err != nil {
-			return err
-		}
-		if err := addToPool(pools, record.Pool, +1); err != nil {
-			return err
-		}
-		if also != nil {
-			return also(tx)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	inst.Version = record.Version
-	return nil
-}
-
-// checkNewInstance refuses records that would break the indexes or could
-// never be found again.
-func checkNewInstance(inst *runner.Instance) error {
-	switch {
-	case inst == nil:
-		return errors.New("bolt: create instance: nil instance")
-	case inst.Name == "":
-		return errors.New("bolt: create instance: empty name")
-	case inst.Pool == "" || strings.IndexByte(inst.Pool, keySeparator) >= 0:
-		return fmt.Errorf("bolt: create instance %q: invalid pool name %q", inst.Name, inst.Pool)
-	case !inst.Status.Valid() || !inst.Status.Live():
-		return fmt.Errorf("bolt: create instance %q: cannot create in status %q", inst.Name, inst.Status)
-	}
-	return nil
-}
 
 // expiredAt reports whether a stored record is a deleted instance whose
 // retention has passed at now.

@@ -9,7 +9,6 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/runfleet/runfleet/internal/queue/local"
-	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
 
@@ -54,11 +53,11 @@ func (s *QueuedStore) Close() error {
 }
 
 // CreateInstanceAndSend implements store.Outbox.
-func (s *QueuedStore) CreateInstanceAndSend(ctx context.Context, inst *runner.Instance, maxRunners int, body []byte) error {
+func (s *QueuedStore) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
 	// The queue's due times are real time, whatever clock the store runs on
 	// for expiry (WithClock); read before the transaction, which may re-run.
 	now := time.Now()
-	return s.createInstance(ctx, inst, maxRunners, func(tx *bbolt.Tx) error {
+	return s.admit(ctx, a, func(tx *bbolt.Tx) error {
 		return s.queue.SendInTx(tx, body, now, 0)
 	})
 }

@@ -18,13 +18,13 @@ import (
 // variable only so a test can cross batch boundaries cheaply.
 var purgeBatchSize = 1000
 
-// PurgeExpired removes deleted instances whose retention has passed and
-// delivery marks past their ttl, and returns how many records it removed.
+// PurgeExpired removes deleted instances and settled jobs whose retention
+// has passed, and returns how many records it removed.
 // It is embedded mode's stand-in for DynamoDB's TTL; the reconciler calls it.
 // It reads only the expiry indexes, so its cost follows what is due, not
 // the size of the history.
 func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
-	return s.purgeExpired(ctx, "purge expired", expiringInstances, expiringDeliveries)
+	return s.purgeExpired(ctx, "purge expired", expiringInstances, expiringJobs)
 }
 
 // expiring describes records that an expiry index lists: the index's keys
@@ -43,10 +43,10 @@ var (
 		index:   bucketInstanceExpiry,
 		expiry:  instanceExpiry,
 	}
-	expiringDeliveries = expiring{
-		records: bucketDeliveries,
-		index:   bucketDeliveryExpiry,
-		expiry:  deliveryExpiry,
+	expiringJobs = expiring{
+		records: bucketJobs,
+		index:   bucketJobExpiry,
+		expiry:  jobExpiry,
 	}
 )
 
@@ -60,12 +60,13 @@ func instanceExpiry(records *bbolt.Bucket, name string) (time.Time, bool, error)
 	return inst.ExpiresAt, inst.Status == runner.StatusDeleted, nil
 }
 
-func deliveryExpiry(records *bbolt.Bucket, id string) (time.Time, bool, error) {
-	rec, err := readDelivery(records, id)
-	if err != nil || rec == nil {
+// jobExpiry: only a settled job is removable; an open one is demand.
+func jobExpiry(records *bbolt.Bucket, key string) (time.Time, bool, error) {
+	job, err := readJob(records, key)
+	if err != nil || job == nil {
 		return time.Time{}, false, err
 	}
-	return rec.ExpiresAt, true, nil
+	return job.ExpiresAt, !unsettled(job.Status), nil
 }
 
 // purgeExpired removes the due records of kinds, one batch per

@@ -3,9 +3,10 @@ package bolt
 import (
 	"context"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // More due records than one purge transaction holds are all removed, over
@@ -22,23 +23,26 @@ func TestPurgeExpiredCrossesBatches(t *testing.T) {
 	}
 	defer s.Close()
 
-	const marks = 10 // three full batches and a partial one
-	for i := 0; i < marks; i++ {
-		if _, err := s.MarkDelivery(ctx, "d-"+strconv.Itoa(i), time.Minute); err != nil {
+	closeJob := func(id int64, keep time.Duration) {
+		t.Helper()
+		j := &runner.Job{ID: id, RunAttempt: 1, Pool: "p", Status: runner.JobClosed, QueuedAt: at, ExpiresAt: at.Add(keep)}
+		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.MarkDelivery(ctx, "not-due", 2*time.Hour); err != nil {
-		t.Fatal(err)
+	const due = 10 // three full batches and a partial one
+	for id := int64(1); id <= due; id++ {
+		closeJob(id, time.Minute)
 	}
+	closeJob(100, 2*time.Hour)
 	at = at.Add(time.Hour)
-	if n, err := s.PurgeExpired(ctx); err != nil || n != marks {
-		t.Fatalf("PurgeExpired = %d, %v; want %d", n, err, marks)
+	if n, err := s.PurgeExpired(ctx); err != nil || n != due {
+		t.Fatalf("PurgeExpired = %d, %v; want %d", n, err, due)
 	}
 	if n, err := s.PurgeExpired(ctx); err != nil || n != 0 {
 		t.Fatalf("second PurgeExpired = %d, %v; want 0", n, err)
 	}
-	if fresh, err := s.MarkDelivery(ctx, "not-due", time.Hour); err != nil || fresh {
-		t.Fatalf("a mark not yet due was purged (MarkDelivery = %v, %v)", fresh, err)
+	if _, err := s.GetJob(ctx, runner.JobKey(100, 1)); err != nil {
+		t.Fatalf("a job not yet due was purged: %v", err)
 	}
 }

@@ -17,11 +17,6 @@ type poolRecord struct {
 	Live int `json:"live"`
 }
 
-// deliveryRecord is DELIVERY#<guid>.
-type deliveryRecord struct {
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
 // keySeparator cannot occur in a pool name (CreateInstance refuses it), so
 // one pool's prefix never matches another pool's keys.
 const keySeparator = 0
@@ -103,16 +98,4 @@ func addToPool(b *bbolt.Bucket, pool string, delta int) error {
 		return fmt.Errorf("bolt: encode pool %q: %w", pool, err)
 	}
 	return b.Put([]byte(pool), raw)
-}
-
-func readDelivery(b *bbolt.Bucket, id string) (*deliveryRecord, error) {
-	raw := b.Get([]byte(id))
-	if raw == nil {
-		return nil, nil
-	}
-	var rec deliveryRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		return nil, fmt.Errorf("bolt: decode delivery %q: %w", id, err)
-	}
-	return &rec, nil
 }

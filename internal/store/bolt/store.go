@@ -3,13 +3,17 @@
 // `runfleet serve` process. Its buckets mirror the DynamoDB single-table
 // records (see ARCHITECTURE.md, "Data"):
 //
+//	meta             the schema version and the installation id
 //	instances        INSTANCE#<name>  JSON runner.Instance, deleted ones kept until ExpiresAt
 //	pools            POOL#<name>      JSON {"live": n}, the max_runners counter
-//	deliveries       DELIVERY#<guid>  JSON {"expires_at": t}
+//	jobs             JOB#<id>#<attempt> JSON runner.Job, settled ones kept until ExpiresAt
 //	live_instances   the sparse live index: "<pool>\x00<name>", so listing
 //	                 live instances never walks deleted history
+//	open_jobs        the sparse open-demand index: "<queued at><job key>" for
+//	                 open and waiting jobs, oldest first
 //	instance_expiry  "<expiry ms><name>" for deleted instances, and
-//	delivery_expiry  "<expiry ms><guid>", so PurgeExpired reads only what is due
+//	job_expiry       "<expiry ms><job key>" for settled jobs, so PurgeExpired
+//	                 reads only what is due
 //
 // bbolt allows one writer at a time; every write runs in one read-write
 // transaction, which makes each conditional write atomic with its checks.
@@ -35,22 +39,17 @@ var (
 	bucketMeta           = []byte("meta")
 	bucketInstances      = []byte("instances")
 	bucketPools          = []byte("pools")
-	bucketDeliveries     = []byte("deliveries")
+	bucketJobs           = []byte("jobs")
 	bucketLiveInstances  = []byte("live_instances")
+	bucketOpenJobs       = []byte("open_jobs")
 	bucketInstanceExpiry = []byte("instance_expiry")
-	bucketDeliveryExpiry = []byte("delivery_expiry")
+	bucketJobExpiry      = []byte("job_expiry")
 
 	allBuckets = [][]byte{
-		bucketMeta, bucketInstances, bucketPools, bucketDeliveries,
-		bucketLiveInstances, bucketInstanceExpiry, bucketDeliveryExpiry,
+		bucketMeta, bucketInstances, bucketPools, bucketJobs,
+		bucketLiveInstances, bucketOpenJobs, bucketInstanceExpiry, bucketJobExpiry,
 	}
-
-	keySchema = []byte("schema")
 )
-
-// schemaVersion names the record layout above; a file written by a different
-// layout is refused rather than misread.
-const schemaVersion = "1"
 
 // Store is a store.Store kept in one bbolt file.
 type Store struct {
@@ -64,6 +63,7 @@ var _ store.Store = (*Store)(nil)
 type options struct {
 	openTimeout time.Duration
 	now         func() time.Time
+	noSync      bool
 }
 
 // Option tunes Open.
@@ -83,8 +83,20 @@ func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.now = now }
 }
 
+// WithNoSync commits without fsync: a commit is in the OS page cache, not
+// yet on the disk, when the write returns. That survives the death of the
+// process, but not a power loss or a kernel crash, so `runfleet serve`
+// never uses it: a webhook answered 2xx must find its work after either.
+// It exists for the deterministic simulation (internal/sim), whose
+// "crash" is a process death and which would otherwise spend its time in
+// fsync.
+func WithNoSync() Option {
+	return func(o *options) { o.noSync = true }
+}
+
 // Open opens (creating if needed) the store file at path. Only one process
-// may hold it at a time.
+// may hold it at a time. A file of the previous layout is upgraded in
+// place (see initSchema).
 func Open(path string, opts ...Option) (*Store, error) {
 	db, o, err := openDB(path, opts)
 	if err != nil {
@@ -107,9 +119,10 @@ func openFile(path string, o options) (*bbolt.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("bolt: create directory for %s: %w", path, err)
 	}
-	// NoSync stays false: every commit is fsynced before it returns, because
-	// a webhook answered 2xx must find its instance after a crash.
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: o.openTimeout})
+	// NoSync is false unless WithNoSync: every commit is fsynced before it
+	// returns, because a webhook answered 2xx must find its instance after
+	// a crash.
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: o.openTimeout, NoSync: o.noSync})
 	if err != nil {
 		if errors.Is(err, bbolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("bolt: %s is locked by another process: %w", path, err)
@@ -121,22 +134,6 @@ func openFile(path string, o options) (*bbolt.DB, error) {
 		return nil, fmt.Errorf("bolt: prepare %s: %w", path, err)
 	}
 	return db, nil
-}
-
-func initSchema(tx *bbolt.Tx) error {
-	for _, name := range allBuckets {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-			return fmt.Errorf("bucket %s: %w", name, err)
-		}
-	}
-	meta := tx.Bucket(bucketMeta)
-	switch got := meta.Get(keySchema); {
-	case got == nil:
-		return meta.Put(keySchema, []byte(schemaVersion))
-	case string(got) != schemaVersion:
-		return fmt.Errorf("file has schema %q, this runfleet reads %q", got, schemaVersion)
-	}
-	return nil
 }
 
 // Close releases the file. The store must not be used afterwards.

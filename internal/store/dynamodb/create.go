@@ -2,7 +2,6 @@ package dynamodb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -14,52 +13,96 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// CreateInstance writes inst and reserves a slot of its pool in one
-// transaction: the instance Put requires that no unexpired record of that name
-// exists, the pool counter Update requires a free slot. Which of the two
-// conditions failed tells ErrAlreadyExists from ErrPoolFull; when both did,
-// ErrAlreadyExists wins, because a redelivered webhook for a job that already
-// has its runner is a duplicate, not a capacity problem.
-func (s *Store) CreateInstance(ctx context.Context, inst *runner.Instance, maxRunners int) error {
-	if err := validateNew(inst); err != nil {
+// Positions of an admission's items in its transaction. The job comes
+// before the pool counter so that, should a cancellation ever name only the
+// first failed condition, the more telling refusal still wins (see
+// CreateInstance).
+const (
+	admitInstance = iota
+	admitJob
+	admitPool
+)
+
+// CreateInstance writes a.Instance, reserves a slot of its pool and, when
+// a.Job is set, creates or compare-and-sets the job, in one
+// TransactWriteItems: all of it or none of it. Which condition failed picks
+// the refusal, in this order when several did: ErrAlreadyExists (a
+// redelivered job that already has its runner is a duplicate, not a
+// capacity problem), then the job's (ErrJobExists or *JobConflictError: the
+// caller decided on a job that has changed since and must read it again
+// before capacity means anything), then ErrPoolFull.
+func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
+	if err := store.CheckAdmission(a); err != nil {
 		return err
 	}
+	inst := a.Instance
 	first := inst.Clone()
 	first.Version = 1
-	item, err := marshalInstance(first, requestToken())
+	instItem, err := marshalInstance(first, requestToken())
 	if err != nil {
 		return err
 	}
+	var job *runner.Job
+	var jw jobWrite
+	var jobItem map[string]types.AttributeValue
+	if a.Job != nil {
+		job, jw = s.nextJobWrite(a.JobFrom, a.Job)
+		if jobItem, err = marshalJob(job, jw.writeID); err != nil {
+			return err
+		}
+	}
 
 	err = retryContention(ctx, func() error {
-		// The SDK gives each call a ClientRequestToken and keeps it across its
-		// own retries, so a retry after a lost response is answered with the
-		// first attempt's success rather than ErrAlreadyExists.
-		_, err := s.client.TransactWriteItems(ctx, &ddb.TransactWriteItemsInput{
-			TransactItems: []types.TransactWriteItem{
-				{Put: s.putNewInstance(item)},
-				{Update: s.reserveSlot(inst.Pool, maxRunners)},
-			},
-		})
+		now := formatTime(s.now())
+		items := []types.TransactWriteItem{admitInstance: {Put: s.putNewInstance(instItem, now)}}
+		if job != nil {
+			items = append(items, types.TransactWriteItem{Put: jw.put(s.table, jobItem, now)})
+		}
+		items = append(items, types.TransactWriteItem{Update: s.reserveSlot(inst.Pool, a.MaxRunners)})
+		// The SDK gives each call a ClientRequestToken and keeps it across
+		// its own retries, so a retry after a lost response is answered with
+		// the first attempt's success rather than a refusal. (A contended
+		// attempt wrote nothing, so the next loop may take a new token.)
+		_, err := s.client.TransactWriteItems(ctx, &ddb.TransactWriteItemsInput{TransactItems: items})
 		return err
 	})
 	if failed, ok := conditionFailed(err); ok {
-		if failed[0] {
-			return fmt.Errorf("create instance %q: %w", inst.Name, store.ErrAlreadyExists)
-		}
-		return fmt.Errorf("create instance %q in pool %q (max %d): %w", inst.Name, inst.Pool, maxRunners, store.ErrPoolFull)
+		return s.admissionRefused(a, failed)
 	}
 	if err != nil {
 		return fmt.Errorf("create instance %q: %w", inst.Name, err)
 	}
 	inst.Version = first.Version
+	if job != nil {
+		a.Job.Version = job.Version
+		a.Job.ExpiresAt = job.ExpiresAt
+	}
 	return nil
+}
+
+// admissionRefused turns the failed conditions of an admission into its
+// typed refusal.
+func (s *Store) admissionRefused(a store.Admission, failed []bool) error {
+	inst := a.Instance
+	poolAt := admitPool
+	if a.Job == nil {
+		poolAt = admitJob
+	}
+	switch {
+	case failed[admitInstance]:
+		return fmt.Errorf("create instance %q: %w", inst.Name, store.ErrAlreadyExists)
+	case a.Job != nil && failed[admitJob]:
+		return fmt.Errorf("create instance %q: %w", inst.Name, jobRefusal(a.JobFrom, a.Job))
+	case len(failed) > poolAt && failed[poolAt]:
+		return fmt.Errorf("create instance %q in pool %q (max %d): %w", inst.Name, inst.Pool, a.MaxRunners, store.ErrPoolFull)
+	}
+	return fmt.Errorf("create instance %q: transaction cancelled without a failed condition", inst.Name)
 }
 
 // putNewInstance writes item unless a record of the same name exists. A
 // deleted record past its expiry counts as absent: the TTL sweeper may not
 // have removed it yet, but it no longer guards against anything.
-func (s *Store) putNewInstance(item map[string]types.AttributeValue) *types.Put {
+func (s *Store) putNewInstance(item map[string]types.AttributeValue, now string) *types.Put {
 	return &types.Put{
 		TableName:           aws.String(s.table),
 		Item:                item,
@@ -71,24 +114,20 @@ func (s *Store) putNewInstance(item map[string]types.AttributeValue) *types.Put 
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":deleted": &types.AttributeValueMemberS{Value: string(runner.StatusDeleted)},
-			":now":     &types.AttributeValueMemberS{Value: formatTime(s.now())},
+			":now":     &types.AttributeValueMemberS{Value: now},
 		},
 	}
 }
 
 // reserveSlot adds one to the pool's live counter if that keeps it within
-// maxRunners. The pool item springs into being on the pool's first create.
+// maxRunners (at least 1, store.CheckAdmission saw to it). The pool item
+// springs into being on the pool's first create.
 func (s *Store) reserveSlot(pool string, maxRunners int) *types.Update {
-	condition := "attribute_not_exists(#live) OR #live < :max"
-	if maxRunners < 1 {
-		// A pool with no slots is always full, even before its counter exists.
-		condition = "#live < :max"
-	}
 	return &types.Update{
 		TableName:           aws.String(s.table),
 		Key:                 keyOf(poolKey(pool)),
 		UpdateExpression:    aws.String("ADD #live :one"),
-		ConditionExpression: aws.String(condition),
+		ConditionExpression: aws.String("attribute_not_exists(#live) OR #live < :max"),
 		ExpressionAttributeNames: map[string]string{
 			"#live": attrPoolLive,
 		},
@@ -97,20 +136,4 @@ func (s *Store) reserveSlot(pool string, maxRunners int) *types.Update {
 			":max": &types.AttributeValueMemberN{Value: strconv.Itoa(maxRunners)},
 		},
 	}
-}
-
-func validateNew(inst *runner.Instance) error {
-	switch {
-	case inst == nil:
-		return errors.New("create instance: nil instance")
-	case inst.Name == "":
-		return errors.New("create instance: empty name")
-	case inst.Pool == "":
-		// The pool is a key of the live index, where DynamoDB refuses "".
-		return fmt.Errorf("create instance %q: empty pool", inst.Name)
-	case !inst.Status.Valid() || !inst.Status.Live():
-		// A deleted instance would hold a slot nothing could ever release.
-		return fmt.Errorf("create instance %q: cannot create in status %q", inst.Name, inst.Status)
-	}
-	return nil
 }

@@ -35,7 +35,7 @@ func TestExpiredDeletedRecordReadsAsNotFound(t *testing.T) {
 	if _, err := s.GetInstance(ctx, live.Name); err != nil {
 		t.Fatalf("live instance with a past ExpiresAt: %v", err)
 	}
-	if err := s.CreateInstance(ctx, testInstance("p", 2), 10); !errors.Is(err, store.ErrAlreadyExists) {
+	if err := s.CreateInstance(ctx, store.Admission{Instance: testInstance("p", 2), MaxRunners: 10}); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("create over a live instance with a past ExpiresAt: got %v, want ErrAlreadyExists", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 func testInstance(pool string, jobID int64) *runner.Instance {
@@ -28,11 +29,63 @@ func testInstance(pool string, jobID int64) *runner.Instance {
 	}
 }
 
+// roomy is a max_runners no test fills.
+const roomy = 100_000
+
 func mustCreate(t *testing.T, s *Store, inst *runner.Instance) {
 	t.Helper()
-	if err := s.CreateInstance(context.Background(), inst, 1000); err != nil {
+	if err := s.CreateInstance(context.Background(), store.Admission{Instance: inst, MaxRunners: roomy}); err != nil {
 		t.Fatalf("CreateInstance(%s): %v", inst.Name, err)
 	}
+}
+
+func testJob(pool string, id int64) *runner.Job {
+	at := time.Now().Truncate(time.Millisecond)
+	return &runner.Job{
+		ID:              id,
+		RunAttempt:      1,
+		Pool:            pool,
+		Owner:           "octo-org",
+		Repository:      "octo-org/app",
+		Labels:          []string{"self-hosted", "linux"},
+		Status:          runner.JobOpen,
+		QueuedAt:        at,
+		CreatedAt:       at,
+		UpdatedAt:       at,
+		StatusChangedAt: at,
+	}
+}
+
+// admissionFor is the admission of the first instance made for job, which
+// names it, created in the same write as the job when from is "".
+func admissionFor(job *runner.Job, from runner.JobStatus) store.Admission {
+	inst := testInstance(job.Pool, job.ID)
+	inst.Name = job.InstanceFor(job.Made + 1)
+	next := job.Clone()
+	next.Instance = inst.Name
+	next.Made++
+	return store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: from}
+}
+
+func mustCreateJob(t *testing.T, s *Store, job *runner.Job) {
+	t.Helper()
+	if err := s.CreateJob(context.Background(), job); err != nil {
+		t.Fatalf("CreateJob(%s): %v", job.Key(), err)
+	}
+}
+
+// mustMoveJob writes job to status to, compare-and-set, and returns the
+// version written.
+func mustMoveJob(t *testing.T, s *Store, job *runner.Job, to runner.JobStatus) *runner.Job {
+	t.Helper()
+	next, err := job.Transition(to, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateJob(context.Background(), job.Status, next); err != nil {
+		t.Fatalf("UpdateJob(%s %s -> %s): %v", job.Key(), job.Status, to, err)
+	}
+	return next
 }
 
 // mustMove writes cur through statuses, one compare-and-set each, and

@@ -58,7 +58,7 @@ func TestWriteRetriedAfterLostResponseSucceeds(t *testing.T) {
 
 	inst := testInstance("p", 1)
 	loser.arm()
-	if err := s.CreateInstance(ctx, inst, 10); err != nil {
+	if err := s.CreateInstance(ctx, store.Admission{Instance: inst, MaxRunners: 10}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	requireLost("create")
@@ -83,13 +83,29 @@ func TestWriteRetriedAfterLostResponseSucceeds(t *testing.T) {
 	requireLost("delete")
 	requireUsage(t, s, "p", 0)
 
+	job := testJob("p", 2)
 	loser.arm()
-	if fresh, err := s.MarkDelivery(ctx, "d", store.DeliveryRetention); err != nil || !fresh {
-		t.Fatalf("MarkDelivery = %v, %v; want true: the mark is our own", fresh, err)
+	if err := s.CreateJob(ctx, job); err != nil {
+		t.Fatalf("create job: %v", err)
 	}
-	requireLost("mark delivery")
-	if fresh, _ := s.MarkDelivery(ctx, "d", store.DeliveryRetention); fresh {
-		t.Fatal("a second MarkDelivery = true, want false")
+	requireLost("create job")
+	a := admissionFor(job, runner.JobOpen)
+	loser.arm()
+	if err := s.CreateInstance(ctx, a); err != nil {
+		t.Fatalf("admission with a job: %v", err)
+	}
+	requireLost("admission with a job")
+	if a.Job.Version != 2 {
+		t.Fatalf("job Version = %d after the admission, want 2", a.Job.Version)
+	}
+	served, _ := a.Job.Transition(runner.JobServed, a.Job.UpdatedAt)
+	loser.arm()
+	if err := s.UpdateJob(ctx, runner.JobOpen, served); err != nil {
+		t.Fatalf("update job: %v", err)
+	}
+	requireLost("update job")
+	if got, err := s.GetJob(ctx, job.Key()); err != nil || got.Version != 3 || got.Status != runner.JobServed {
+		t.Fatalf("GetJob = %+v, %v; want served at version 3", got, err)
 	}
 }
 
@@ -109,7 +125,21 @@ func TestIdenticalRivalWriteIsConflict(t *testing.T) {
 	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second identical write: got %v, want a conflict", err)
 	}
-	if err := s.CreateInstance(ctx, testInstance("p", 1), 10); !errors.Is(err, store.ErrAlreadyExists) {
+	if err := s.CreateInstance(ctx, store.Admission{Instance: testInstance("p", 1), MaxRunners: 10}); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("identical create: got %v, want ErrAlreadyExists", err)
+	}
+
+	job := testJob("p", 2)
+	mustCreateJob(t, s, job)
+	waiting, _ := job.Transition(runner.JobWaiting, job.UpdatedAt)
+	if err := s.UpdateJob(ctx, runner.JobOpen, waiting.Clone()); err != nil {
+		t.Fatal(err)
+	}
+	var conflict *store.JobConflictError
+	if err := s.UpdateJob(ctx, runner.JobOpen, waiting); !errors.As(err, &conflict) {
+		t.Fatalf("second identical job write: got %v, want a *JobConflictError", err)
+	}
+	if err := s.CreateJob(ctx, testJob("p", 2)); !errors.Is(err, store.ErrJobExists) {
+		t.Fatalf("identical job create: got %v, want ErrJobExists", err)
 	}
 }

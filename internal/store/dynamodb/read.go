@@ -40,6 +40,10 @@ func (s *Store) expiredRecord(item map[string]types.AttributeValue) bool {
 
 // ListInstancesByPool returns the pool's live instances, sorted by name.
 func (s *Store) ListInstancesByPool(ctx context.Context, pool string) ([]*runner.Instance, error) {
+	if pool == "" {
+		// "" is no pool's name, and the index could not even be asked.
+		return nil, nil
+	}
 	return s.listLive(ctx, pool)
 }
 
@@ -48,19 +52,15 @@ func (s *Store) ListLiveInstances(ctx context.Context) ([]*runner.Instance, erro
 	return s.listLive(ctx, "")
 }
 
-// listLive reads the live index (all of it, or one pool's sort-key range),
-// then fetches the full items, since the index holds keys only. The index
-// is eventually consistent, so items are fetched with ConsistentRead and
-// any that turn out to be deleted by now are dropped; an instance created a
-// moment ago may be missing, which every caller of a list must live with.
+// listLive reads the instance shards of liveIndex (all of each, or one
+// pool's sort key) and the full items. The index is eventually consistent,
+// so instances that turn out to be deleted by their consistent read are
+// dropped; one created a moment ago may be missing, which every caller of a
+// list must live with.
 func (s *Store) listLive(ctx context.Context, pool string) ([]*runner.Instance, error) {
-	keys, err := s.queryLiveKeys(ctx, pool)
+	items, err := s.liveItems(ctx, shardKeys(instanceShardPrefix), pool)
 	if err != nil {
-		return nil, err
-	}
-	items, err := s.batchGet(ctx, keys)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list live instances (pool %q): %w", pool, err)
 	}
 	instances := make([]*runner.Instance, 0, len(items))
 	for _, item := range items {
@@ -74,76 +74,6 @@ func (s *Store) listLive(ctx context.Context, pool string) ([]*runner.Instance, 
 	}
 	slices.SortFunc(instances, func(a, b *runner.Instance) int { return strings.Compare(a.Name, b.Name) })
 	return instances, nil
-}
-
-func (s *Store) queryLiveKeys(ctx context.Context, pool string) ([]map[string]types.AttributeValue, error) {
-	input := &ddb.QueryInput{
-		TableName:                aws.String(s.table),
-		IndexName:                aws.String(liveIndex),
-		KeyConditionExpression:   aws.String("#is_live = :yes"),
-		ProjectionExpression:     aws.String("#pk"),
-		ExpressionAttributeNames: map[string]string{"#is_live": attrIsLive, "#pk": attrPK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":yes": &types.AttributeValueMemberS{Value: isLiveYes},
-		},
-	}
-	if s.pageSize > 0 {
-		input.Limit = aws.Int32(s.pageSize)
-	}
-	if pool != "" {
-		input.KeyConditionExpression = aws.String("#is_live = :yes AND #pool = :pool")
-		input.ExpressionAttributeNames["#pool"] = attrPool
-		input.ExpressionAttributeValues[":pool"] = &types.AttributeValueMemberS{Value: pool}
-	}
-	var keys []map[string]types.AttributeValue
-	pages := ddb.NewQueryPaginator(s.client, input)
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("query live instances (pool %q): %w", pool, err)
-		}
-		for _, item := range page.Items {
-			keys = append(keys, keyOf(stringAttr(item, attrPK)))
-		}
-	}
-	return keys, nil
-}
-
-// batchGetLimit is BatchGetItem's maximum number of keys per request.
-const batchGetLimit = 100
-
-// maxBatchAttempts bounds how often unprocessed keys are asked for again.
-const maxBatchAttempts = 10
-
-// batchGet fetches items by key with ConsistentRead. Keys DynamoDB leaves
-// unprocessed (throttling, or the 16 MB response cap) are asked for again
-// after a back-off; the SDK does not do that itself.
-func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
-	var items []map[string]types.AttributeValue
-	for chunk := range slices.Chunk(keys, batchGetLimit) {
-		pending := chunk
-		for attempt := 1; len(pending) > 0; attempt++ {
-			if attempt > maxBatchAttempts {
-				return nil, fmt.Errorf("batch get instances: %d keys still unprocessed after %d attempts", len(pending), maxBatchAttempts)
-			}
-			if attempt > 1 {
-				if err := sleepBackoff(ctx, attempt-1); err != nil {
-					return nil, fmt.Errorf("batch get instances: %d keys left unprocessed: %w", len(pending), err)
-				}
-			}
-			out, err := s.client.BatchGetItem(ctx, &ddb.BatchGetItemInput{
-				RequestItems: map[string]types.KeysAndAttributes{
-					s.table: {Keys: pending, ConsistentRead: aws.Bool(true)},
-				},
-			})
-			if err != nil {
-				return nil, fmt.Errorf("batch get instances: %w", err)
-			}
-			items = append(items, out.Responses[s.table]...)
-			pending = out.UnprocessedKeys[s.table].Keys
-		}
-	}
-	return items, nil
 }
 
 // PoolUsage reads the pool's counter with ConsistentRead; a pool that never

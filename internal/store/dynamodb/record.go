@@ -15,9 +15,10 @@ import (
 // is on disk. Times are fixed-width RFC 3339 strings (see formatTime).
 type instanceRecord struct {
 	PK string `dynamodbav:"pk"`
-	// IsLive is set only while the instance is live: it puts the item in the
-	// sparse live index.
-	IsLive string `dynamodbav:"is_live,omitempty"`
+	// LiveShard and LiveSort (the pool) are set only while the instance is
+	// live: they put the item in the sparse liveIndex.
+	LiveShard string `dynamodbav:"live_shard,omitempty"`
+	LiveSort  string `dynamodbav:"live_sort,omitempty"`
 	// TTL is set only once deleted; see attrTTL.
 	TTL int64 `dynamodbav:"ttl,omitempty"`
 	// WriteID is random per write. When the SDK retries a write whose first
@@ -52,15 +53,15 @@ type instanceRecord struct {
 
 func instanceKey(name string) string { return prefixInstance + name }
 func poolKey(pool string) string     { return prefixPool + pool }
-func deliveryKey(id string) string   { return prefixDelivery + id }
 
 func keyOf(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: &types.AttributeValueMemberS{Value: pk}}
 }
 
-// marshalInstance returns the item for inst, written by the write writeID. The live-index key is set only
-// while inst is live and the TTL only once it is deleted, so neither a live
-// instance can be swept nor a deleted one listed.
+// marshalInstance returns the item for inst, written by the write writeID.
+// The live-index keys are set only while inst is live and the TTL only once
+// it is deleted, so neither a live instance can be swept nor a deleted one
+// listed.
 func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.AttributeValue, error) {
 	rec := instanceRecord{
 		PK:              instanceKey(inst.Name),
@@ -88,7 +89,8 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		ExpiresAt:       formatTime(inst.ExpiresAt),
 	}
 	if inst.Status.Live() {
-		rec.IsLive = isLiveYes
+		rec.LiveShard = shardKey(instanceShardPrefix, shardOf(rec.PK))
+		rec.LiveSort = inst.Pool
 	} else if !inst.ExpiresAt.IsZero() {
 		rec.TTL = ttlSeconds(inst.ExpiresAt)
 	}

@@ -12,14 +12,16 @@ import (
 )
 
 // The table holds every record kind under one string partition key; the key
-// prefix says what an item is. infra/dynamodb-table.json is the same schema in
-// CloudFormation form, and schema_test.go keeps the two from drifting.
+// prefix says what an item is. infra/dynamodb-table.json and template.yaml
+// carry the same schema in CloudFormation form, and schema_test.go keeps the
+// three from drifting.
 const (
 	attrPK = "pk"
 
 	prefixInstance = "INSTANCE#"
 	prefixPool     = "POOL#"
-	prefixDelivery = "DELIVERY#"
+	prefixJob      = "JOB#"
+	prefixMeta     = "META#"
 
 	// attrTTL is DynamoDB's TTL attribute (epoch seconds). The sweeper is lazy
 	// (up to days late, and DynamoDB Local never runs it), so every read and
@@ -30,60 +32,92 @@ const (
 	// sorts as text in time order, so condition expressions can compare it.
 	attrExpiresAt = "expires_at"
 
-	// Instance attributes that conditions and error reports read; the rest
-	// are named only by instanceRecord's tags.
+	// Attributes that conditions and error reports read; the rest are named
+	// only by the record types' tags.
 	attrStatus  = "status"
 	attrVersion = "version"
-	attrName    = "name"
 	attrWriteID = "write_id"
+	attrPool    = "pool"
 
 	// attrPoolLive is the pool item's counter of reserved capacity slots.
 	attrPoolLive = "live"
+)
 
-	// liveIndex is a sparse GSI over live instances. An instance carries
-	// attrIsLive only while its status is not deleted, so the index holds
-	// exactly the live set and the reconciler's reads grow with live runners,
-	// never with history.
-	//
-	// Key choice: one constant partition (attrIsLive = "1") with the pool as
-	// sort key, so ListLiveInstances is one Query and ListInstancesByPool is
-	// the same Query narrowed by the sort key. The hot-partition risk is small
-	// because the projection is KEYS_ONLY: an index write happens only when an
-	// index key changes, i.e. twice per instance (created, deleted), not on
-	// each of its ~8 status writes. One partition takes ~1000 writes/s, so the
-	// ceiling is ~500 instance lifecycles per second, far above the job rate
-	// GitHub's API rate limits allow an App installation. Should that ever
-	// bind, make attrIsLive a shard number and query each shard.
-	// KEYS_ONLY also halves write cost per update; list calls pay for it with
-	// a BatchGetItem of the full items, which the reconciler can afford.
-	liveIndex  = "live"
-	attrIsLive = "is_live"
-	isLiveYes  = "1"
-	attrPool   = "pool"
+// liveIndex is the sparse GSI over what the reconciler and the engine list:
+// live instances and unsettled (open or waiting) jobs. An item carries the
+// index keys only while it is one of those, so the index grows with live
+// runners and open demand, never with history.
+//
+// One index partition takes about 1,000 writes/s, so a single partition key
+// value would cap the whole fleet there, and a burst of a few thousand jobs
+// (each one index write for its instance and one for its job) would throttle
+// it. The partition key is therefore a shard — "instance#NN" or "job#NN",
+// NN = hash(item key) mod shardCount — and lists query every shard in
+// parallel. The sort key narrows within a shard: an instance's pool (a
+// pool's live set is one key-equality Query per shard) or a job's QueuedAt
+// stamp (each shard comes back oldest first).
+//
+// KEYS_ONLY: an index write happens only when an item enters or leaves the
+// index (its keys never change in between), not on each of its status
+// writes; lists fetch the full items with a consistent BatchGetItem.
+//
+// Existing tables: CloudFormation cannot change a GSI's key schema in place
+// and refuses an update that creates or deletes more than one GSI, so this
+// index has a new name (the old one was "live", one partition keyed by
+// is_live) and is ONE index for both kinds of item: updating a stack made
+// before it is a single GSI creation. Lists read only this index.
+const (
+	liveIndex    = "live_sharded"
+	attrLiveKey  = "live_shard"
+	attrLiveSort = "live_sort"
+)
+
+// legacyLiveIndex is the unsharded index of earlier releases. Nothing writes
+// its key any more and no list reads it; it stays in the schema because
+// deleting it in the same stack update that creates liveIndex would be a
+// second GSI change, which CloudFormation refuses. MigrateLegacyLive reads
+// it once to move instances written before the upgrade into liveIndex. A
+// later release drops it (one GSI deletion).
+const (
+	legacyLiveIndex = "live"
+	attrLegacyLive  = "is_live"
 )
 
 // tableInput is the one definition of the table's schema; CreateTable sends
-// it and schema_test.go checks it against infra/dynamodb-table.json.
+// it and schema_test.go checks infra/dynamodb-table.json and template.yaml
+// against it.
 func tableInput(table string) *ddb.CreateTableInput {
 	return &ddb.CreateTableInput{
 		TableName:   aws.String(table),
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
 			{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(attrIsLive), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrLiveKey), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrLiveSort), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(attrLegacyLive), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(attrPool), AttributeType: types.ScalarAttributeTypeS},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
 		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName: aws.String(liveIndex),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrIsLive), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrPool), KeyType: types.KeyTypeRange},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			{
+				IndexName: aws.String(liveIndex),
+				KeySchema: []types.KeySchemaElement{
+					{AttributeName: aws.String(attrLiveKey), KeyType: types.KeyTypeHash},
+					{AttributeName: aws.String(attrLiveSort), KeyType: types.KeyTypeRange},
+				},
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
 			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
-		}},
+			{
+				IndexName: aws.String(legacyLiveIndex),
+				KeySchema: []types.KeySchemaElement{
+					{AttributeName: aws.String(attrLegacyLive), KeyType: types.KeyTypeHash},
+					{AttributeName: aws.String(attrPool), KeyType: types.KeyTypeRange},
+				},
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+			},
+		},
 	}
 }
 
@@ -98,8 +132,8 @@ func ttlInput(table string) *ddb.UpdateTimeToLiveInput {
 	}
 }
 
-// CreateTable creates the table with its live index, waits until the table
-// and index are ACTIVE, and enables TTL. Deployments get the same schema from
+// CreateTable creates the table with its indexes, waits until the table and
+// indexes are ACTIVE, and enables TTL. Deployments get the same schema from
 // template.yaml; this is for tests and local set-ups.
 func CreateTable(ctx context.Context, client *ddb.Client, table string) error {
 	if _, err := client.CreateTable(ctx, tableInput(table)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"sync"
 	"time"
 
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -22,6 +23,11 @@ type Store struct {
 	// pageSize caps items per Query page; zero leaves DynamoDB's 1 MB pages.
 	// Tests set it small so paging is exercised without thousands of items.
 	pageSize int32
+	// installation caches InstallationID's answer, which never changes.
+	installation struct {
+		sync.Mutex
+		id string
+	}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -31,8 +37,9 @@ func New(client *ddb.Client, table string) *Store {
 	return &Store{client: client, table: table, now: time.Now, log: slog.Default()}
 }
 
-// requestToken returns a fresh random id, naming one write (write_id, a
-// delivery's mark) so that a retried write can recognise itself.
+// requestToken returns a fresh random 128-bit id in hex, naming one write
+// (write_id) so that a retried write can recognise itself, or this
+// installation.
 func requestToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)

@@ -7,16 +7,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/runfleet/runfleet/internal/store"
-	"github.com/runfleet/runfleet/internal/store/storetest"
 	"github.com/runfleet/runfleet/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
-
-func TestContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return newTestStore(t, testenv.DynamoDB(t)) })
-}
 
 // newTestStore returns a Store over a fresh table of its own, dropped when
 // the test ends.

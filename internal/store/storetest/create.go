@@ -64,7 +64,7 @@ func createSameNameIsAlreadyExists(t *testing.T, s store.Store) {
 
 	second := newInstance("p", 1)
 	second.Owner = "someone-else"
-	err := s.CreateInstance(ctx, second, roomy)
+	err := s.CreateInstance(ctx, admit(second, roomy))
 	if !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("second create: got %v, want ErrAlreadyExists", err)
 	}
@@ -83,14 +83,14 @@ func createFullPoolIsPoolFull(t *testing.T, s store.Store) {
 	requireUsage(t, s, "p", 3)
 
 	extra := newInstance("p", 4)
-	if err := s.CreateInstance(ctx, extra, 3); !errors.Is(err, store.ErrPoolFull) {
+	if err := s.CreateInstance(ctx, admit(extra, 3)); !errors.Is(err, store.ErrPoolFull) {
 		t.Fatalf("create in a full pool: got %v, want ErrPoolFull", err)
 	}
 	requireNotFound(t, s, extra.Name)
 	requireUsage(t, s, "p", 3)
 
 	// max_runners lowered below what the pool holds: still full, not negative room.
-	if err := s.CreateInstance(ctx, extra, 2); !errors.Is(err, store.ErrPoolFull) {
+	if err := s.CreateInstance(ctx, admit(extra, 2)); !errors.Is(err, store.ErrPoolFull) {
 		t.Fatalf("create with max below usage: got %v, want ErrPoolFull", err)
 	}
 	// Raised: room again.
@@ -101,7 +101,7 @@ func createFullPoolIsPoolFull(t *testing.T, s store.Store) {
 func createTakenNameInFullPoolIsAlreadyExists(t *testing.T, s store.Store) {
 	inst := newInstance("p", 1)
 	mustCreate(t, s, inst, 1)
-	err := s.CreateInstance(context.Background(), newInstance("p", 1), 1)
+	err := s.CreateInstance(context.Background(), admit(newInstance("p", 1), 1))
 	if !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("taken name in a full pool: got %v, want ErrAlreadyExists", err)
 	}
@@ -111,7 +111,7 @@ func createTakenNameInFullPoolIsAlreadyExists(t *testing.T, s store.Store) {
 func createPoolsHaveSeparateCapacity(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustCreate(t, s, newInstance("small", 1), 1)
-	if err := s.CreateInstance(ctx, newInstance("small", 2), 1); !errors.Is(err, store.ErrPoolFull) {
+	if err := s.CreateInstance(ctx, admit(newInstance("small", 2), 1)); !errors.Is(err, store.ErrPoolFull) {
 		t.Fatalf("got %v, want ErrPoolFull", err)
 	}
 	mustCreate(t, s, newInstance("large", 1), 2)
@@ -125,7 +125,7 @@ func createCanceledContextWritesNothing(t *testing.T, s store.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	inst := newInstance("p", 1)
-	if err := s.CreateInstance(ctx, inst, roomy); err == nil {
+	if err := s.CreateInstance(ctx, admit(inst, roomy)); err == nil {
 		t.Fatal("CreateInstance with a canceled context succeeded")
 	}
 	requireNotFound(t, s, inst.Name)

@@ -11,9 +11,8 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// credentialTests pin down store.Credentials, which every adapter must
-// implement beside store.Store: the JIT configuration a booting machine
-// fetches with its instance token.
+// credentialTests pin down store.Credentials, part of every store.Store:
+// the JIT configuration a booting machine fetches with its instance token.
 var credentialTests = []contractTest{
 	{"Credentials/RoundTrip", credentialsRoundTrip},
 	{"Credentials/MissingIsNotFound", credentialsMissingIsNotFound},
@@ -24,15 +23,6 @@ var credentialTests = []contractTest{
 	{"Credentials/ExpireAfterTTL", credentialsExpireAfterTTL},
 	{"Credentials/KeptApartFromInstances", credentialsKeptApartFromInstances},
 	{"Credentials/InvalidArgumentsRefused", credentialsInvalidArgumentsRefused},
-}
-
-func credentialsOf(t *testing.T, s store.Store) store.Credentials {
-	t.Helper()
-	c, ok := s.(store.Credentials)
-	if !ok {
-		t.Fatalf("%T does not implement store.Credentials: every store adapter must keep runner credentials", s)
-	}
-	return c
 }
 
 // jitConfig is shaped like GitHub's encoded_jit_config (base64 of a JSON
@@ -66,12 +56,11 @@ func requireNoCredentials(t *testing.T, c store.Credentials, instance string) {
 }
 
 func credentialsRoundTrip(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	const ttl = 25 * time.Minute
 	before := now()
 	want := store.RunnerCredentials{Instance: "runfleet-linux-7-1", CreateAttempt: 2, EncodedJITConfig: jitConfig("a")}
-	mustPutCredentials(t, c, want, ttl)
-	got := mustGetCredentials(t, c, want.Instance)
+	mustPutCredentials(t, s, want, ttl)
+	got := mustGetCredentials(t, s, want.Instance)
 	if got.Instance != want.Instance || got.CreateAttempt != want.CreateAttempt || got.EncodedJITConfig != want.EncodedJITConfig {
 		t.Fatalf("got %+v (config %d bytes), want instance %s attempt %d and the config as put (%d bytes)",
 			got, len(got.EncodedJITConfig), want.Instance, want.CreateAttempt, len(want.EncodedJITConfig))
@@ -82,25 +71,23 @@ func credentialsRoundTrip(t *testing.T, s store.Store) {
 }
 
 func credentialsMissingIsNotFound(t *testing.T, s store.Store) {
-	requireNoCredentials(t, credentialsOf(t, s), "runfleet-linux-404-1")
+	requireNoCredentials(t, s, "runfleet-linux-404-1")
 }
 
 func credentialsLaterAttemptReplaces(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	const name = "runfleet-linux-8-1"
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("1")}, time.Hour)
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 2, EncodedJITConfig: jitConfig("2")}, time.Hour)
-	got := mustGetCredentials(t, c, name)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("1")}, time.Hour)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 2, EncodedJITConfig: jitConfig("2")}, time.Hour)
+	got := mustGetCredentials(t, s, name)
 	if got.CreateAttempt != 2 || got.EncodedJITConfig != jitConfig("2") {
 		t.Fatalf("after attempt 2's Put: attempt %d, config of attempt 2: %t", got.CreateAttempt, got.EncodedJITConfig == jitConfig("2"))
 	}
 }
 
 func credentialsEarlierAttemptRefused(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	const name = "runfleet-linux-9-1"
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 3, EncodedJITConfig: jitConfig("3")}, time.Hour)
-	err := c.PutRunnerCredentials(context.Background(), store.RunnerCredentials{Instance: name, CreateAttempt: 2, EncodedJITConfig: jitConfig("2")}, time.Hour)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 3, EncodedJITConfig: jitConfig("3")}, time.Hour)
+	err := s.PutRunnerCredentials(context.Background(), store.RunnerCredentials{Instance: name, CreateAttempt: 2, EncodedJITConfig: jitConfig("2")}, time.Hour)
 	var stale *store.StaleCredentialsError
 	if !errors.As(err, &stale) || !errors.Is(err, store.ErrStaleCredentials) {
 		t.Fatalf("Put of an earlier attempt = %v, want *store.StaleCredentialsError", err)
@@ -108,7 +95,7 @@ func credentialsEarlierAttemptRefused(t *testing.T, s store.Store) {
 	if stale.Instance != name || stale.Attempt != 2 || stale.StoredAttempt != 3 {
 		t.Fatalf("StaleCredentialsError = %+v, want instance %s attempt 2 stored 3", stale, name)
 	}
-	if got := mustGetCredentials(t, c, name); got.CreateAttempt != 3 || got.EncodedJITConfig != jitConfig("3") {
+	if got := mustGetCredentials(t, s, name); got.CreateAttempt != 3 || got.EncodedJITConfig != jitConfig("3") {
 		t.Fatalf("a refused Put changed the record: attempt %d", got.CreateAttempt)
 	}
 }
@@ -116,50 +103,47 @@ func credentialsEarlierAttemptRefused(t *testing.T, s store.Store) {
 // A worker retrying its own Put (or the SDK retrying one whose response was
 // lost) must succeed.
 func credentialsSameAttemptRewritten(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	const name = "runfleet-linux-10-1"
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("x")}, time.Hour)
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("y")}, time.Hour)
-	if got := mustGetCredentials(t, c, name); got.EncodedJITConfig != jitConfig("y") {
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("x")}, time.Hour)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("y")}, time.Hour)
+	if got := mustGetCredentials(t, s, name); got.EncodedJITConfig != jitConfig("y") {
 		t.Fatal("the second Put of the same attempt did not replace the first")
 	}
 }
 
 func credentialsDeleteIsIdempotent(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	ctx := context.Background()
 	const name = "runfleet-linux-11-1"
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("d")}, time.Hour)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("d")}, time.Hour)
 	for i := range 2 {
-		if err := c.DeleteRunnerCredentials(ctx, name); err != nil {
+		if err := s.DeleteRunnerCredentials(ctx, name); err != nil {
 			t.Fatalf("DeleteRunnerCredentials #%d: %v", i+1, err)
 		}
-		requireNoCredentials(t, c, name)
+		requireNoCredentials(t, s, name)
 	}
-	if err := c.DeleteRunnerCredentials(ctx, "runfleet-never-stored-1-1"); err != nil {
+	if err := s.DeleteRunnerCredentials(ctx, "runfleet-never-stored-1-1"); err != nil {
 		t.Fatalf("DeleteRunnerCredentials of an unknown instance: %v", err)
 	}
 	// Deleted means a later Put of any attempt starts afresh.
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("e")}, time.Hour)
-	mustGetCredentials(t, c, name)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("e")}, time.Hour)
+	mustGetCredentials(t, s, name)
 }
 
 // The store judges expiry itself (DynamoDB's sweeper is lazy), and an
 // expired record of a later attempt no longer blocks an earlier one.
 func credentialsExpireAfterTTL(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	const (
 		name      = "runfleet-linux-12-1"
 		ttl       = time.Second
 		precision = 10 * time.Millisecond
 	)
 	put := time.Now()
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 5, EncodedJITConfig: jitConfig("t")}, ttl)
-	mustGetCredentials(t, c, name)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 5, EncodedJITConfig: jitConfig("t")}, ttl)
+	mustGetCredentials(t, s, name)
 	deadline := put.Add(ttl + 3*time.Second)
 	for {
 		time.Sleep(100 * time.Millisecond)
-		_, err := c.GetRunnerCredentials(context.Background(), name)
+		_, err := s.GetRunnerCredentials(context.Background(), name)
 		if errors.Is(err, store.ErrCredentialsNotFound) {
 			break
 		}
@@ -173,8 +157,8 @@ func credentialsExpireAfterTTL(t *testing.T, s store.Store) {
 	if early := time.Since(put); early < ttl-precision {
 		t.Fatalf("credentials expired after %v, before their %v ttl", early, ttl)
 	}
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("u")}, time.Hour)
-	if got := mustGetCredentials(t, c, name); got.CreateAttempt != 1 {
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: name, CreateAttempt: 1, EncodedJITConfig: jitConfig("u")}, time.Hour)
+	if got := mustGetCredentials(t, s, name); got.CreateAttempt != 1 {
 		t.Fatalf("after expiry, Put of attempt 1 stored attempt %d", got.CreateAttempt)
 	}
 }
@@ -182,12 +166,11 @@ func credentialsExpireAfterTTL(t *testing.T, s store.Store) {
 // Credentials share the store with instances but are never listed or read
 // as one, and an instance's writes never touch its credentials.
 func credentialsKeptApartFromInstances(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	ctx := context.Background()
 	inst := newInstance("apart", 13)
 	mustCreate(t, s, inst, roomy)
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: inst.Name, CreateAttempt: 1, EncodedJITConfig: jitConfig("k")}, time.Hour)
-	mustPutCredentials(t, c, store.RunnerCredentials{Instance: "runfleet-apart-14-1", CreateAttempt: 1, EncodedJITConfig: jitConfig("l")}, time.Hour)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: inst.Name, CreateAttempt: 1, EncodedJITConfig: jitConfig("k")}, time.Hour)
+	mustPutCredentials(t, s, store.RunnerCredentials{Instance: "runfleet-apart-14-1", CreateAttempt: 1, EncodedJITConfig: jitConfig("l")}, time.Hour)
 
 	live, err := s.ListLiveInstances(ctx)
 	if err != nil {
@@ -203,13 +186,12 @@ func credentialsKeptApartFromInstances(t *testing.T, s store.Store) {
 	requireUsage(t, s, "apart", 1)
 
 	mustMove(t, s, inst.Name, runner.StatusCreating)
-	if got := mustGetCredentials(t, c, inst.Name); got.EncodedJITConfig != jitConfig("k") {
+	if got := mustGetCredentials(t, s, inst.Name); got.EncodedJITConfig != jitConfig("k") {
 		t.Fatal("an instance write changed its credentials")
 	}
 }
 
 func credentialsInvalidArgumentsRefused(t *testing.T, s store.Store) {
-	c := credentialsOf(t, s)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -221,9 +203,9 @@ func credentialsInvalidArgumentsRefused(t *testing.T, s store.Store) {
 		{"empty config", store.RunnerCredentials{Instance: "runfleet-bad-1-1", CreateAttempt: 1}, time.Hour},
 		{"zero ttl", store.RunnerCredentials{Instance: "runfleet-bad-1-1", CreateAttempt: 1, EncodedJITConfig: "x"}, 0},
 	} {
-		if err := c.PutRunnerCredentials(ctx, tc.rc, tc.ttl); err == nil {
+		if err := s.PutRunnerCredentials(ctx, tc.rc, tc.ttl); err == nil {
 			t.Errorf("Put with %s succeeded, want an error", tc.name)
 		}
 	}
-	requireNoCredentials(t, c, "runfleet-bad-1-1")
+	requireNoCredentials(t, s, "runfleet-bad-1-1")
 }

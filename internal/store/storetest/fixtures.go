@@ -69,20 +69,21 @@ func fullInstance(pool string) *runner.Instance {
 	}
 }
 
-// requireEveryFieldSet fails when a field of the fixture is zero, so adding
-// a field to runner.Instance without extending fullInstance is caught here
-// rather than silently left out of the round-trip check. Version is exempt:
-// CreateInstance sets it.
-func requireEveryFieldSet(t *testing.T, in *runner.Instance) {
+// requireEveryFieldSet fails when a field of a fixture (a pointer to a
+// record struct) is zero, so adding a field to runner.Instance or
+// runner.Job without extending its fixture is caught here rather than
+// silently left out of the round-trip check. Version is exempt: the store
+// sets it.
+func requireEveryFieldSet(t *testing.T, fixture any) {
 	t.Helper()
-	v := reflect.ValueOf(in).Elem()
+	v := reflect.ValueOf(fixture).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		name := v.Type().Field(i).Name
 		if name == "Version" {
 			continue
 		}
 		if v.Field(i).IsZero() {
-			t.Fatalf("storetest fixture leaves runner.Instance.%s zero: give it a value so its round trip is checked", name)
+			t.Fatalf("storetest fixture leaves %s.%s zero: give it a value so its round trip is checked", v.Type(), name)
 		}
 	}
 }
@@ -118,9 +119,14 @@ func requireSameInstance(t *testing.T, want, got *runner.Instance) {
 	}
 }
 
+// admit is the admission of an instance no job asked for.
+func admit(inst *runner.Instance, maxRunners int) store.Admission {
+	return store.Admission{Instance: inst, MaxRunners: maxRunners}
+}
+
 func mustCreate(t *testing.T, s store.Store, inst *runner.Instance, maxRunners int) {
 	t.Helper()
-	if err := s.CreateInstance(context.Background(), inst, maxRunners); err != nil {
+	if err := s.CreateInstance(context.Background(), admit(inst, maxRunners)); err != nil {
 		t.Fatalf("CreateInstance(%s): %v", inst.Name, err)
 	}
 }

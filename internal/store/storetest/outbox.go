@@ -26,7 +26,7 @@ func RunOutbox(t *testing.T, newStore func(t *testing.T) (OutboxStore, queue.Que
 	t.Run("created instance comes with its message", func(t *testing.T) {
 		s, q := newStore(t)
 		inst := newInstance("p", 1)
-		if err := s.CreateInstanceAndSend(ctx, inst, 5, []byte("create 1")); err != nil {
+		if err := s.CreateInstanceAndSend(ctx, admit(inst, 5), []byte("create 1")); err != nil {
 			t.Fatalf("CreateInstanceAndSend: %v", err)
 		}
 		if inst.Version != 1 {
@@ -42,10 +42,10 @@ func RunOutbox(t *testing.T, newStore func(t *testing.T) (OutboxStore, queue.Que
 
 	t.Run("existing instance: no message", func(t *testing.T) {
 		s, q := newStore(t)
-		if err := s.CreateInstance(ctx, newInstance("p", 1), 5); err != nil {
+		if err := s.CreateInstance(ctx, admit(newInstance("p", 1), 5)); err != nil {
 			t.Fatal(err)
 		}
-		err := s.CreateInstanceAndSend(ctx, newInstance("p", 1), 5, []byte("duplicate"))
+		err := s.CreateInstanceAndSend(ctx, admit(newInstance("p", 1), 5), []byte("duplicate"))
 		if !errors.Is(err, store.ErrAlreadyExists) {
 			t.Fatalf("CreateInstanceAndSend of a taken name = %v, want ErrAlreadyExists", err)
 		}
@@ -56,11 +56,11 @@ func RunOutbox(t *testing.T, newStore func(t *testing.T) (OutboxStore, queue.Que
 
 	t.Run("full pool: no message, no instance", func(t *testing.T) {
 		s, q := newStore(t)
-		if err := s.CreateInstanceAndSend(ctx, newInstance("p", 1), 1, []byte("first")); err != nil {
+		if err := s.CreateInstanceAndSend(ctx, admit(newInstance("p", 1), 1), []byte("first")); err != nil {
 			t.Fatal(err)
 		}
 		second := newInstance("p", 2)
-		err := s.CreateInstanceAndSend(ctx, second, 1, []byte("second"))
+		err := s.CreateInstanceAndSend(ctx, admit(second, 1), []byte("second"))
 		if !errors.Is(err, store.ErrPoolFull) {
 			t.Fatalf("CreateInstanceAndSend into a full pool = %v, want ErrPoolFull", err)
 		}
@@ -78,7 +78,7 @@ func RunOutbox(t *testing.T, newStore func(t *testing.T) (OutboxStore, queue.Que
 		errs := make(chan error, racers)
 		for i := range racers {
 			go func() {
-				errs <- s.CreateInstanceAndSend(ctx, newInstance("p", 7), 5, fmt.Appendf(nil, "racer %d", i))
+				errs <- s.CreateInstanceAndSend(ctx, admit(newInstance("p", 7), 5), fmt.Appendf(nil, "racer %d", i))
 			}()
 		}
 		created := 0

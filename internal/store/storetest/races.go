@@ -105,7 +105,7 @@ func raceSameNameCreatedOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	errs := make([]error, racers)
 	startTogether(racers, func(int) {}, func(i int) {
-		errs[i] = s.CreateInstance(ctx, newInstance("p", 1), roomy)
+		errs[i] = s.CreateInstance(ctx, admit(newInstance("p", 1), roomy))
 	})
 	created := 0
 	for _, err := range errs {
@@ -161,7 +161,7 @@ func raceBurstNeverExceedsMaxRunners(t *testing.T, s store.Store) {
 		startTogether(burstCreates, func(i int) {
 			insts[i] = newInstance(pool, firstJob+int64(i))
 		}, func(i int) {
-			errs[i] = s.CreateInstance(ctx, insts[i], burstLimit)
+			errs[i] = s.CreateInstance(ctx, admit(insts[i], burstLimit))
 		})
 		for i, err := range errs {
 			switch {

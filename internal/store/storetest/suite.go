@@ -9,24 +9,35 @@
 //     time.Time.Equal, so a store may drop the location and sub-millisecond
 //     digits.
 //   - UpdateInstance of a missing instance is a *store.ConflictError (the
-//     instance is "gone" since it was read), not ErrNotFound.
-//   - A failed CreateInstance or UpdateInstance leaves the caller's struct
-//     untouched (in particular its Version).
+//     instance is "gone" since it was read), not ErrNotFound; UpdateJob of a
+//     missing job, and an admission's compare-and-set of one, is a
+//     *store.JobConflictError.
+//   - A failed CreateInstance, UpdateInstance, CreateJob or UpdateJob leaves
+//     the caller's structs untouched (in particular their Version).
 //   - When a name is taken AND the pool is full, CreateInstance reports
 //     ErrAlreadyExists: the caller learns its job already has a runner rather
-//     than retrying a create that can never succeed.
+//     than retrying a create that can never succeed. Which of ErrAlreadyExists,
+//     ErrJobExists, *store.JobConflictError and ErrPoolFull an admission that
+//     fails more than one check reports is otherwise left to the adapter.
 //   - A deleted instance is readable with GetInstance until it expires, and
 //     its stored ExpiresAt is never zero: a store fills in
-//     now+store.DeletedRetention when the writer left it zero.
+//     now+store.DeletedRetention when the writer left it zero. The same holds
+//     for a settled job (served, closed or expired), and the expiry is
+//     reported back in the caller's struct.
 //   - A name whose deleted record has expired (ExpiresAt in the past) can be
 //     created again even if the store has not physically removed the record
-//     yet (DynamoDB's TTL deletes lazily).
+//     yet (DynamoDB's TTL deletes lazily); likewise a job key, and GetJob
+//     reports such a job as ErrJobNotFound.
 //   - A *store.ConflictError names the losing write: Instance, the `from`
-//     status it expected and the Version it read.
-//   - Delivery marks expire at ttl measured by the store itself; a store
-//     must not rely on a background process to remove expired marks, and
-//     must not expire a mark early (keep the expiry it compares in
-//     milliseconds, or round whole seconds up).
+//     status it expected and the Version it read; a *store.JobConflictError
+//     likewise (Job is runner.JobKey).
+//   - ListOpenJobs lists each open or waiting job once, as currently stored,
+//     by QueuedAt; the suite gives no two jobs the same QueuedAt, so the
+//     order of ties is the adapter's.
+//   - Credentials expire at ttl measured by the store itself; a store must
+//     not rely on a background process to remove expired records, and must
+//     not expire one early (keep the expiry it compares in milliseconds, or
+//     round whole seconds up).
 //
 // Subtests run one after another (not in parallel): each is small, and a
 // remote backend such as DynamoDB Local is shared between them.
@@ -48,7 +59,11 @@ type contractTest struct {
 // with t.Cleanup).
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
-	groups := [][]contractTest{createTests, updateTests, readTests, raceTests, deliveryTests, credentialTests}
+	groups := [][]contractTest{
+		createTests, updateTests, readTests, raceTests,
+		jobTests, admissionTests, openJobTests, jobRaceTests,
+		installationTests, credentialTests,
+	}
 	for _, group := range groups {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) {
@@ -56,4 +71,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			})
 		}
 	}
+	t.Run("InstallationID/DistinctPerStore", func(t *testing.T) {
+		installationIDDistinctPerStore(t, newStore)
+	})
 }

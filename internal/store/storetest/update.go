@@ -143,7 +143,7 @@ func updateDeletedReleasesSlot(t *testing.T, s store.Store) {
 	mustCreate(t, s, a, 2)
 	mustCreate(t, s, b, 2)
 	c := newInstance("p", 3)
-	if err := s.CreateInstance(ctx, c, 2); !errors.Is(err, store.ErrPoolFull) {
+	if err := s.CreateInstance(ctx, admit(c, 2)); !errors.Is(err, store.ErrPoolFull) {
 		t.Fatalf("got %v, want ErrPoolFull", err)
 	}
 
@@ -167,7 +167,7 @@ func updateDeletedStillBlocksName(t *testing.T, s store.Store) {
 		t.Fatalf("stored status %s, want deleted", got.Status)
 	}
 	// A late redelivery of the queued webhook must not make a second runner.
-	err := s.CreateInstance(context.Background(), newInstance("p", 1), roomy)
+	err := s.CreateInstance(context.Background(), admit(newInstance("p", 1), roomy))
 	if !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("create over a deleted record: got %v, want ErrAlreadyExists", err)
 	}
@@ -221,7 +221,7 @@ func updateExpiredDeletedNameCanBeReused(t *testing.T, s store.Store) {
 
 	again := newInstance("p", 1)
 	again.Owner = "second-life"
-	if err := s.CreateInstance(ctx, again, 1); err != nil {
+	if err := s.CreateInstance(ctx, admit(again, 1)); err != nil {
 		t.Fatalf("create over an expired deleted record: %v", err)
 	}
 	if again.Version != 1 {

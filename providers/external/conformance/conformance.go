@@ -1,9 +1,12 @@
 // Package conformance runs a provider through the calls runfleet relies on
-// — create, get by id and by name, list, delete twice, delete by name, a
-// call past its timeout — and reports what conforms and what does not. It
-// works on any providers.Provider; its purpose is vetting a GARM external
-// provider binary before a pool depends on it (`runfleet provider check`).
-// It creates real machines and deletes them again.
+// — create, list by pool id, delete by provider id (twice) and by name, a
+// call past its timeout — and reports what conforms and what does not. A
+// shortfall that costs runfleet something but breaks nothing (a delete by
+// name that does nothing, a GetInstance runfleet never makes) is a warning
+// that says what it costs, not a failure. It works on any
+// providers.Provider; its purpose is vetting a GARM external provider
+// binary before a pool depends on it (`runfleet provider check`). It
+// creates real machines and deletes them again.
 package conformance
 
 import (
@@ -23,6 +26,9 @@ type Status string
 
 const (
 	Pass Status = "pass"
+	// Warn is a check that did not pass in a way runfleet survives, at
+	// the cost its detail states.
+	Warn Status = "warn"
 	Fail Status = "fail"
 	// Skip is a check that could not run because an earlier one failed.
 	Skip Status = "skip"
@@ -59,17 +65,21 @@ func (r Report) Count(s Status) int {
 	return n
 }
 
-// OK reports whether every check passed and nothing was left behind.
+// OK reports whether every check passed (or only warned) and nothing was
+// left behind.
 func (r Report) OK() bool {
 	return r.Count(Fail) == 0 && r.Count(Skip) == 0 && len(r.Leftovers) == 0
 }
 
 // Options tune a run. Zero values get the defaults noted.
 type Options struct {
-	// Pool is passed to CreateInstance and ListInstances (required).
+	// Pool is the pool's name, for the report and CreateRequest.Pool.
 	Pool string
-	// Template supplies every CreateRequest field but Name and Pool
-	// (labels, URLs, token, machine shape).
+	// PoolID is the provider-side pool id (CreateRequest.PoolID and the
+	// ListInstances argument) the provider was built for (required).
+	PoolID string
+	// Template supplies every CreateRequest field but Name, Pool and
+	// PoolID (labels, URLs, token, machine shape).
 	Template providers.CreateRequest
 	// NamePrefix starts the names of the machines made (default
 	// "runfleet-check-"); a random suffix makes them unique.
@@ -83,9 +93,9 @@ type Options struct {
 	// PollInterval is how often the list is read meanwhile (default 1s).
 	Settle       time.Duration
 	PollInterval time.Duration
-	// ProbeTimeout is the tiny timeout of the call that must be killed
-	// (default 10ms); the call must return within ProbeGrace after it
-	// (default 10s).
+	// ProbeTimeout is the tiny timeout of the ListInstances that must be
+	// killed (default 10ms); the call must return within ProbeGrace after
+	// it (default 10s).
 	ProbeTimeout time.Duration
 	ProbeGrace   time.Duration
 }
@@ -156,7 +166,6 @@ func Run(ctx context.Context, p providers.Provider, opts Options) Report {
 func (c *checker) lifecycle(ctx context.Context, m *machine) {
 	checks := []string{
 		"GetInstance by provider id finds it",
-		"GetInstance by name finds it",
 		"ListInstances lists it",
 		"a call past its timeout is killed",
 		"DeleteInstance by provider id succeeds",
@@ -167,30 +176,40 @@ func (c *checker) lifecycle(ctx context.Context, m *machine) {
 		c.skip(checks, "needs the machine CreateInstance should have made")
 		return
 	}
-	c.step(checks[0], func() (Status, string) { return c.get(ctx, m, m.providerID) })
-	c.step(checks[1], func() (Status, string) { return c.get(ctx, m, m.name) })
-	c.step(checks[2], func() (Status, string) {
+	c.step(checks[0], func() (Status, string) { return c.get(ctx, m) })
+	c.step(checks[1], func() (Status, string) {
 		listed, err := c.listed(ctx, m.providerID)
 		switch {
 		case err != nil:
 			return Fail, providers.Fault(err)
 		case !listed:
-			return Fail, fmt.Sprintf("%s (provider id %s) is not in the list of pool %q: the reconciler would never see it", m.name, m.providerID, c.opts.Pool)
+			return Fail, fmt.Sprintf("%s (provider id %s) is not in the list of pool %q (pool id %s): the reconciler would never see it", m.name, m.providerID, c.opts.Pool, c.opts.PoolID)
 		}
 		return Pass, ""
 	})
-	c.step(checks[3], func() (Status, string) { return c.probeTimeout(ctx, m) })
-	deleted := c.step(checks[4], func() (Status, string) { return c.delete(ctx, m.providerID) })
+	c.step(checks[2], func() (Status, string) { return c.probeTimeout(ctx) })
+	deleted := c.step(checks[3], func() (Status, string) { return c.delete(ctx, m.providerID) })
 	if deleted {
-		c.step(checks[5], func() (Status, string) { return c.leavesList(ctx, m, "") })
+		c.step(checks[4], func() (Status, string) {
+			left, err := c.leavesList(ctx, m)
+			switch {
+			case err != nil:
+				return Fail, providers.Fault(err)
+			case !left:
+				return Fail, fmt.Sprintf("%s (provider id %s) is still listed %s after the delete", m.name, m.providerID, c.opts.Settle)
+			}
+			return Pass, ""
+		})
 	} else {
-		c.skip(checks[5:6], "the delete failed")
+		c.skip(checks[4:5], "the delete failed")
 	}
-	c.step(checks[6], func() (Status, string) { return c.delete(ctx, m.providerID) })
+	c.step(checks[5], func() (Status, string) { return c.delete(ctx, m.providerID) })
 }
 
-// deleteByName checks that a delete naming the machine, as runfleet sends
-// after a failed create, removes it.
+// deleteByName checks the delete runfleet sends after a failed create,
+// when the machine's provider id may be unknown: by name. An error fails
+// (runfleet would retry that delete without end); a success that leaves
+// the machine running is a warning with its cost.
 func (c *checker) deleteByName(ctx context.Context, m *machine) {
 	checks := []string{"DeleteInstance by name succeeds", "DeleteInstance by name removes the machine"}
 	if m == nil {
@@ -202,7 +221,16 @@ func (c *checker) deleteByName(ctx context.Context, m *machine) {
 		return
 	}
 	c.step(checks[1], func() (Status, string) {
-		return c.leavesList(ctx, m, "the provider ignores deletes by name: runfleet deletes by name after a failed create, so such machines keep running until the reconciler finds them by listing")
+		left, err := c.leavesList(ctx, m)
+		switch {
+		case err != nil:
+			return Fail, providers.Fault(err)
+		case !left:
+			return Warn, fmt.Sprintf("%s (provider id %s) is still listed %s after the delete by name succeeded: the provider ignores deletes by name. "+
+				"What it costs: after a failed create runfleet must list the pool and delete the machine by provider id; "+
+				"until then the machine keeps running (and billing), at worst until the reconciler's next pass", m.name, m.providerID, c.opts.Settle)
+		}
+		return Pass, ""
 	})
 }
 
@@ -210,7 +238,7 @@ func (c *checker) create(ctx context.Context, check, name string) *machine {
 	var made *machine
 	c.step(check, func() (Status, string) {
 		req := c.opts.Template
-		req.Name, req.Pool = name, c.opts.Pool
+		req.Name, req.Pool, req.PoolID = name, c.opts.Pool, c.opts.PoolID
 		ctx, cancel := context.WithTimeout(ctx, c.opts.CreateTimeout)
 		defer cancel()
 		in, err := c.p.CreateInstance(ctx, req)
@@ -233,15 +261,19 @@ func (c *checker) create(ctx context.Context, check, name string) *machine {
 	return made
 }
 
-func (c *checker) get(ctx context.Context, m *machine, id string) (Status, string) {
+// get checks GetInstance by provider id. runfleet never calls GetInstance
+// (it lists the pool instead), so a provider that gets it wrong only warns:
+// GARM itself does call it.
+func (c *checker) get(ctx context.Context, m *machine) (Status, string) {
+	const cost = "; runfleet never calls GetInstance, so it costs nothing here (GARM does call it)"
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
-	in, err := c.p.GetInstance(ctx, id)
+	in, err := c.p.GetInstance(ctx, m.providerID)
 	switch {
 	case err != nil:
-		return Fail, providers.Fault(err)
+		return Warn, providers.Fault(err) + cost
 	case in.ProviderID != m.providerID || in.Name != m.name:
-		return Fail, fmt.Sprintf("answered %s (provider id %s), want %s (provider id %s)", in.Name, in.ProviderID, m.name, m.providerID)
+		return Warn, fmt.Sprintf("answered %s (provider id %s), want %s (provider id %s)%s", in.Name, in.ProviderID, m.name, m.providerID, cost)
 	}
 	return Pass, "status " + in.Status
 }
@@ -255,13 +287,14 @@ func (c *checker) delete(ctx context.Context, id string) (Status, string) {
 	return Pass, ""
 }
 
-// probeTimeout makes a GetInstance with a tiny timeout: it must come back
-// promptly with the deadline as its error, the provider killed.
-func (c *checker) probeTimeout(ctx context.Context, m *machine) (Status, string) {
+// probeTimeout makes a ListInstances, the call every reconciler pass
+// makes, with a tiny timeout: it must come back promptly with the deadline
+// as its error, the provider killed.
+func (c *checker) probeTimeout(ctx context.Context) (Status, string) {
 	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 	defer cancel()
 	start := time.Now()
-	_, err := c.p.GetInstance(pctx, m.providerID)
+	_, err := c.p.ListInstances(pctx, c.opts.PoolID)
 	took := time.Since(start)
 	switch {
 	case took > c.opts.ProbeTimeout+c.opts.ProbeGrace:
@@ -274,24 +307,21 @@ func (c *checker) probeTimeout(ctx context.Context, m *machine) (Status, string)
 	return Fail, fmt.Sprintf("a call past its %s timeout failed without reporting the deadline: %s", c.opts.ProbeTimeout, providers.Fault(err))
 }
 
-// leavesList waits up to Settle for m to leave the pool's list.
-func (c *checker) leavesList(ctx context.Context, m *machine, why string) (Status, string) {
+// leavesList waits up to Settle for m to leave the pool's list and
+// reports whether it did.
+func (c *checker) leavesList(ctx context.Context, m *machine) (bool, error) {
 	deadline := time.Now().Add(c.opts.Settle)
 	for {
 		listed, err := c.listed(ctx, m.providerID)
 		if err != nil {
-			return Fail, providers.Fault(err)
+			return false, err
 		}
 		if !listed {
 			m.gone = true
-			return Pass, ""
+			return true, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			msg := fmt.Sprintf("%s (provider id %s) is still listed %s after the delete", m.name, m.providerID, c.opts.Settle)
-			if why != "" {
-				msg += ": " + why
-			}
-			return Fail, msg
+			return false, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -303,7 +333,7 @@ func (c *checker) leavesList(ctx context.Context, m *machine, why string) (Statu
 func (c *checker) listed(ctx context.Context, providerID string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
-	list, err := c.p.ListInstances(ctx, c.opts.Pool)
+	list, err := c.p.ListInstances(ctx, c.opts.PoolID)
 	if err != nil {
 		return false, err
 	}

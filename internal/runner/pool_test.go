@@ -1,13 +1,13 @@
-package config_test
+package runner_test
 
 import (
 	"testing"
 
-	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 func TestPoolMatchesLabels(t *testing.T) {
-	pool := config.Pool{Labels: []string{"Linux", "x64", "gpu"}}
+	pool := runner.Pool{Labels: []string{"Linux", "x64", "gpu"}}
 	cases := []struct {
 		job  []string
 		want bool
@@ -31,13 +31,13 @@ func TestPoolMatchesLabels(t *testing.T) {
 }
 
 func TestMatchPool(t *testing.T) {
-	cfg := &config.Config{Pools: []config.Pool{
+	cfg := runner.Pools{
 		{Name: "repo-gpu", Owner: "octo-org/ML", Labels: []string{"linux", "gpu"}},
 		{Name: "org-linux", Owner: "Octo-Org", Labels: []string{"linux", "x64"}},
 		{Name: "org-linux-wide", Owner: "octo-org", Labels: []string{"linux", "x64", "arm64"}},
 		{Name: "enterprise", Owner: "enterprise:Acme", Labels: []string{"linux", "windows"}},
 		{Name: "broken-owner", Owner: "a/b/c", Labels: []string{"linux", "solaris"}},
-	}}
+	}
 	cases := []struct {
 		name                  string
 		repo, org, enterprise string
@@ -60,7 +60,7 @@ func TestMatchPool(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, ok := cfg.MatchPool(c.repo, c.org, c.enterprise, c.labels)
+			p, ok := cfg.Match(c.repo, c.org, c.enterprise, c.labels)
 			got := ""
 			if ok {
 				got = p.Name
@@ -68,29 +68,42 @@ func TestMatchPool(t *testing.T) {
 			if got != c.want {
 				t.Errorf("MatchPool = %q, want %q", got, c.want)
 			}
-			if ok && p != &cfg.Pools[indexOf(cfg, p.Name)] {
+			if ok && p != &cfg[indexOf(cfg, p.Name)] {
 				t.Error("MatchPool returned a copy, not the configured pool")
 			}
 		})
 	}
 }
 
-func TestConfigPool(t *testing.T) {
-	cfg := &config.Config{Pools: []config.Pool{{Name: "a"}, {Name: "linux-x64"}}}
-	p, ok := cfg.Pool("Linux-X64")
-	if !ok || p != &cfg.Pools[1] {
-		t.Errorf("Pool(Linux-X64) = %v, %t", p, ok)
+func TestPoolsGet(t *testing.T) {
+	pools := runner.Pools{{Name: "a"}, {Name: "linux-x64"}}
+	p, ok := pools.Get("linux-x64")
+	if !ok || p != &pools[1] {
+		t.Errorf("Get(linux-x64) = %v, %t", p, ok)
 	}
-	if _, ok := cfg.Pool("missing"); ok {
+	if _, ok := pools.Get("missing"); ok {
 		t.Error("found a missing pool")
 	}
 }
 
-func indexOf(cfg *config.Config, name string) int {
-	for i := range cfg.Pools {
-		if cfg.Pools[i].Name == name {
+func indexOf(pools runner.Pools, name string) int {
+	for i := range pools {
+		if pools[i].Name == name {
 			return i
 		}
 	}
 	return -1
+}
+
+func TestPoolIDIsStableAndPerInstallation(t *testing.T) {
+	a := runner.PoolID("install-a", "linux")
+	if a != runner.PoolID("install-a", "linux") {
+		t.Fatal("PoolID is not deterministic")
+	}
+	if a == runner.PoolID("install-b", "linux") || a == runner.PoolID("install-a", "linux2") {
+		t.Fatal("PoolID must differ per installation and per pool")
+	}
+	if len(a) != 36 || a[14] != '8' {
+		t.Fatalf("PoolID %q is not UUID-shaped (version 8)", a)
+	}
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/runfleet/runfleet/internal/github/githubtest"
+)
+
+// The GitHub the run plays: one organization with one repository whose
+// jobs runfleet's pool serves.
+const (
+	chaosOrg    = "chaos-org"
+	chaosRepo   = chaosOrg + "/app"
+	chaosPool   = "chaos"
+	firstJobID  = 70_000_001 // far from the fake's runner ids (1001…), so a mix-up fails loudly
+	chaosLabels = "self-hosted, linux, x64"
+)
+
+// jobLabels are what every job asks for and the pool offers.
+var jobLabels = []string{"self-hosted", "linux", "x64"}
+
+// gitHub is the fake GitHub (internal/github/githubtest) served on
+// loopback by this process, so it outlives every runfleet restart and
+// runfleet reaches it with its real go-github client.
+type gitHub struct {
+	*githubtest.Server
+	t *driverT
+}
+
+func startGitHub(token string) *gitHub {
+	t := &driverT{}
+	srv := githubtest.NewServer(t,
+		githubtest.WithToken(token),
+		// The run measures runfleet under faults, not GitHub's rate limit:
+		// the budget is counted and printed instead.
+		githubtest.WithRateLimit(100_000_000),
+	)
+	srv.AddOrg(chaosOrg)
+	return &gitHub{Server: srv, t: t}
+}
+
+// close stops the server.
+func (g *gitHub) close() { g.t.cleanup() }
+
+// driverT lets githubtest's server, written for tests, run in this
+// program: it reports misuse through testing.TB, which here is collected
+// and reported as a driver error. Only the methods the server calls are
+// implemented; the embedded interface is nil.
+type driverT struct {
+	testing.TB
+	mu       sync.Mutex
+	problems []string
+	cleanups []func()
+}
+
+func (t *driverT) Helper()      {}
+func (t *driverT) Name() string { return "runfleet-chaos" }
+
+func (t *driverT) Errorf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.problems = append(t.problems, fmt.Sprintf(format, args...))
+}
+
+func (t *driverT) Fatalf(format string, args ...any) {
+	t.Errorf(format, args...)
+	panic("runfleet-chaos: fake GitHub: " + fmt.Sprintf(format, args...))
+}
+
+func (t *driverT) Cleanup(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+func (t *driverT) cleanup() {
+	t.mu.Lock()
+	fs := t.cleanups
+	t.cleanups = nil
+	t.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
+// err is every misuse the server reported, or nil.
+func (t *driverT) err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("fake GitHub reported driver misuse: %s", strings.Join(t.problems, "; "))
+}

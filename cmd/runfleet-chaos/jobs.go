@@ -1,0 +1,41 @@
+package main
+
+import "time"
+
+// jobState is where a job stands in the GitHub the driver plays.
+type jobState int
+
+const (
+	jobPending jobState = iota // not queued yet
+	jobQueued
+	jobRunning
+	jobDone
+)
+
+// job is one workflow job, from GitHub's side.
+type job struct {
+	id       int64
+	arriveAt time.Duration
+	runFor   time.Duration
+	// GitHub sometimes never delivers an event at all.
+	loseInProgress, loseCompleted bool
+	delivery                      [3]string // queued, in_progress, completed
+
+	state jobState
+	// served counts the runners of ours that took the job.
+	served     int
+	runner     string
+	providerID string
+	startedAt  time.Time
+	finishAt   time.Time
+	// interrupted: the machine running the job was deleted before the job
+	// finished — runfleet destroyed a busy runner.
+	interrupted bool
+}
+
+// Delivery indexes into job.delivery.
+const (
+	deliverQueued = iota
+	deliverInProgress
+	deliverCompleted
+)

@@ -1,0 +1,152 @@
+// Command runfleet-chaos is the driver behind `make chaos`: it runs the real
+// `runfleet serve` as a child process against a fake GitHub it serves itself
+// (internal/github/githubtest, on loopback) and an external GARM provider
+// whose machines live in a file (./provider), then plays GitHub and the
+// machines: signed workflow_job webhooks from concurrent senders that
+// redeliver until answered 2xx, machines that boot through runfleet's
+// metadata endpoints and run jobs. Meanwhile the provider fails or hangs on
+// a seeded share of calls and the driver kills runfleet with SIGKILL at
+// seeded moments, restarting it on the same state. At the end it turns the
+// faults off, lets everything settle and counts what must never happen:
+// jobs served zero or two times, a name on two live machines, machines
+// leaked, records stuck, more live machines than max_runners. Any of them
+// fails the run (exit 1). It talks to nothing but 127.0.0.1.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// settings are the driver's flags.
+type settings struct {
+	bin          string
+	provider     string
+	out          string
+	seed         uint64
+	jobs         int
+	kills        int
+	timeout      time.Duration
+	arrival      time.Duration
+	senders      int
+	workers      int
+	maxRunners   int
+	failRate     float64
+	hangRate     float64
+	bootFailRate float64
+	loseRate     float64
+	dupRate      float64
+	ignoreByName bool
+	// replay is the command line that repeats this run's schedule.
+	replay string
+}
+
+// Timeouts the served pool is configured with: short, so hung provider
+// calls and machines that never boot are dealt with inside the run.
+const (
+	bootstrapTimeout = 20 * time.Second
+	providerTimeout  = 10 * time.Second
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("runfleet-chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var s settings
+	fs.StringVar(&s.bin, "bin", "bin/runfleet", "the runfleet binary under test (make builds it)")
+	fs.StringVar(&s.provider, "provider", "", "the chaos GARM provider executable (default: go build ./cmd/runfleet-chaos/provider into -out)")
+	fs.StringVar(&s.out, "out", "", "directory for configs, state and logs (default: a new temporary directory, kept)")
+	fs.Uint64Var(&s.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
+	fs.IntVar(&s.jobs, "jobs", 1000, "workflow jobs to run")
+	fs.IntVar(&s.kills, "kills", 4, "times runfleet is killed with SIGKILL (and restarted on the same state)")
+	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "bound on the whole run")
+	fs.DurationVar(&s.arrival, "arrival", 0, "jobs are queued over this long (default: 120ms per job, at most 3m)")
+	fs.IntVar(&s.senders, "senders", 16, "concurrent webhook senders")
+	fs.IntVar(&s.workers, "workers", 8, "engine.workers of the served config")
+	fs.IntVar(&s.maxRunners, "max-runners", 24, "max_runners of the served pool")
+	fs.Float64Var(&s.failRate, "fail-rate", 0.30, "share of provider creates and deletes that fail")
+	fs.Float64Var(&s.hangRate, "hang-rate", 0.02, "share of provider creates and deletes that hang past runfleet's timeout")
+	fs.Float64Var(&s.bootFailRate, "boot-fail-rate", 0.02, "share of machines whose boot reports failed")
+	fs.Float64Var(&s.loseRate, "lose-rate", 0.01, "share of in_progress and of completed deliveries GitHub never sends")
+	fs.Float64Var(&s.dupRate, "dup-rate", 0.05, "share of answered deliveries sent once more later (a manual redelivery)")
+	fs.BoolVar(&s.ignoreByName, "ignore-delete-by-name", false, "the provider answers deletes by name with success and keeps the machine")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "runfleet-chaos: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := s.check(); err != nil {
+		fmt.Fprintf(stderr, "runfleet-chaos: %v\n", err)
+		return 2
+	}
+	if s.seed == 0 {
+		s.seed = uint64(time.Now().UnixNano())
+	}
+	if s.arrival == 0 {
+		s.arrival = min(time.Duration(s.jobs)*120*time.Millisecond, 3*time.Minute)
+	}
+	s.replay = replayCommand(fs, s.seed)
+
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rep, err := chaos(ctx, s, stderr)
+	if rep != nil {
+		rep.print(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "runfleet-chaos: %v\n", err)
+		return 1
+	}
+	if n := len(rep.violations); n > 0 {
+		fmt.Fprintf(stderr, "runfleet-chaos: %d violation(s); replay with: %s\n", n, s.replay)
+		return 1
+	}
+	return 0
+}
+
+func (s settings) check() error {
+	rates := map[string]float64{"-fail-rate": s.failRate, "-hang-rate": s.hangRate, "-boot-fail-rate": s.bootFailRate, "-lose-rate": s.loseRate, "-dup-rate": s.dupRate}
+	for name, r := range rates {
+		if r < 0 || r > 1 {
+			return fmt.Errorf("%s %v: want a share between 0 and 1", name, r)
+		}
+	}
+	switch {
+	case s.failRate+s.hangRate > 1:
+		return fmt.Errorf("-fail-rate + -hang-rate must not exceed 1")
+	case s.jobs < 1 || s.senders < 1 || s.workers < 1 || s.maxRunners < 1:
+		return fmt.Errorf("-jobs, -senders, -workers and -max-runners must be ≥ 1")
+	case s.kills < 0 || s.arrival < 0:
+		return fmt.Errorf("-kills and -arrival must not be negative")
+	case s.timeout < time.Minute:
+		return fmt.Errorf("-timeout %s: want at least 1m (settling alone takes most of one)", s.timeout)
+	}
+	return nil
+}
+
+// replayCommand is the command line that repeats this run: the flags given,
+// with the seed that was used.
+func replayCommand(fs *flag.FlagSet, seed uint64) string {
+	parts := []string{"go run ./cmd/runfleet-chaos"}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "seed" && f.Name != "out" {
+			parts = append(parts, fmt.Sprintf("-%s=%s", f.Name, f.Value.String()))
+		}
+	})
+	return strings.Join(append(parts, fmt.Sprintf("-seed=%d", seed)), " ")
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// plan is every random choice made before the run starts, from the seed:
+// when each job is queued, how long it runs, which of its deliveries GitHub
+// loses, and when runfleet is killed. Choices made during the run (which
+// queued job a machine takes, the senders' jitter) come from streams of the
+// same seed; the provider's faults are a hash of the seed and the call.
+type plan struct {
+	jobs  []*job
+	kills []kill
+}
+
+type kill struct {
+	at       time.Duration // since the start of the chaos
+	downtime time.Duration // before the restart
+}
+
+// Shortest and longest a job runs on its machine.
+const (
+	minJobRun = 300 * time.Millisecond
+	maxJobRun = 3 * time.Second
+)
+
+// killWindowEnd is how long after the last arrival runfleet may still be
+// killed: late kills land among the deletes and replacements.
+const killWindowEnd = 10 * time.Second
+
+func newPlan(s settings) plan {
+	rng := rand.New(rand.NewPCG(s.seed, 0x91a4))
+	p := plan{jobs: make([]*job, s.jobs)}
+	for i := range p.jobs {
+		p.jobs[i] = &job{
+			id:             firstJobID + int64(i),
+			arriveAt:       time.Duration(rng.Int64N(int64(s.arrival) + 1)),
+			runFor:         minJobRun + time.Duration(rng.Int64N(int64(maxJobRun-minJobRun))),
+			loseInProgress: rng.Float64() < s.loseRate,
+			loseCompleted:  rng.Float64() < s.loseRate,
+			delivery:       deliveryIDs(rng),
+		}
+	}
+	slices.SortFunc(p.jobs, func(a, b *job) int { return int(a.arriveAt - b.arriveAt) })
+	// One kill in each of s.kills equal slots of the window, so kills are
+	// spread out and a restart is done before the next is due.
+	const from = 3 * time.Second
+	window := s.arrival + killWindowEnd - from
+	for i := range s.kills {
+		slot := window / time.Duration(s.kills)
+		at := from + time.Duration(i)*slot + time.Duration(rng.Int64N(int64(slot)*8/10+1))
+		p.kills = append(p.kills, kill{at: at, downtime: time.Duration(rng.Int64N(int64(2 * time.Second)))})
+	}
+	return p
+}
+
+// deliveryIDs are a job's three X-GitHub-Delivery GUIDs: queued,
+// in_progress, completed.
+func deliveryIDs(rng *rand.Rand) [3]string {
+	var ids [3]string
+	for i := range ids {
+		a, b := rng.Uint64(), rng.Uint64()
+		ids[i] = fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", a>>32, a>>16&0xffff, (a&0x0fff)|0x4000, (b>>48&0x3fff)|0x8000, b&0xffffffffffff)
+	}
+	return ids
+}

@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// onQueued opens demand: a job seen for the first time is recorded with its
+// first instance in one atomic write; a job waiting for approval is opened
+// again (and, if its runner was reaped meanwhile, gets a new one); a job
+// already served, closed or expired makes nothing, however late its queued
+// arrives.
+func (in *Intake) onQueued(ctx context.Context, log *slog.Logger, deliveryID string, pool *runner.Pool, ev runner.JobEvent) (Outcome, error) {
+	key := runner.JobKey(ev.JobID, ev.RunAttempt)
+	out := Outcome{Action: string(ev.Action), Pool: pool.Name}
+	job, err := in.store.GetJob(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrJobNotFound):
+		return in.supply(ctx, log, in.newJob(pool, ev, runner.JobOpen), deliveryID, nil, 0)
+	case err != nil:
+		return out, fmt.Errorf("read job %s: %w", key, err)
+	}
+	if job.Status == runner.JobWaiting {
+		job, _, err = in.mutateJob(ctx, key, job, func(cur *runner.Job) (*runner.Job, error) {
+			if cur.Status != runner.JobWaiting {
+				return nil, errNoChange
+			}
+			return cur.Transition(runner.JobOpen, in.now())
+		})
+		if err != nil {
+			return out, fmt.Errorf("reopen job %s: %w", key, err)
+		}
+		log.Info("job queued again after waiting")
+	}
+	return in.supply(ctx, log, job, deliveryID, nil, 0)
+}
+
+// onWaiting pauses demand while an environment's protection rules hold the
+// job: no runner is made for it until it is queued again.
+func (in *Intake) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
+	out := Outcome{Action: string(ev.Action), Result: ResultRecorded}
+	if !matched {
+		return out, nil
+	}
+	out.Pool = pool.Name
+	if _, err := in.settleJob(ctx, pool, ev, runner.JobWaiting); err != nil {
+		return out, fmt.Errorf("record job %d waiting: %w", ev.JobID, err)
+	}
+	log.Info("job waiting for approval; no runner until it is queued again")
+	return out, nil
+}
+
+// onInProgress settles demand (the job is served, whichever runner took
+// it) and binds the runner that took it, if it is ours.
+func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
+	out := Outcome{Action: string(ev.Action), Result: ResultIgnored}
+	var job *runner.Job
+	if matched {
+		var err error
+		if job, err = in.settleJob(ctx, pool, ev, runner.JobServed); err != nil {
+			return out, fmt.Errorf("record job %d served: %w", ev.JobID, err)
+		}
+		out.Pool = pool.Name
+	}
+	name := ev.RunnerName
+	log = log.With("instance", name)
+	taken, err := in.ourInstance(ctx, name)
+	if err != nil {
+		return out, fmt.Errorf("read instance %s: %w", name, err)
+	}
+	if taken == nil {
+		log.Info("job taken by a runner runfleet does not manage")
+		return out, nil
+	}
+	out.Instance, out.Pool = taken.Name, taken.Pool
+	bound, changed, err := in.mutateFrom(ctx, name, taken, func(cur *runner.Instance) (*runner.Instance, error) {
+		// An instance on its way out keeps its status: binding it would only
+		// race the delete worker's compare-and-set.
+		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting ||
+			cur.RunnerStatus == runner.RunnerActive && cur.ActiveJobID == ev.JobID {
+			return nil, errNoChange
+		}
+		next := cur.Clone()
+		next.RunnerStatus = runner.RunnerActive
+		next.ActiveJobID = ev.JobID
+		next.NotBusySince = time.Time{}
+		next.UpdatedAt = in.now()
+		return next, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("bind runner %s to job %d: %w", name, ev.JobID, err)
+	}
+	out.Result = ResultBound
+	if changed {
+		log.Info("runner bound to job", "runner_status", runner.RunnerActive)
+	}
+	if err := in.handOver(ctx, log, job, bound); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// onCompleted closes demand — cancelled or not, a completed job gets no
+// machine, even one still waiting for capacity — and schedules the delete
+// of the runner that ran it (or, for a job that ended before any runner
+// took it, of the instance made for it, unless that one took another job).
+func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID string, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
+	out := Outcome{Action: string(ev.Action), Result: ResultIgnored}
+	var job *runner.Job
+	if matched {
+		var err error
+		if job, err = in.settleJob(ctx, pool, ev, runner.JobClosed); err != nil {
+			return out, fmt.Errorf("record job %d closed: %w", ev.JobID, err)
+		}
+		out.Pool = pool.Name
+	}
+	name := ev.RunnerName
+	runnerless := name == ""
+	if runnerless {
+		switch {
+		case job != nil && job.Instance != "":
+			name = job.Instance
+		case matched:
+			name = runner.InstanceName(pool.Name, ev.JobID, ev.RunAttempt)
+		default:
+			return out, nil
+		}
+	}
+	log = log.With("instance", name)
+	inst, err := in.ourInstance(ctx, name)
+	if err != nil {
+		return out, fmt.Errorf("read instance %s: %w", name, err)
+	}
+	if inst == nil || runnerless && inst.RunnerStatus == runner.RunnerActive {
+		log.Info("job completed; no instance of ours to remove")
+		return out, nil
+	}
+	if !runnerless {
+		if err := in.handOver(ctx, log, job, inst); err != nil {
+			return out, err
+		}
+	}
+	out.Instance, out.Pool = inst.Name, inst.Pool
+	next, changed, err := in.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(runner.StatusPendingDelete, in.now())
+		if err != nil {
+			return nil, err
+		}
+		if cur.ActiveJobID == ev.JobID || cur.ActiveJobID == 0 && !runnerless {
+			next.RunnerStatus = runner.RunnerTerminated
+		}
+		return next, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("schedule delete of %s: %w", name, err)
+	}
+	out.Result = ResultDeleteScheduled
+	if !changed && !next.Status.PendingDeletion() {
+		log.Info("instance already being deleted", "status", next.Status)
+		return out, nil
+	}
+	// Also re-sent when already pending: an earlier attempt may have failed
+	// between its write and its send. The worker's compare-and-set admits one.
+	if err := in.send(ctx, deleteMessage(next, deliveryID, 0), 0); err != nil {
+		// Recorded as pending_delete: the reconciler re-sends lost deletes.
+		return out, fmt.Errorf("enqueue delete for %s: %w", name, err)
+	}
+	log.Info("job completed; instance scheduled for delete", "status", next.Status)
+	return out, nil
+}
+
+// handOver keeps supply with demand when GitHub gave a job to a runner made
+// for another job: settled's own instance, now spare, takes over the other
+// job, which is still waiting for the runner that was made for it.
+func (in *Intake) handOver(ctx context.Context, log *slog.Logger, settled *runner.Job, taken *runner.Instance) error {
+	if settled == nil || taken == nil || taken.JobID == 0 ||
+		taken.JobID == settled.ID && taken.RunAttempt == settled.RunAttempt ||
+		settled.Instance == "" || settled.Instance == taken.Name {
+		return nil
+	}
+	spare, err := in.store.GetInstance(ctx, settled.Instance)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read instance %s: %w", settled.Instance, err)
+	}
+	if !covers(spare, settled) || spare.RunnerStatus == runner.RunnerActive {
+		return nil
+	}
+	other := runner.JobKey(taken.JobID, taken.RunAttempt)
+	_, changed, err := in.mutateJob(ctx, other, nil, func(cur *runner.Job) (*runner.Job, error) {
+		if !cur.Status.WantsRunner() || cur.Instance != taken.Name {
+			return nil, errNoChange
+		}
+		next := cur.Clone()
+		next.Instance = spare.Name
+		next.UpdatedAt = in.now()
+		return next, nil
+	})
+	if errors.Is(err, store.ErrJobNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("hand instance %s over to job %s: %w", spare.Name, other, err)
+	}
+	if changed {
+		log.Info("runner made for another job took this one; that job gets this job's instance", "other_job", other, "spare_instance", spare.Name)
+	}
+	return nil
+}
+
+// ourInstance returns the instance named by a runner name, or nil when the
+// runner is not one of ours.
+func (in *Intake) ourInstance(ctx context.Context, runnerName string) (*runner.Instance, error) {
+	if !runner.OursByName(runnerName) {
+		return nil, nil
+	}
+	inst, err := in.store.GetInstance(ctx, runnerName)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return inst, err
+}

@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Config is one simulation run: its size, its world and its fault rates.
+// Every probability is per occurrence (per call, per delivery, per write).
+type Config struct {
+	Seed uint64
+	// Jobs is how many workflow jobs GitHub queues during the load phase.
+	Jobs int
+	// ArrivalMean is the mean time between job arrivals; Bursts is the
+	// chance that an arrival brings 5–15 jobs at once.
+	ArrivalMean time.Duration
+	Bursts      float64
+
+	Workers           int
+	ReconcileInterval time.Duration
+	// Quiescence is how long the world runs with faults off before the
+	// final checks; it covers the longest job, a slow boot, the delete
+	// backoff cap and several reconcile passes.
+	Quiescence time.Duration
+	// LongTail, when set, lets a further 25 hours pass before the final
+	// checks, so GitHub's 24-hour queue limit and the record retentions
+	// come into play.
+	LongTail bool
+
+	GitHub   GitHubFaults
+	Webhooks WebhookFaults
+	Provider ProviderFaults
+	Crashes  CrashFaults
+	World    WorldRates
+
+	// TraceLines is how many trace lines a failure report shows.
+	TraceLines int
+}
+
+// GitHubFaults are the REST API's misbehaviours.
+type GitHubFaults struct {
+	// ServerError: a 5xx before anything happened; ErrorAfterEffect: a 5xx
+	// although the call took effect (GitHub "sometimes errors yet creates
+	// the runner").
+	ServerError      float64
+	ErrorAfterEffect float64
+	// RateLimited: a 429 with Retry-After (secondary limit).
+	RateLimited float64
+	// BusyLie: in a runner listing, a runner running a job is reported
+	// busy:false (actions/runner #4422).
+	BusyLie float64
+}
+
+// WebhookFaults are how workflow_job deliveries go wrong. GitHub never
+// retries a delivery by itself; Redelivered models an operator (or a
+// script) redelivering it later with the same delivery id.
+type WebhookFaults struct {
+	Dropped     float64
+	Duplicated  float64
+	Delayed     float64 // 10 s – 10 min late instead of within 2 s
+	Redelivered float64
+}
+
+// ProviderFaults are the compute provider's misbehaviours.
+type ProviderFaults struct {
+	// Fail: the call fails; half of those fail after the machine was made
+	// or destroyed.
+	Fail float64
+	// Hang: the call never returns before its caller's timeout; half of the
+	// hung calls still take effect.
+	Hang float64
+	// SlowBoot: the machine takes 4–9 minutes to register its runner
+	// instead of 20–90 s.
+	SlowBoot float64
+	// SpotPerHour: the chance per machine-hour that the cloud takes the
+	// machine away (spot interruption).
+	SpotPerHour float64
+	// DeleteByNameNoop names pools whose provider answers a delete by name
+	// with success and does nothing, as garm-provider-aws does.
+	DeleteByNameNoop []string
+}
+
+// CrashFaults kill the runfleet process.
+type CrashFaults struct {
+	// PerWrite is the chance that the process dies at a store or queue
+	// write (half before it, half right after it is durable).
+	PerWrite float64
+	// PerProviderCall is the chance that it dies during a provider call,
+	// which takes effect or not.
+	PerProviderCall float64
+}
+
+// WorldRates shape the jobs GitHub sees.
+type WorldRates struct {
+	// Cancelled: a job is cancelled while it waits for a runner.
+	Cancelled float64
+	// Waiting: a job goes queued -> waiting (environment approval) ->
+	// queued.
+	Waiting float64
+	// ForceDelete: the chance per reconcile interval that an operator
+	// force-deletes a random live instance.
+	ForceDelete float64
+}
+
+// DefaultConfig is the fault model of the acceptance run.
+func DefaultConfig(seed uint64) Config {
+	return Config{
+		Seed:              seed,
+		Jobs:              50,
+		ArrivalMean:       20 * time.Second,
+		Bursts:            0.03,
+		Workers:           4,
+		ReconcileInterval: time.Minute,
+		Quiescence:        45 * time.Minute,
+		GitHub: GitHubFaults{
+			ServerError:      0.05,
+			ErrorAfterEffect: 0.03,
+			RateLimited:      0.02,
+			BusyLie:          0.2,
+		},
+		Webhooks: WebhookFaults{
+			Dropped:     0.05,
+			Duplicated:  0.10,
+			Delayed:     0.10,
+			Redelivered: 0.05,
+		},
+		Provider: ProviderFaults{
+			Fail:             0.30,
+			Hang:             0.02,
+			SlowBoot:         0.05,
+			SpotPerHour:      0.05,
+			DeleteByNameNoop: []string{"gpu"},
+		},
+		Crashes: CrashFaults{
+			PerWrite:        0.002,
+			PerProviderCall: 0.005,
+		},
+		World: WorldRates{
+			Cancelled:   0.05,
+			Waiting:     0.05,
+			ForceDelete: 0.01,
+		},
+		TraceLines: 200,
+	}
+}
+
+// chance reports true with probability p.
+func chance(r *rand.Rand, p float64) bool {
+	return p > 0 && r.Float64() < p
+}
+
+// between returns a duration uniformly in [lo, hi], to the millisecond.
+func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	span := int64((hi - lo) / time.Millisecond)
+	return lo + time.Duration(r.Int64N(span+1))*time.Millisecond
+}

@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"strings"
+	"time"
+)
+
+// trace keeps the last lines of what happened (every webhook, message,
+// GitHub and provider call and its result, crash, restart and reconcile
+// pass) for the report of a failing seed, and a hash of every line ever
+// written, so two runs of one seed can be compared whole.
+type trace struct {
+	clock *Clock
+	start time.Time
+	ring  []string
+	next  int
+	full  bool
+	sum   hash.Hash64
+	lines int
+	// echo receives every line as it is written (the -simtrace flag).
+	echo func(string)
+}
+
+func newTrace(clock *Clock, keep int) *trace {
+	return &trace{clock: clock, start: clock.Now(), ring: make([]string, keep), sum: fnv.New64a()}
+}
+
+// add writes one line stamped with the virtual time since the start.
+func (t *trace) add(format string, args ...any) {
+	line := stamp(t.clock.Now().Sub(t.start)) + " " + fmt.Sprintf(format, args...)
+	t.sum.Write([]byte(line))
+	t.sum.Write([]byte{'\n'})
+	t.lines++
+	if t.echo != nil {
+		t.echo(line)
+	}
+	t.ring[t.next] = line
+	t.next++
+	if t.next == len(t.ring) {
+		t.next, t.full = 0, true
+	}
+}
+
+// last returns up to n of the most recent lines, oldest first.
+func (t *trace) last(n int) []string {
+	var all []string
+	if t.full {
+		all = append(all, t.ring[t.next:]...)
+	}
+	all = append(all, t.ring[:t.next]...)
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all
+}
+
+// digest identifies the whole trace: equal for two runs of a seed iff they
+// did the same things at the same virtual times.
+func (t *trace) digest() string {
+	return fmt.Sprintf("%016x/%d", t.sum.Sum64(), t.lines)
+}
+
+// stamp formats a virtual duration as h:mm:ss.mmm.
+func stamp(d time.Duration) string {
+	ms := d.Milliseconds()
+	return fmt.Sprintf("%d:%02d:%02d.%03d", ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000)
+}
+
+// indent joins trace lines for a test failure message.
+func indent(lines []string) string {
+	return "    " + strings.Join(lines, "\n    ")
+}

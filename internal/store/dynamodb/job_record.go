@@ -1,0 +1,139 @@
+package dynamodb
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// jobRecord is a job as stored, JOB#<id>#<run attempt>. As with
+// instanceRecord, the tags are the attribute names on disk.
+type jobRecord struct {
+	PK string `dynamodbav:"pk"`
+	// LiveShard and LiveSort (the QueuedAt stamp) are set only while the
+	// job's demand is unsettled (open or waiting): they put it in liveIndex,
+	// which ListOpenJobs reads.
+	LiveShard string `dynamodbav:"live_shard,omitempty"`
+	LiveSort  string `dynamodbav:"live_sort,omitempty"`
+	// TTL is set only once the job is settled; see attrTTL.
+	TTL     int64  `dynamodbav:"ttl,omitempty"`
+	WriteID string `dynamodbav:"write_id"`
+
+	ID             int64    `dynamodbav:"job_id"`
+	RunAttempt     int64    `dynamodbav:"run_attempt"`
+	Pool           string   `dynamodbav:"pool"`
+	Owner          string   `dynamodbav:"owner,omitempty"`
+	Repository     string   `dynamodbav:"repository,omitempty"`
+	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
+	Labels         []string `dynamodbav:"labels,omitempty"`
+	Status         string   `dynamodbav:"status"`
+	Instance       string   `dynamodbav:"instance,omitempty"`
+	Made           int      `dynamodbav:"made"`
+	NextAttemptAt  string   `dynamodbav:"next_attempt_at,omitempty"`
+	RunnerName     string   `dynamodbav:"runner_name,omitempty"`
+	QueuedAt       string   `dynamodbav:"queued_at,omitempty"`
+	Version        int64    `dynamodbav:"version"`
+
+	CreatedAt       string `dynamodbav:"created_at,omitempty"`
+	UpdatedAt       string `dynamodbav:"updated_at,omitempty"`
+	StatusChangedAt string `dynamodbav:"status_changed_at,omitempty"`
+	ExpiresAt       string `dynamodbav:"expires_at,omitempty"`
+}
+
+func jobKey(key string) string { return prefixJob + key }
+
+// settledJob reports whether a job's demand is over (served, closed or
+// expired): its record only waits for its retention to end.
+func settledJob(s runner.JobStatus) bool {
+	return s != runner.JobOpen && s != runner.JobWaiting
+}
+
+// marshalJob returns the item for j, written by the write writeID. The
+// index keys are set only while j is unsettled and the TTL only once it is
+// settled, so neither an open job can be swept nor a settled one listed.
+func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue, error) {
+	rec := jobRecord{
+		PK:              jobKey(j.Key()),
+		WriteID:         writeID,
+		ID:              j.ID,
+		RunAttempt:      j.RunAttempt,
+		Pool:            j.Pool,
+		Owner:           j.Owner,
+		Repository:      j.Repository,
+		InstallationID:  j.InstallationID,
+		Labels:          j.Labels,
+		Status:          string(j.Status),
+		Instance:        j.Instance,
+		Made:            j.Made,
+		NextAttemptAt:   formatTime(j.NextAttemptAt),
+		RunnerName:      j.RunnerName,
+		QueuedAt:        formatTime(j.QueuedAt),
+		Version:         j.Version,
+		CreatedAt:       formatTime(j.CreatedAt),
+		UpdatedAt:       formatTime(j.UpdatedAt),
+		StatusChangedAt: formatTime(j.StatusChangedAt),
+		ExpiresAt:       formatTime(j.ExpiresAt),
+	}
+	if settledJob(j.Status) {
+		if !j.ExpiresAt.IsZero() {
+			rec.TTL = ttlSeconds(j.ExpiresAt)
+		}
+	} else {
+		rec.LiveShard = shardKey(jobShardPrefix, shardOf(rec.PK))
+		rec.LiveSort = queuedSortKey(j.QueuedAt)
+	}
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return nil, fmt.Errorf("marshal job %s: %w", j.Key(), err)
+	}
+	return item, nil
+}
+
+// queuedSortKey is a job's sort key in liveIndex. A zero QueuedAt (a
+// writer that did not know it) sorts first, as the oldest: DynamoDB refuses
+// an empty string as an index key.
+func queuedSortKey(queuedAt time.Time) string {
+	return queuedAt.UTC().Format(timeLayout)
+}
+
+func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
+	var rec jobRecord
+	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+		return nil, fmt.Errorf("unmarshal job item: %w", err)
+	}
+	j := &runner.Job{
+		ID:             rec.ID,
+		RunAttempt:     rec.RunAttempt,
+		Pool:           rec.Pool,
+		Owner:          rec.Owner,
+		Repository:     rec.Repository,
+		InstallationID: rec.InstallationID,
+		Labels:         rec.Labels,
+		Status:         runner.JobStatus(rec.Status),
+		Instance:       rec.Instance,
+		Made:           rec.Made,
+		RunnerName:     rec.RunnerName,
+		Version:        rec.Version,
+	}
+	var err error
+	for _, f := range []struct {
+		dst *time.Time
+		src string
+	}{
+		{&j.NextAttemptAt, rec.NextAttemptAt},
+		{&j.QueuedAt, rec.QueuedAt},
+		{&j.CreatedAt, rec.CreatedAt},
+		{&j.UpdatedAt, rec.UpdatedAt},
+		{&j.StatusChangedAt, rec.StatusChangedAt},
+		{&j.ExpiresAt, rec.ExpiresAt},
+	} {
+		if *f.dst, err = parseTime(f.src); err != nil {
+			return nil, fmt.Errorf("job %s: %w", rec.PK, err)
+		}
+	}
+	return j, nil
+}

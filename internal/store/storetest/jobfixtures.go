@@ -1,0 +1,170 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// newJob returns a minimal open job, as an intake records a queued one.
+func newJob(pool string, id int64) *runner.Job {
+	at := now()
+	return &runner.Job{
+		ID:              id,
+		RunAttempt:      1,
+		Pool:            pool,
+		Owner:           "octo-org",
+		Repository:      "octo-org/hello",
+		Labels:          []string{"self-hosted", "linux"},
+		Status:          runner.JobOpen,
+		QueuedAt:        at,
+		CreatedAt:       at,
+		UpdatedAt:       at,
+		StatusChangedAt: at,
+	}
+}
+
+// fullJob sets every field of runner.Job to a distinctive non-zero value,
+// times in a non-UTC zone at millisecond precision (see fullInstance).
+func fullJob(pool string) *runner.Job {
+	zone := time.FixedZone("UTC-3:30", -(3*3600 + 1800))
+	base := time.Date(2031, time.July, 4, 23, 59, 58, 999_000_000, zone)
+	j := &runner.Job{
+		ID:              9_007_199_254_740_997, // above 2^53: must not pass through a float64
+		RunAttempt:      4,
+		Pool:            pool,
+		Owner:           "enterprise:acme",
+		Repository:      "acme/ünïcode-repo",
+		InstallationID:  4_294_967_299,
+		Labels:          []string{"self-hosted", "Linux", "arm64", "gpu: \"h100\""},
+		Status:          runner.JobOpen,
+		Made:            3,
+		NextAttemptAt:   base.Add(45 * time.Second),
+		CheckedMade:     2,
+		RunnerName:      "runfleet-other-runner",
+		Conclusion:      "not yet:\n\tsecond line",
+		QueuedAt:        base.Add(-time.Hour),
+		CreatedAt:       base,
+		UpdatedAt:       base.Add(time.Millisecond),
+		StatusChangedAt: base.Add(2 * time.Millisecond),
+		ExpiresAt:       base.Add(72 * time.Hour),
+	}
+	j.Instance = j.InstanceFor(j.Made)
+	return j
+}
+
+// requireSameJob compares every field; times with Equal, and a nil label
+// list equal to an empty one.
+func requireSameJob(t *testing.T, want, got *runner.Job) {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("job %s: got nil", want.Key())
+	}
+	w, g := want.Clone(), got.Clone()
+	for _, f := range []struct {
+		name     string
+		want, at *time.Time
+	}{
+		{"NextAttemptAt", &w.NextAttemptAt, &g.NextAttemptAt},
+		{"QueuedAt", &w.QueuedAt, &g.QueuedAt},
+		{"CreatedAt", &w.CreatedAt, &g.CreatedAt},
+		{"UpdatedAt", &w.UpdatedAt, &g.UpdatedAt},
+		{"StatusChangedAt", &w.StatusChangedAt, &g.StatusChangedAt},
+		{"ExpiresAt", &w.ExpiresAt, &g.ExpiresAt},
+	} {
+		if !f.want.Equal(*f.at) {
+			t.Errorf("job %s: %s = %v, want %v", want.Key(), f.name, *f.at, *f.want)
+		}
+		*f.want, *f.at = time.Time{}, time.Time{}
+	}
+	if len(w.Labels) == 0 && len(g.Labels) == 0 {
+		w.Labels, g.Labels = nil, nil
+	}
+	if !reflect.DeepEqual(w, g) {
+		t.Errorf("job %s differs:\n got  %+v\n want %+v", want.Key(), g, w)
+	}
+}
+
+func mustCreateJob(t *testing.T, s store.Store, j *runner.Job) {
+	t.Helper()
+	if err := s.CreateJob(context.Background(), j); err != nil {
+		t.Fatalf("CreateJob(%s): %v", j.Key(), err)
+	}
+}
+
+func mustGetJob(t *testing.T, s store.Store, key string) *runner.Job {
+	t.Helper()
+	got, err := s.GetJob(context.Background(), key)
+	if err != nil {
+		t.Fatalf("GetJob(%s): %v", key, err)
+	}
+	return got
+}
+
+func requireJobNotFound(t *testing.T, s store.Store, key string) {
+	t.Helper()
+	got, err := s.GetJob(context.Background(), key)
+	if !errors.Is(err, store.ErrJobNotFound) {
+		t.Fatalf("GetJob(%s) = %+v, %v; want ErrJobNotFound", key, got, err)
+	}
+}
+
+// mustMoveJob walks the stored job through statuses with one
+// compare-and-set each, and returns the last version written.
+func mustMoveJob(t *testing.T, s store.Store, key string, statuses ...runner.JobStatus) *runner.Job {
+	t.Helper()
+	cur := mustGetJob(t, s, key)
+	for _, to := range statuses {
+		next, err := cur.Transition(to, now())
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if err := s.UpdateJob(context.Background(), cur.Status, next); err != nil {
+			t.Fatalf("UpdateJob(%s %s -> %s): %v", key, cur.Status, to, err)
+		}
+		cur = next
+	}
+	return cur
+}
+
+// requireJobConflict checks err is a *store.JobConflictError naming the
+// write that lost.
+func requireJobConflict(t *testing.T, err error, key string, from runner.JobStatus, version int64) {
+	t.Helper()
+	var ce *store.JobConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("want *store.JobConflictError, got %T: %v", err, err)
+	}
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("errors.Is(%v, ErrConflict) is false", err)
+	}
+	if ce.Job != key || ce.ExpectedStatus != from || ce.ExpectedVersion != version {
+		t.Fatalf("JobConflictError = %+v, want job %s status %s version %d", ce, key, from, version)
+	}
+}
+
+// nextInstanceFor is what the engine admits for an open job: its next
+// instance, and the job's next version naming and counting it.
+func nextInstanceFor(j *runner.Job) (*runner.Instance, *runner.Job) {
+	next := j.Clone()
+	next.Made++
+	next.Instance = next.InstanceFor(next.Made)
+	next.UpdatedAt = now()
+	inst := newInstance(j.Pool, j.ID)
+	inst.Name = next.Instance
+	inst.RunAttempt = j.RunAttempt
+	return inst, next
+}
+
+func jobKeys(list []*runner.Job) []string {
+	out := make([]string, len(list))
+	for i, j := range list {
+		out[i] = j.Key()
+	}
+	return out
+}

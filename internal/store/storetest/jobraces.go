@@ -1,0 +1,186 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+var jobRaceTests = []contractTest{
+	{"Race/SameJobCreatedOnce", raceSameJobCreatedOnce},
+	{"Race/OneJobWinnerPerVersion", raceOneJobWinnerPerVersion},
+	{"Race/AdmissionsForOneJobSameName", raceAdmissionsForOneJobSameName},
+	{"Race/AdmissionsForOneJobDistinctNames", raceAdmissionsForOneJobDistinctNames},
+}
+
+// The same queued event arriving many times at once records one job.
+func raceSameJobCreatedOnce(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	jobs := make([]*runner.Job, racers)
+	errs := make([]error, racers)
+	startTogether(racers, func(i int) {
+		jobs[i] = newJob("p", 1)
+		jobs[i].Owner = fmt.Sprintf("racer-%d", i)
+	}, func(i int) {
+		errs[i] = s.CreateJob(ctx, jobs[i])
+	})
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("racers %d and %d both created the job", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrJobExists):
+			t.Fatalf("racer %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no racer created the job")
+	}
+	requireSameJob(t, jobs[winner], mustGetJob(t, s, jobs[winner].Key()))
+	requireOpenJobs(t, s, jobs[winner].Key())
+}
+
+// Every racer reads version 1, then all compare-and-set at once, each to a
+// different next state: exactly one wins and its write is what is stored.
+func raceOneJobWinnerPerVersion(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	j := newJob("p", 1)
+	mustCreateJob(t, s, j)
+
+	targets := runner.AllJobStatuses
+	writes := make([]*runner.Job, racers)
+	errs := make([]error, racers)
+	startTogether(racers, func(i int) {
+		read, err := s.GetJob(ctx, j.Key())
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		next, err := read.Transition(targets[i%len(targets)], now())
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		next.RunnerName = fmt.Sprintf("racer-%d", i)
+		writes[i] = next
+	}, func(i int) {
+		if writes[i] != nil {
+			errs[i] = s.UpdateJob(ctx, runner.JobOpen, writes[i])
+		}
+	})
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("racers %d and %d both won", winner, i)
+		case err == nil:
+			winner = i
+		default:
+			requireJobConflict(t, err, j.Key(), runner.JobOpen, 1)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no racer won")
+	}
+	got := mustGetJob(t, s, j.Key())
+	if got.Version != 2 {
+		t.Fatalf("final Version = %d, want 2", got.Version)
+	}
+	requireSameJob(t, writes[winner], got)
+	if got.Status == runner.JobOpen || got.Status == runner.JobWaiting {
+		requireOpenJobs(t, s, j.Key())
+	} else {
+		requireOpenJobs(t, s)
+	}
+}
+
+// admissionRace runs racers admissions, each prepared from the same read of
+// one open job, and returns the index of the one that won; every other
+// must have lost with an error accept allows, and written nothing.
+func admissionRace(t *testing.T, s store.Store, prepare func(i int, read *runner.Job) (*runner.Instance, *runner.Job), accept func(error) bool) (winner int, admitted []store.Admission) {
+	t.Helper()
+	ctx := context.Background()
+	j := newJob("p", 1)
+	mustCreateJob(t, s, j)
+
+	admitted = make([]store.Admission, racers)
+	errs := make([]error, racers)
+	startTogether(racers, func(i int) {
+		read, err := s.GetJob(ctx, j.Key())
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		inst, next := prepare(i, read)
+		admitted[i] = store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobOpen}
+	}, func(i int) {
+		if errs[i] == nil {
+			errs[i] = s.CreateInstance(ctx, admitted[i])
+		}
+	})
+	winner = -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("racers %d and %d both admitted an instance for the job", winner, i)
+		case err == nil:
+			winner = i
+		case !accept(err):
+			t.Fatalf("racer %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no racer admitted an instance")
+	}
+	got := mustGetJob(t, s, j.Key())
+	requireSameJob(t, admitted[winner].Job, got)
+	if got.Version != 2 || got.Made != 1 || got.Instance != admitted[winner].Instance.Name {
+		t.Fatalf("job after the race: version %d, made %d, instance %q; want the winner's", got.Version, got.Made, got.Instance)
+	}
+	// The pool counter matches what is live: the losers took no slot.
+	live, err := s.ListInstancesByPool(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireNames(t, "ListInstancesByPool", live, admitted[winner].Instance.Name)
+	requireUsage(t, s, "p", len(live))
+	return winner, admitted
+}
+
+// Workers handling the same job at once (a redelivered message, a
+// reconciler pass) all pick the job's next instance name: one admission
+// wins, the others learn the instance exists or the job moved on.
+func raceAdmissionsForOneJobSameName(t *testing.T, s store.Store) {
+	admissionRace(t, s, func(_ int, read *runner.Job) (*runner.Instance, *runner.Job) {
+		return nextInstanceFor(read)
+	}, func(err error) bool {
+		return errors.Is(err, store.ErrAlreadyExists) || errors.Is(err, store.ErrConflict)
+	})
+}
+
+// With a different instance name per racer, only the job's compare-and-set
+// stands between them: one wins, every other is a job conflict and leaves
+// no instance behind.
+func raceAdmissionsForOneJobDistinctNames(t *testing.T, s store.Store) {
+	winner, admitted := admissionRace(t, s, func(i int, read *runner.Job) (*runner.Instance, *runner.Job) {
+		inst, next := nextInstanceFor(read)
+		inst.Name = fmt.Sprintf("%s-racer%d", inst.Name, i)
+		next.Instance = inst.Name
+		return inst, next
+	}, func(err error) bool {
+		var ce *store.JobConflictError
+		return errors.As(err, &ce)
+	})
+	for i, a := range admitted {
+		if i != winner {
+			requireNotFound(t, s, a.Instance.Name)
+		}
+	}
+}
