@@ -89,6 +89,13 @@ lint-go:
 	$(GO) vet ./...
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(STATICCHECK) ./...
+	$(GO) mod tidy -diff
+	@# The dependency rule: use cases never see the config format, and the
+	@# webhook function links neither go-github nor the EC2 SDK.
+	@if $(GO) list -deps ./internal/engine | grep -x 'github.com/runfleet/runfleet/internal/config'; then \
+	  echo "internal/engine must not import internal/config"; exit 1; fi
+	@if GOOS=linux GOARCH=arm64 $(GO) list -tags lambda.norpc -deps ./functions/webhook | grep -E '^github.com/google/go-github|aws-sdk-go-v2/service/ec2$$'; then \
+	  echo "functions/webhook must not link go-github or the EC2 SDK"; exit 1; fi
 
 lint-template: template-tools
 	$(CFNLINT) -t template.yaml

@@ -12,11 +12,10 @@ import (
 // The GitHub the run plays: one organization with one repository whose
 // jobs runfleet's pool serves.
 const (
-	chaosOrg    = "chaos-org"
-	chaosRepo   = chaosOrg + "/app"
-	chaosPool   = "chaos"
-	firstJobID  = 70_000_001 // far from the fake's runner ids (1001…), so a mix-up fails loudly
-	chaosLabels = "self-hosted, linux, x64"
+	chaosOrg   = "chaos-org"
+	chaosRepo  = chaosOrg + "/app"
+	chaosPool  = "chaos"
+	firstJobID = 70_000_001 // far from the fake's runner ids (1001…), so a mix-up fails loudly
 )
 
 // jobLabels are what every job asks for and the pool offers.

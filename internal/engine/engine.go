@@ -7,8 +7,10 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -38,6 +40,9 @@ type Options struct {
 	Logger    *slog.Logger
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// Rand names warm runners (min_idle); default crypto/rand. A seeded
+	// source makes a simulation replay exactly.
+	Rand io.Reader
 
 	// DeleteBackoffMin/Max bound the delay between a failed delete and its
 	// retry, and between the instances made for one job (default 1s, 5m).
@@ -94,6 +99,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if opts.ProviderTimeout <= 0 {
 		opts.ProviderTimeout = 5 * time.Minute
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
 	}
 	if opts.ConfirmWindow <= 0 {
 		opts.ConfirmWindow = 30 * time.Second

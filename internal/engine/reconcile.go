@@ -29,9 +29,9 @@ type ReconcileReport struct {
 	FinishedReaped   int `json:"finished_reaped"`
 	// From the job ledger: open jobs examined, served again (their instance
 	// had ended) and expired (queued longer than GitHub keeps them).
-	OpenJobs     int `json:"open_jobs"`
-	JobsServed   int `json:"jobs_served"`
-	JobsExpired  int `json:"jobs_expired"`
+	OpenJobs    int `json:"open_jobs"`
+	JobsServed  int `json:"jobs_served"`
+	JobsExpired int `json:"jobs_expired"`
 	// WarmCreated counts runners created to keep pools at min_idle.
 	WarmCreated int `json:"warm_created"`
 	// Live is the live set the pass started from, by pool and status.

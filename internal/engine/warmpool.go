@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/runfleet/runfleet/internal/runner"
@@ -70,7 +70,7 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 		pool := &e.pools[i]
 		for n := idle[pool.Name]; n < pool.MinIdle; n++ {
 			suffix := make([]byte, 4)
-			_, _ = rand.Read(suffix)
+			_, _ = io.ReadFull(e.opts.Rand, suffix)
 			name := runner.WarmInstanceName(pool.Name, hex.EncodeToString(suffix))
 			log := e.log.With("instance", name, "pool", pool.Name, "job_id", 0, "reconciler", true)
 			inst := e.newInstance(pool, nil, name)

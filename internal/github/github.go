@@ -158,7 +158,7 @@ type PermissionError struct {
 func (e *PermissionError) Is(target error) bool { return target == ErrMisconfigured }
 
 func (e *PermissionError) Error() string {
-	return fmt.Sprintf("github: %s forbidden (check the App's \"Self-hosted runners\" / Administration permission): %s", e.Op, e.Message)
+	return fmt.Sprintf("github: %s forbidden: %s", e.Op, e.Message)
 }
 
 // ErrRunnerNameTaken: GitHub refused a JIT config (409) because a runner with

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/store/bolt"
 )
 
 // lifecycle is every status write one job's runner goes through.
@@ -27,7 +29,7 @@ func BenchmarkCreateAndTransition(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		inst := pendingInstance("bench", int64(i))
-		if err := s.CreateInstance(ctx, inst, 1<<30); err != nil {
+		if err := s.CreateInstance(ctx, admit(inst, 1<<30)); err != nil {
 			b.Fatal(err)
 		}
 		for _, to := range lifecycle {
@@ -44,16 +46,64 @@ func BenchmarkCreateAndTransition(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1+len(lifecycle))), "ns/write")
 }
 
-// BenchmarkMarkDelivery measures the webhook's dedupe write.
-func BenchmarkMarkDelivery(b *testing.B) {
+// BenchmarkJobAdmission measures the ledger's writes for one job served by
+// its first runner: the job recorded with its instance in one admission,
+// then served and closed.
+func BenchmarkJobAdmission(b *testing.B) {
 	ctx := context.Background()
 	s, _ := openTemp(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if fresh, err := s.MarkDelivery(ctx, fmt.Sprintf("delivery-%d", i), time.Hour); err != nil || !fresh {
-			b.Fatalf("MarkDelivery = %v, %v", fresh, err)
+		job := openJob("bench", int64(i+1), time.Now())
+		job.Made, job.Instance = 1, job.InstanceFor(1)
+		inst := pendingInstance("bench", int64(i+1))
+		if err := s.CreateInstance(ctx, store.Admission{Instance: inst, MaxRunners: 1 << 30, Job: job}); err != nil {
+			b.Fatal(err)
 		}
+		for _, to := range []runner.JobStatus{runner.JobServed, runner.JobClosed} {
+			next, err := job.Transition(to, time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.UpdateJob(ctx, job.Status, next); err != nil {
+				b.Fatal(err)
+			}
+			job = next
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*3), "ns/write")
+}
+
+// BenchmarkListOpenJobs shows that listing reads the open index only: the
+// cost with a long settled history should match the cost without one.
+func BenchmarkListOpenJobs(b *testing.B) {
+	const open = 50
+	for _, history := range []int{0, 500} {
+		b.Run(fmt.Sprintf("open=%d/settled=%d", open, history), func(b *testing.B) {
+			ctx := context.Background()
+			s, _ := openTemp(b, bolt.WithNoSync())
+			for i := 0; i < open+history; i++ {
+				job := openJob("bench", int64(i+1), time.Now())
+				if err := s.CreateJob(ctx, job); err != nil {
+					b.Fatal(err)
+				}
+				if i >= open {
+					next, _ := job.Transition(runner.JobClosed, time.Now())
+					if err := s.UpdateJob(ctx, runner.JobOpen, next); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				got, err := s.ListOpenJobs(ctx)
+				if err != nil || len(got) != open {
+					b.Fatalf("ListOpenJobs = %d, %v", len(got), err)
+				}
+			}
+		})
 	}
 }
 
@@ -67,7 +117,7 @@ func BenchmarkListLiveInstances(b *testing.B) {
 			s, _ := openTemp(b)
 			for i := 0; i < live+history; i++ {
 				inst := pendingInstance("bench", int64(i))
-				if err := s.CreateInstance(ctx, inst, 1<<30); err != nil {
+				if err := s.CreateInstance(ctx, admit(inst, 1<<30)); err != nil {
 					b.Fatal(err)
 				}
 				if i >= live {
@@ -106,7 +156,7 @@ func BenchmarkConcurrentLifecycles(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			inst := pendingInstance("bench", next.Add(1))
-			if err := s.CreateInstance(ctx, inst, 1<<30); err != nil {
+			if err := s.CreateInstance(ctx, admit(inst, 1<<30)); err != nil {
 				b.Error(err)
 				return
 			}

@@ -14,7 +14,7 @@ import (
 
 // Concurrent writes share commits, and every caller still gets the answer a
 // serial run would give it: max_runners admits exactly that many, one of two
-// racing compare-and-sets wins, one of two marks of a delivery is fresh.
+// racing compare-and-sets wins, one of two creates of a job records it.
 func TestConcurrentWritesShareCommitsAndStaySerial(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
@@ -41,7 +41,7 @@ func TestConcurrentWritesShareCommitsAndStaySerial(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			inst := pendingInstance("p", int64(job))
-			err := s.CreateInstance(ctx, inst, maxRunners)
+			err := s.CreateInstance(ctx, admit(inst, maxRunners))
 			switch {
 			case errors.Is(err, store.ErrPoolFull):
 				mu.Lock()
@@ -76,15 +76,14 @@ func TestConcurrentWritesShareCommitsAndStaySerial(t *testing.T) {
 					}
 				})
 				claims.Go(func() {
-					ok, err := s.MarkDelivery(ctx, fmt.Sprintf("delivery-%d", job), time.Hour)
-					if err != nil {
-						fail(err)
-						return
-					}
-					if ok {
+					err := s.CreateJob(ctx, openJob("p", int64(job), time.Now()))
+					switch {
+					case err == nil:
 						mu.Lock()
 						fresh[inst.Name]++
 						mu.Unlock()
+					case !errors.Is(err, store.ErrJobExists):
+						fail(fmt.Errorf("create job %d: %w", job, err))
 					}
 				})
 			}
@@ -105,7 +104,7 @@ func TestConcurrentWritesShareCommitsAndStaySerial(t *testing.T) {
 	}
 	for _, inst := range created {
 		if winners[inst.Name] != 1 || fresh[inst.Name] != 1 {
-			t.Fatalf("%s: %d claims won, %d fresh marks; want exactly one of each", inst.Name, winners[inst.Name], fresh[inst.Name])
+			t.Fatalf("%s: %d claims won, %d job creates; want exactly one of each", inst.Name, winners[inst.Name], fresh[inst.Name])
 		}
 		got, err := s.GetInstance(ctx, inst.Name)
 		if err != nil || got.Status != runner.StatusCreating || got.Version != 2 {
@@ -114,13 +113,14 @@ func TestConcurrentWritesShareCommitsAndStaySerial(t *testing.T) {
 	}
 	stats := s.CommitStats()
 	t.Logf("commit stats: %+v", stats)
-	// 64 creates + 80 claims + 80 marks; those that found nothing to write
-	// (pool full, lost claim, repeated mark) cost no commit at all.
+	// 64 creates + 80 claims + 80 job creates; those that found nothing to
+	// write (pool full, lost claim, job recorded already) cost no commit at
+	// all.
 	if want := uint64(jobs + 4*maxRunners); stats.Calls != want {
 		t.Fatalf("%d write calls counted, want %d", stats.Calls, want)
 	}
 	if stats.Writes != uint64(3*maxRunners) {
-		t.Fatalf("%d writes committed, want %d (creates, winning claims, fresh marks)", stats.Writes, 3*maxRunners)
+		t.Fatalf("%d writes committed, want %d (creates, winning claims, job creates)", stats.Writes, 3*maxRunners)
 	}
 	if stats.Commits >= stats.Writes {
 		t.Fatalf("%d commits for %d concurrent writes: nothing was grouped", stats.Commits, stats.Writes)

@@ -46,7 +46,7 @@ func TestListOpenJobsOrderIsExactAndDeterministic(t *testing.T) {
 		openJob("p", 12, base), // ties with 11: "11#1" < "12#1"
 		openJob("p", 11, base),
 		openJob("p", 40, time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC)), // before the epoch
-		openJob("p", 50, time.Time{}),                                       // never set: first of all
+		openJob("p", 50, time.Time{}),                                      // never set: first of all
 	} {
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)

@@ -36,7 +36,7 @@ func TestOutboxContract(t *testing.T) {
 	})
 }
 
-// What CreateInstanceAndSend commits is on disk, both halves, once it
+// What CreateInstanceAndSend commits is on disk, every part of it, once it
 // returns.
 func TestOutboxSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
@@ -46,7 +46,8 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	inst := pendingInstance("p", 1)
-	if err := s.CreateInstanceAndSend(ctx, inst, 5, []byte("create")); err != nil {
+	job := openJob("p", 1, time.Now())
+	if err := s.CreateInstanceAndSend(ctx, store.Admission{Instance: inst, MaxRunners: 5, Job: job}, []byte("create")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -59,6 +60,9 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 	}
 	if n, err := s.PoolUsage(ctx, "p"); err != nil || n != 1 {
 		t.Fatalf("PoolUsage after restart = %d, %v; want 1", n, err)
+	}
+	if got, err := s.GetJob(ctx, job.Key()); err != nil || got.Version != 1 {
+		t.Fatalf("GetJob after restart = %+v, %v; want the admitted job", got, err)
 	}
 	msgs, err := s.Queue().Receive(ctx, queue.ReceiveOptions{Max: 10, Wait: time.Second})
 	if err != nil || len(msgs) != 1 || string(msgs[0].Body) != "create" {

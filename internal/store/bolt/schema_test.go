@@ -36,10 +36,9 @@ func writeLayout1(t *testing.T, path string, running, deleted *runner.Instance) 
 			}
 			buckets[name] = b
 		}
+		var putErr error
 		put := func(bucket, key string, value []byte) {
-			if err == nil {
-				err = buckets[bucket].Put([]byte(key), value)
-			}
+			putErr = errors.Join(putErr, buckets[bucket].Put([]byte(key), value))
 		}
 		for _, inst := range []*runner.Instance{running, deleted} {
 			raw, merr := json.Marshal(inst)
@@ -53,8 +52,8 @@ func writeLayout1(t *testing.T, path string, running, deleted *runner.Instance) 
 		put("pools", running.Pool, []byte(`{"live":1}`))
 		put("deliveries", "delivery-1", []byte(`{"expires_at":"2030-01-01T00:00:00Z"}`))
 		put("delivery_expiry", "\x00\x00\x01\x00\x00\x00\x00\x00delivery-1", nil)
-		if err != nil {
-			return err
+		if putErr != nil {
+			return putErr
 		}
 		// Credentials buckets were made on first use, in layout 1 as now.
 		creds, err := tx.CreateBucket([]byte("credentials"))

@@ -56,6 +56,7 @@ func fullInstance(pool string) *runner.Instance {
 		InstallationID:  4_294_967_297,
 		Labels:          []string{"self-hosted", "Linux", "x64", "gpu: \"a100\""},
 		GitHubRunnerID:  1_234_567_890_123,
+		NotBusySince:    base.Add(3 * time.Minute),
 		ProviderID:      "i-0abc/def ünïcode",
 		ProviderFault:   "quota exceeded:\n\tline two",
 		Attempts:        7,

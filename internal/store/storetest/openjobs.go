@@ -48,7 +48,7 @@ func openJobsOldestFirst(t *testing.T, s store.Store) {
 		3: 3 * time.Minute,
 		4: 2 * time.Minute,
 		5: 4 * time.Minute,
-		6: 1500 * time.Millisecond,
+		6: 90 * time.Second,
 	}
 	for _, id := range []int64{1, 2, 3, 4, 5, 6} {
 		j := newJob("p", id)

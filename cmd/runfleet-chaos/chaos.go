@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+)
+
+// finalReserve is what the deadline keeps back from settling, for the
+// final reads and runfleet's graceful stop.
+const finalReserve = 45 * time.Second
+
+// chaos runs the whole thing and returns its report. An error is a failure
+// of the run itself (runfleet would not start, the driver broke), not a
+// violation found.
+func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
+	deadline, _ := ctx.Deadline()
+	dir, err := outDir(s.out)
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "driver.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	fmt.Fprintf(stderr, "runfleet-chaos: seed %d, %d jobs over %s, %d kills; everything goes to %s\n", s.seed, s.jobs, s.arrival, s.kills, dir)
+
+	if s.provider == "" {
+		if s.provider, err = buildProvider(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	if s.provider, err = filepath.Abs(s.provider); err != nil {
+		return nil, err
+	}
+
+	secret, apiToken, ghToken := randomHex(), randomHex(), randomHex()
+	gh := startGitHub(ghToken)
+	defer gh.close()
+
+	cl := cloudConfig(dir, s)
+	providerConfig := filepath.Join(dir, "provider.json")
+	if err := cloud.WriteConfig(providerConfig, cl); err != nil {
+		return nil, err
+	}
+	port, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	serveConfig := filepath.Join(dir, "runfleet.yaml")
+	if err := writeServeConfig(serveConfig, s, port, gh.GHESURL(), filepath.Join(dir, "store"), s.provider, providerConfig); err != nil {
+		return nil, err
+	}
+	env := append(os.Environ(), secretEnv+"="+secret, apiTokenEnv+"="+apiToken, ghTokenEnv+"="+ghToken)
+	srv := newServer(s.bin, serveConfig, dir, port, env)
+	rep := &report{settings: s, dir: dir, started: time.Now()}
+	if _, err := srv.start(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { _ = srv.stop() }()
+
+	p := newPlan(s)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	send := newSenders(srv.base+"/webhook", []byte(secret), 6*s.jobs+64, s.dupRate, s.seed)
+	send.start(runCtx, s.senders)
+	w := newWorld(log, gh, cl, send, p, s)
+	start := time.Now()
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); w.run(runCtx, start) }()
+	go func() { defer bg.Done(); showProgress(runCtx, stderr, start, w, send, srv) }()
+
+	// The chaos: jobs arrive on schedule while runfleet is killed at the
+	// planned moments; faults stay on until the last restart is healthy
+	// and the last job has been queued.
+	kills, err := killOnSchedule(ctx, log, stderr, srv, p.kills, start)
+	rep.kills = kills
+	if err != nil {
+		return rep, err
+	}
+	if wait := s.arrival + tickEvery - time.Since(start); wait > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	rep.chaosEnded = time.Since(start)
+	quiet := cl
+	quiet.FailRate, quiet.HangRate = 0, 0
+	if err := cloud.WriteConfig(providerConfig, quiet); err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(stderr, "runfleet-chaos: %s: faults off; settling\n", round(time.Since(start)))
+	log.Info("faults off; settling")
+
+	op := newOperator(srv.base, apiToken)
+	settleCtx, cancelSettle := context.WithDeadline(ctx, deadline.Add(-finalReserve))
+	rep.settled, rep.settleNote = settle(settleCtx, w, send, cl, op)
+	cancelSettle()
+	rep.settleEnded = time.Since(start)
+
+	// Final reads while runfleet still runs, then a graceful stop.
+	finalCtx, cancelFinal := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelFinal()
+	obs, obsErr := observe(finalCtx, w, send, gh, cl, op)
+	stopRun()
+	bg.Wait()
+	rep.stopErr = srv.stop()
+	rep.crashes = srv.crashes()
+	rep.logs = srv.logs()
+	if obsErr != nil {
+		return rep, obsErr
+	}
+	if err := errors.Join(w.failure(), gh.t.err()); err != nil {
+		return rep, err
+	}
+	rep.obs = obs
+	rep.check()
+	return rep, nil
+}
+
+// killOnSchedule kills runfleet with SIGKILL at each planned moment and
+// restarts it on the same state after the planned downtime.
+func killOnSchedule(ctx context.Context, log *slog.Logger, stderr io.Writer, srv *server, kills []kill, start time.Time) ([]killRecord, error) {
+	var done []killRecord
+	for i, k := range kills {
+		select {
+		case <-ctx.Done():
+			return done, ctx.Err()
+		case <-time.After(time.Until(start.Add(k.at))):
+		}
+		r, err := srv.kill()
+		if err != nil {
+			return done, err
+		}
+		rec := killRecord{at: time.Since(start), run: r.n, downtime: k.downtime}
+		log.Info("runfleet killed", "run", r.n, "pid", r.cmd.Process.Pid, "downtime", k.downtime)
+		fmt.Fprintf(stderr, "runfleet-chaos: %s: kill -9 #%d (runfleet serve #%d, pid %d); restarting in %s\n", round(rec.at), i+1, r.n, r.cmd.Process.Pid, round(k.downtime))
+		time.Sleep(k.downtime)
+		restarted := time.Now()
+		if _, err := srv.start(ctx); err != nil {
+			return done, err
+		}
+		rec.restartTook = time.Since(restarted)
+		done = append(done, rec)
+	}
+	return done, nil
+}
+
+type killRecord struct {
+	at, downtime, restartTook time.Duration
+	run                       int
+}
+
+// showProgress prints a line every ten seconds.
+func showProgress(ctx context.Context, stderr io.Writer, start time.Time, w *world, send *senders, srv *server) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p, st := w.progress(), send.snapshot()
+			run := 0
+			if r := srv.current(); r != nil {
+				run = r.n
+			}
+			fmt.Fprintf(stderr, "runfleet-chaos: %s: jobs %d waiting to arrive, %d queued, %d running, %d done; %d machines; %d deliveries outstanding (%d attempts refused); runfleet serve #%d\n",
+				round(time.Since(start)), p.pending, p.queued, p.running, p.done, p.machinesLive, st.outstanding, st.refused, run)
+		}
+	}
+}
+
+func outDir(out string) (string, error) {
+	if out == "" {
+		return os.MkdirTemp("", "runfleet-chaos-")
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Abs(out)
+}
+
+// buildProvider builds ./cmd/runfleet-chaos/provider into dir; run from the
+// repository root (as `make chaos` does), or pass -provider.
+func buildProvider(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "chaos-provider")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/runfleet-chaos/provider")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the chaos provider (run from the repository root, or pass -provider): %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func randomHex() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+)
+
+// Environment variables carrying the run's secrets to runfleet, so they are
+// in no file and on no command line.
+const (
+	secretEnv   = "RUNFLEET_CHAOS_WEBHOOK_SECRET"
+	apiTokenEnv = "RUNFLEET_CHAOS_API_TOKEN"
+	ghTokenEnv  = "RUNFLEET_CHAOS_GITHUB_TOKEN"
+)
+
+// Engine timings of the served config: short, so everything runfleet
+// retries or reconciles happens many times within the run.
+const (
+	reconcileInterval = 2 * time.Second
+	deleteBackoffMin  = 200 * time.Millisecond
+	deleteBackoffMax  = 2 * time.Second
+	// visibilityTimeout must outlast the longest create (the bootstrap
+	// timeout plus the delete after it fails), or a second worker would
+	// receive a message the first still works on; it is also how long a
+	// message received by a killed process waits before it is redelivered.
+	visibilityTimeout = 45 * time.Second
+)
+
+// writeServeConfig writes runfleet's config: the fake GitHub as a GitHub
+// Enterprise Server reached with a token, bootstrap on (public_url), one
+// pool on the chaos provider.
+func writeServeConfig(path string, s settings, port int, githubURL, storeDir, providerBin, providerConfig string) error {
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	config := fmt.Sprintf(`# written by runfleet-chaos (seed %d)
+controller_id: chaos
+github:
+  base_url: %s
+  token_env: %s
+webhook: {secret_env: %s}
+server:
+  listen: 127.0.0.1:%d
+  public_url: %s
+  api_token_env: %s
+store: {dir: %q}
+engine:
+  workers: %d
+  reconcile_interval: %s
+  delete_backoff_min: %s
+  delete_backoff_max: %s
+  visibility_timeout: %s
+pools:
+  - name: %s
+    owner: %s
+    labels: [self-hosted, linux, x64]
+    max_runners: %d
+    bootstrap_timeout: %s
+    provider_timeout: %s
+    provider:
+      type: external
+      settings:
+        provider_executable: %q
+        config_file: %q
+        timeout: %s
+`, s.seed, githubURL, ghTokenEnv, secretEnv, port, base, apiTokenEnv, storeDir,
+		s.workers, reconcileInterval, deleteBackoffMin, deleteBackoffMax, visibilityTimeout,
+		chaosPool, chaosOrg, s.maxRunners, bootstrapTimeout, providerTimeout, providerBin, providerConfig, providerTimeout)
+	return os.WriteFile(path, []byte(config), 0o600)
+}
+
+// cloudConfig is the provider's config in dir, faults as the flags say.
+func cloudConfig(dir string, s settings) cloud.Config {
+	return cloud.Config{
+		StateFile:          filepath.Join(dir, "cloud-state.json"),
+		LockFile:           filepath.Join(dir, "cloud-state.lock"),
+		EventLog:           filepath.Join(dir, "provider-events.jsonl"),
+		Seed:               int64(s.seed),
+		FailRate:           s.failRate,
+		HangRate:           s.hangRate,
+		HangFor:            2 * max(bootstrapTimeout, providerTimeout),
+		IgnoreDeleteByName: s.ignoreByName,
+	}
+}

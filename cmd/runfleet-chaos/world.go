@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+	"github.com/runfleet/runfleet/internal/github/githubtest"
+)
+
+// tickEvery is how often the world looks at the cloud and moves jobs.
+const tickEvery = 100 * time.Millisecond
+
+// world is GitHub and the machines, played by the driver: jobs are queued
+// on schedule; machines that appear in the cloud boot through runfleet and
+// their runners take queued jobs, as GitHub hands any matching idle runner
+// any queued job; jobs finish after their run time. Each step sends the
+// webhook GitHub would.
+type world struct {
+	log   *slog.Logger
+	gh    *gitHub
+	cloud cloud.Config
+	send  *senders
+	boot  *booter
+	rng   *rand.Rand // the tick goroutine's only
+	start time.Time
+
+	mu       sync.Mutex
+	jobs     []*job // in arrival order
+	next     int    // first job not queued yet
+	machines map[string]*machine
+	booting  int
+	bootSem  chan struct{}
+	stats    worldStats
+	err      error
+}
+
+type worldStats struct {
+	bootsReady, bootsRefused, bootsFailed, bootRetries int
+	startRaces                                         int // StartJob refused: the runner went away first
+}
+
+func newWorld(log *slog.Logger, gh *gitHub, c cloud.Config, send *senders, p plan, s settings) *world {
+	return &world{
+		log:      log,
+		gh:       gh,
+		cloud:    c,
+		send:     send,
+		boot:     &booter{client: &http.Client{Timeout: 5 * time.Second}, seed: s.seed, failRate: s.bootFailRate},
+		rng:      rand.New(rand.NewPCG(s.seed, 0x3c7)),
+		jobs:     p.jobs,
+		machines: map[string]*machine{},
+		bootSem:  make(chan struct{}, 8),
+	}
+}
+
+// run ticks until ctx ends; the first error stops it and is kept.
+func (w *world) run(ctx context.Context, start time.Time) {
+	w.start = start
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if err := w.tick(ctx, now); err != nil {
+				w.mu.Lock()
+				w.err = err
+				w.mu.Unlock()
+				w.log.Error("world stopped", "error", err)
+				return
+			}
+		}
+	}
+}
+
+func (w *world) tick(ctx context.Context, now time.Time) error {
+	if err := w.queueArrivals(now); err != nil {
+		return err
+	}
+	state, err := w.cloud.Read()
+	if err != nil {
+		return fmt.Errorf("read the cloud: %w", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.syncMachines(state, now)
+	w.startBoots(ctx, now)
+	if err := w.assign(now); err != nil {
+		return err
+	}
+	return w.finish(now)
+}
+
+// queueArrivals queues every job whose time has come: in GitHub, then the
+// queued webhook.
+func (w *world) queueArrivals(now time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ; w.next < len(w.jobs) && w.jobs[w.next].arriveAt <= now.Sub(w.start); w.next++ {
+		j := w.jobs[w.next]
+		w.gh.AddJob(githubtest.Job{ID: j.id, Repo: chaosRepo, Labels: jobLabels})
+		body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobQueued, "", 0)
+		if err != nil {
+			return err
+		}
+		j.state = jobQueued
+		w.send.enqueue(&delivery{id: j.delivery[deliverQueued], job: j.id, action: githubtest.JobQueued, body: body})
+	}
+	return nil
+}
+
+// syncMachines learns new machines and notices deleted ones.
+func (w *world) syncMachines(state cloud.State, now time.Time) {
+	present := map[string]bool{}
+	for _, cm := range state.Machines {
+		present[cm.ProviderID] = true
+		if _, known := w.machines[cm.ProviderID]; known {
+			continue
+		}
+		boot := minBoot + time.Duration(w.rng.Int64N(int64(maxBoot-minBoot)))
+		w.machines[cm.ProviderID] = &machine{Machine: cm, seenAt: now, bootAt: now.Add(boot)}
+	}
+	for id, m := range w.machines {
+		if !present[id] && m.state != machineGone {
+			m.state = machineGone
+		}
+	}
+}
+
+func (w *world) startBoots(ctx context.Context, now time.Time) {
+	for _, m := range w.machines {
+		if m.state != machineBooting || m.booting || now.Before(m.bootAt) {
+			continue
+		}
+		select {
+		case w.bootSem <- struct{}{}:
+		default:
+			return // enough boots in flight; the rest next tick
+		}
+		m.booting = true
+		w.booting++
+		go func(m *machine, cm cloud.Machine) {
+			defer func() { <-w.bootSem }()
+			outcome, why := w.boot.boot(ctx, cm)
+			w.booted(m, outcome, why)
+		}(m, m.Machine)
+	}
+}
+
+func (w *world) booted(m *machine, outcome bootOutcome, why string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m.booting = false
+	w.booting--
+	m.bootTries++
+	if m.state != machineBooting {
+		return // deleted meanwhile
+	}
+	switch outcome {
+	case bootReady:
+		m.state = machineReady
+		w.stats.bootsReady++
+	case bootRefused, bootFailed:
+		m.state, m.why = machineDead, why
+		if outcome == bootRefused {
+			w.stats.bootsRefused++
+		} else {
+			w.stats.bootsFailed++
+		}
+		w.log.Info("machine will never run a job", "instance", m.Name, "provider_id", m.ProviderID, "why", why)
+	case bootRetry:
+		w.stats.bootRetries++
+		if time.Since(m.seenAt) > bootGiveUp {
+			m.state, m.why = machineDead, "gave up reaching runfleet: "+why
+			return
+		}
+		m.bootAt = time.Now().Add(500 * time.Millisecond)
+	}
+}
+
+// assign hands queued jobs to ready machines, as GitHub does: any queued
+// job to any idle runner whose labels match, not the job the runner was
+// made for. The cloud is locked meanwhile, so the machine certainly exists
+// when its runner takes the job.
+func (w *world) assign(now time.Time) error {
+	var ready []*machine
+	for _, m := range w.machines {
+		if m.state == machineReady {
+			ready = append(ready, m)
+		}
+	}
+	queued := w.queuedJobs()
+	if len(ready) == 0 || len(queued) == 0 {
+		return nil
+	}
+	w.rng.Shuffle(len(ready), func(i, j int) { ready[i], ready[j] = ready[j], ready[i] })
+	var bodies []*delivery
+	err := w.cloud.Hold(func(state cloud.State) {
+		present := map[string]bool{}
+		for _, cm := range state.Machines {
+			present[cm.ProviderID] = true
+		}
+		for _, m := range ready {
+			if len(queued) == 0 {
+				return
+			}
+			if !present[m.ProviderID] {
+				continue // deleted since this tick read the cloud
+			}
+			r, ok := w.gh.RunnerByName(m.Name)
+			if !ok || r.Busy || r.JobID != 0 {
+				continue // not registered (yet, or any more), or busy
+			}
+			i := w.rng.IntN(len(queued))
+			j := queued[i]
+			if !w.gh.StartJob(j.id, m.Name) {
+				w.stats.startRaces++
+				continue
+			}
+			queued = append(queued[:i], queued[i+1:]...)
+			j.state, j.served, j.runner, j.providerID = jobRunning, j.served+1, m.Name, m.ProviderID
+			j.startedAt, j.finishAt = now, now.Add(j.runFor)
+			m.state, m.job = machineRunning, j.id
+			if j.loseInProgress {
+				w.log.Info("in_progress lost by GitHub", "job_id", j.id, "instance", m.Name)
+				continue
+			}
+			body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobInProgress, "", 0)
+			if err != nil {
+				w.log.Error("in_progress body", "job_id", j.id, "error", err)
+				continue
+			}
+			bodies = append(bodies, &delivery{id: j.delivery[deliverInProgress], job: j.id, action: githubtest.JobInProgress, body: body})
+		}
+	})
+	for _, d := range bodies {
+		w.send.enqueue(d)
+	}
+	return err
+}
+
+func (w *world) queuedJobs() []*job {
+	var out []*job
+	for _, j := range w.jobs[:w.next] {
+		if j.state == jobQueued {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// finish ends the jobs whose run time is up: GitHub completes them (the
+// JIT runner removes itself) and sends completed. A job whose machine is
+// gone by then was interrupted: runfleet destroyed a busy runner.
+func (w *world) finish(now time.Time) error {
+	var due []*job
+	for _, j := range w.jobs[:w.next] {
+		if j.state == jobRunning && !now.Before(j.finishAt) {
+			due = append(due, j)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	var bodies []*delivery
+	err := w.cloud.Hold(func(state cloud.State) {
+		present := map[string]bool{}
+		for _, cm := range state.Machines {
+			present[cm.ProviderID] = true
+		}
+		for _, j := range due {
+			conclusion := "success"
+			if !present[j.providerID] {
+				j.interrupted = true
+				conclusion = "failure"
+				w.log.Warn("machine deleted while running a job", "job_id", j.id, "instance", j.runner, "provider_id", j.providerID)
+			}
+			w.gh.FinishJob(j.id, conclusion)
+			j.state = jobDone
+			if m := w.machines[j.providerID]; m != nil && m.state == machineRunning {
+				m.state = machineFinished
+			}
+			if j.loseCompleted {
+				w.log.Info("completed lost by GitHub", "job_id", j.id, "instance", j.runner)
+				continue
+			}
+			body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobCompleted, "", 0)
+			if err != nil {
+				w.log.Error("completed body", "job_id", j.id, "error", err)
+				continue
+			}
+			bodies = append(bodies, &delivery{id: j.delivery[deliverCompleted], job: j.id, action: githubtest.JobCompleted, body: body})
+		}
+	})
+	for _, d := range bodies {
+		w.send.enqueue(d)
+	}
+	return err
+}
+
+// progress is a snapshot for the progress line and the settle check.
+type progress struct {
+	queued, running, done, pending int
+	machinesLive, booting          int
+}
+
+func (w *world) progress() progress {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var p progress
+	for _, j := range w.jobs {
+		switch j.state {
+		case jobPending:
+			p.pending++
+		case jobQueued:
+			p.queued++
+		case jobRunning:
+			p.running++
+		case jobDone:
+			p.done++
+		}
+	}
+	for _, m := range w.machines {
+		if m.state != machineGone {
+			p.machinesLive++
+		}
+	}
+	p.booting = w.booting
+	return p
+}
+
+func (w *world) failure() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}

@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/queue"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/providers"
+)
+
+// Controller is one incarnation of the runfleet process as the simulation
+// drives it: what `runfleet serve` does with a webhook, a queue message, a
+// reconcile tick and a start. The engine is adapted to it in engine.go; the
+// simulation's own tests also drive deliberately naive controllers through
+// it, to show that the invariants catch what they claim to catch.
+type Controller interface {
+	// OnWorkflowJob applies one delivery; nil means GitHub got a 2xx.
+	OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (result string, err error)
+	// HandleMessage does one message's work and says whether to
+	// acknowledge it (done, or malformed and to be dropped).
+	HandleMessage(ctx context.Context, body []byte) (ack bool, err error)
+	Reconcile(ctx context.Context) error
+	// RecoverAtStart runs once after every start, before any other work.
+	RecoverAtStart(ctx context.Context) error
+}
+
+// Deps are what a Controller is built from at each start: the ports (the
+// simulation's crash-injecting wrappers around the real store and queue,
+// its GitHub and its providers) and the pools.
+type Deps struct {
+	ControllerID string
+	Store        store.Store
+	Queue        queue.Queue
+	GitHub       github.GitHub
+	Providers    map[string]providers.Provider
+	Pools        runner.Pools
+	Now          func() time.Time
+	Logger       *slog.Logger
+	// ProviderTimeout is what the simulation's hung provider calls wait
+	// for before they fail: the controller must use the same.
+	ProviderTimeout time.Duration
+	// Backoff bounds, smaller in the real-time (DynamoDB + SQS) run.
+	BackoffMin, BackoffMax time.Duration
+}
+
+// NewController builds a Controller at each (re)start.
+type NewController func(ctx context.Context, deps Deps) (Controller, error)

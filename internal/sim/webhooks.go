@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// emit records a workflow_job event for j and sends its delivery through
+// the fault model: each delivery is dropped, duplicated, delayed and
+// redelivered (same delivery id) independently, so deliveries also arrive
+// out of order. GitHub never retries on its own: a delivery that finds the
+// process down, or gets an error, is lost unless it is redelivered.
+func (g *githubWorld) emit(j *ghJob, action runner.JobAction) {
+	w := g.w
+	ev := &jobEvent{seq: len(j.events) + 1, action: action}
+	j.events = append(j.events, ev)
+	payload := runner.JobEvent{
+		Action:         action,
+		JobID:          j.ID,
+		RunID:          j.RunID,
+		RunAttempt:     1,
+		Labels:         append([]string(nil), j.Labels...),
+		Repository:     j.Repo,
+		Org:            j.Org,
+		InstallationID: 1,
+		Conclusion:     j.Conclusion,
+	}
+	if action == runner.ActionInProgress || (action == runner.ActionCompleted && j.runner != nil) {
+		payload.RunnerName = j.runner.Name
+	}
+	w.stats.inc("webhook.emitted")
+	id := fmt.Sprintf("d%06d-%d-%s", w.stats.Get("webhook.emitted"), j.ID, action)
+
+	faults := w.faultsOn
+	if faults && chance(w.rng, w.cfg.Webhooks.Dropped) {
+		w.stats.inc("fault.webhook.dropped")
+		w.tr.add("webhook %s dropped", id)
+	} else {
+		g.deliverAfter(g.latency(faults), id, ev, payload)
+	}
+	if faults && chance(w.rng, w.cfg.Webhooks.Duplicated) {
+		w.stats.inc("fault.webhook.duplicated")
+		g.deliverAfter(g.latency(faults), id, ev, payload)
+	}
+	if faults && chance(w.rng, w.cfg.Webhooks.Redelivered) {
+		w.stats.inc("fault.webhook.redelivered")
+		g.deliverAfter(between(w.rng, time.Minute, time.Hour), id, ev, payload)
+	}
+}
+
+// latency is how long a delivery takes: within 2 s, or, when delayed,
+// 10 s to 10 min.
+func (g *githubWorld) latency(faults bool) time.Duration {
+	w := g.w
+	if faults && chance(w.rng, w.cfg.Webhooks.Delayed) {
+		w.stats.inc("fault.webhook.delayed")
+		return between(w.rng, 10*time.Second, 10*time.Minute)
+	}
+	return between(w.rng, 50*time.Millisecond, 2*time.Second)
+}
+
+func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, payload runner.JobEvent) {
+	w := g.w
+	w.sched.after(d, 0, func() {
+		p := w.proc
+		if p == nil || !p.up || p.dead {
+			w.stats.inc("webhook.refused_process_down")
+			w.tr.add("webhook %s: 503, runfleet is down", id)
+			return
+		}
+		w.stats.inc("webhook.delivered")
+		p.spawn("webhook "+id, func(ctx context.Context) {
+			result, err := p.ctl.OnWorkflowJob(ctx, id, payload)
+			if err != nil {
+				w.stats.inc("webhook.failed")
+				w.tr.add("webhook %s (%s job %d): error %v", id, payload.Action, payload.JobID, err)
+				return
+			}
+			ev.accepted = true
+			w.tr.add("webhook %s (%s job %d): %s", id, payload.Action, payload.JobID, result)
+		})
+	})
+}

@@ -1,0 +1,66 @@
+package sim
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// world is everything one seed simulates: GitHub and the cloud (outside:
+// they survive the runfleet process), the process itself, the scheduler
+// and the checks.
+type world struct {
+	cfg   Config
+	clock *Clock
+	rng   *rand.Rand
+	sched *scheduler
+	tr    *trace
+	pools runner.Pools
+	log   *slog.Logger
+
+	gh    *githubWorld
+	cloud *cloud
+	proc  *process
+	// newController builds the controller at each start; backend opens the
+	// state it starts from.
+	newController NewController
+	backend       Backend
+
+	// faultsOn is false once the quiescence phase begins.
+	faultsOn bool
+	// forced names instances an operator force-deleted: their machines may
+	// go down under a running job.
+	forced map[string]bool
+
+	stats      *Stats
+	violations []Violation
+	// storeDirty says a store write happened since the last check.
+	storeDirty bool
+}
+
+// Violation is one broken invariant.
+type Violation struct {
+	At        time.Duration
+	Invariant string
+	Detail    string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("[%s] %s: %s", stamp(v.At), v.Invariant, v.Detail)
+}
+
+// violate records a broken invariant; the run stops at the end of the
+// step.
+func (w *world) violate(invariant, format string, args ...any) {
+	v := Violation{At: w.clock.Now().Sub(w.tr.start), Invariant: invariant, Detail: fmt.Sprintf(format, args...)}
+	w.violations = append(w.violations, v)
+	w.tr.add("VIOLATION %s: %s", invariant, v.Detail)
+}
+
+// failed reports whether an invariant broke.
+func (w *world) failed() bool { return len(w.violations) > 0 }
+
+func (w *world) now() time.Time { return w.clock.Now() }
