@@ -119,6 +119,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	obs, obsErr := observe(finalCtx, w, send, gh, cl, op)
 	stopRun()
 	bg.Wait()
+	send.wait()
 	rep.stopErr = srv.stop()
 	rep.crashes = srv.crashes()
 	rep.logs = srv.logs()

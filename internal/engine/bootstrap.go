@@ -134,16 +134,21 @@ func (e *Engine) RunnerCredentials(ctx context.Context, c BootstrapClaim) (strin
 	return rc.EncodedJITConfig, nil
 }
 
-// The runner statuses a booting machine reports (GARM's callback values).
+// ReportStatus is what a booting machine says of its runner in a status
+// callback (GARM's callback values) — its own vocabulary, kept apart from
+// the instance and runner statuses it moves.
+type ReportStatus string
+
+// The runner statuses a booting machine reports.
 const (
-	ReportInstalling = "installing"
-	ReportIdle       = "idle"
-	ReportFailed     = "failed"
+	ReportInstalling ReportStatus = "installing"
+	ReportIdle       ReportStatus = "idle"
+	ReportFailed     ReportStatus = "failed"
 )
 
 // RunnerReport is one status callback from a booting machine.
 type RunnerReport struct {
-	Status  string
+	Status  ReportStatus
 	Message string
 	// AgentID is the GitHub runner id the machine reports; 0 when none.
 	AgentID int64

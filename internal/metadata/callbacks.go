@@ -73,14 +73,14 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, req *request) {
 		h.refuse(w, req.log, http.StatusBadRequest, err.Error())
 		return
 	}
-	switch cb.Status {
+	switch engine.ReportStatus(cb.Status) {
 	case engine.ReportInstalling, engine.ReportIdle, engine.ReportFailed:
 	default:
 		h.refuse(w, req.log, http.StatusBadRequest, fmt.Sprintf("status %q is not one of installing, idle, failed", cb.Status))
 		return
 	}
 	inst, err := h.engine.ReportRunnerStatus(r.Context(), req.claim, engine.RunnerReport{
-		Status: cb.Status, Message: cb.Message, AgentID: int64(cb.AgentID),
+		Status: engine.ReportStatus(cb.Status), Message: cb.Message, AgentID: int64(cb.AgentID),
 	})
 	if err != nil && inst == nil {
 		status, reason := h.engineRefusal(err, req.log)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -55,4 +54,3 @@ func (b BoltBackend) Open(clock *Clock) (State, error) {
 // RealTime is false: the local queue runs on the virtual clock.
 func (BoltBackend) RealTime() bool { return false }
 
-var errNoBackend = errors.New("sim: no backend")

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -33,8 +34,15 @@ type Config struct {
 	Crashes  CrashFaults
 	World    WorldRates
 
+	// MinIdle is the linux pool's min_idle (warm runners).
+	MinIdle int
+
 	// TraceLines is how many trace lines a failure report shows.
 	TraceLines int
+	// Echo, when set, receives every trace line as it is written.
+	Echo func(line string)
+	// Logger receives the controller's logs (default: discarded).
+	Logger *slog.Logger
 }
 
 // GitHubFaults are the REST API's misbehaviours.

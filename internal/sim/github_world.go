@@ -26,6 +26,8 @@ type githubWorld struct {
 	byID     map[int64]*ghRunner
 	nextID   int64
 	assignAt bool
+	// callsByJob counts the GitHub calls spent on each job (budget.go).
+	callsByJob map[int64]int
 }
 
 // GitHub's job statuses as the REST API and webhooks name them.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -39,6 +40,15 @@ type world struct {
 	violations []Violation
 	// storeDirty says a store write happened since the last check.
 	storeDirty bool
+
+	startFailures  int
+	nextDrainCheck time.Time
+	// realPending (real-time backends only) holds, per message received
+	// and not yet acknowledged, when the queue shows it again.
+	realPending map[string]time.Time
+	// heldQueue is the real queue delayed messages are handed to when due
+	// (real-time backends only): the last one opened.
+	heldQueue queue.Queue
 }
 
 // Violation is one broken invariant.

@@ -27,6 +27,9 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	if req.Name == "" || req.Pool == "" {
 		return fail("the create request needs a name and a pool", nil)
 	}
+	if err := providers.CheckPool(opCreate, p.poolID, req.PoolID); err != nil {
+		return providers.Instance{}, err
+	}
 	userData, err := p.renderUserData(req)
 	if err != nil {
 		return fail(err.Error(), err)

@@ -1,7 +1,8 @@
 // Package ec2 is runfleet's native EC2 provider: one pool's runner machines
 // are EC2 instances launched from a launch template or an AMI, tagged with
-// the controller, pool and instance they belong to, and found again by those
-// tags.
+// the controller, pool (its name, and its provider-side id, unique per
+// runfleet installation) and instance they belong to, and found again by
+// the controller, pool id and instance tags.
 //
 // Create is idempotent: an instance whose name is already served by a live
 // machine from the same launch request is returned rather than launched

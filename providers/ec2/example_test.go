@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers/ec2"
 )
 
@@ -28,7 +29,8 @@ func TestExampleConfigBuildsItsProviders(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pool %s: %v", pool.Name, err)
 		}
-		if _, err := ec2.New(context.Background(), cfg.ControllerID, settings); err != nil {
+		owner := ec2.Ownership{ControllerID: cfg.ControllerID, PoolID: runner.PoolID("example", pool.Name)}
+		if _, err := ec2.New(context.Background(), owner, settings); err != nil {
 			t.Fatalf("pool %s: %v", pool.Name, err)
 		}
 		built++

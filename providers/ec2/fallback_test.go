@@ -27,7 +27,7 @@ func TestSpotFallsBackToOnDemandWhenSpotHasNoCapacity(t *testing.T) {
 		}
 		return ""
 	}}
-	p := w.provider(s, launches.middleware)
+	p := w.provider("spot", s, launches.middleware)
 	req := w.request("spot")
 
 	inst, err := p.CreateInstance(ctx, req)
@@ -54,7 +54,7 @@ func TestSpotIsTriedFirstAndUsedWhenItHasCapacity(t *testing.T) {
 	s := w.settings()
 	s.Spot = true
 	launches := &launchRecorder{}
-	p := w.provider(s, launches.middleware)
+	p := w.provider("spot", s, launches.middleware)
 	req := w.request("spot")
 
 	if _, err := p.CreateInstance(ctx, req); err != nil {
@@ -79,7 +79,7 @@ func TestCapacityErrorsMoveThroughSubnetsThenInstanceTypesInOrder(t *testing.T) 
 	// short of capacity in the other; t3 launches.
 	codes := map[string]string{"c7i.large": "InsufficientInstanceCapacity", "m7i.large": "Unsupported"}
 	launches := &launchRecorder{fail: func(a launchAttempt) string { return codes[a.InstanceType] }}
-	p := w.provider(s, launches.middleware)
+	p := w.provider("fallback", s, launches.middleware)
 	req := w.request("fallback")
 
 	inst, err := p.CreateInstance(ctx, req)
@@ -109,7 +109,7 @@ func TestSubnetsAreSpreadByInstanceName(t *testing.T) {
 	w := newWorld(t)
 	s := w.settings()
 	s.SubnetIDs = w.subnets[:3]
-	p := w.provider(s)
+	p := w.provider("spread", s)
 	used := map[string]bool{}
 	for range 12 {
 		inst, err := p.CreateInstance(ctx, w.request("spread"))
@@ -136,7 +136,7 @@ func TestNonCapacityErrorEndsTheCreateWithTheEC2Fault(t *testing.T) {
 	s.Spot = true
 	s.InstanceTypes = []string{"t3.large", "t3.xlarge"}
 	launches := &launchRecorder{fail: func(launchAttempt) string { return "UnauthorizedOperation" }}
-	p := w.provider(s, launches.middleware)
+	p := w.provider("denied", s, launches.middleware)
 	req := w.request("denied")
 
 	_, err := p.CreateInstance(ctx, req)
@@ -174,7 +174,7 @@ func TestNoCapacityAnywhereFailsWithEveryChoiceInTheFault(t *testing.T) {
 		}
 		return "InsufficientInstanceCapacity"
 	}}
-	p := w.provider(s, launches.middleware)
+	p := w.provider("full", s, launches.middleware)
 
 	_, err := p.CreateInstance(ctx, w.request("full"))
 	if !errors.Is(err, ec2.ErrNoCapacity) {

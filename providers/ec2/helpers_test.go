@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testenv"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/ec2"
@@ -24,15 +25,17 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// world is what one test sees of moto: its own controller id (moto's state
-// is shared by the whole test process, so every test tags its machines
-// apart) and a raw EC2 client to check what the provider did.
+// world is what one test sees of moto: one runfleet installation, with its
+// own controller id (moto's state is shared by the whole test process, so
+// every test tags its machines apart) and installation id, and a raw EC2
+// client to check what the provider did.
 type world struct {
-	t            *testing.T
-	controllerID string
-	ec2          *awsec2.Client
-	image        string
-	subnets      []string
+	t              *testing.T
+	controllerID   string
+	installationID string
+	ec2            *awsec2.Client
+	image          string
+	subnets        []string
 }
 
 func newWorld(t *testing.T) *world {
@@ -40,12 +43,26 @@ func newWorld(t *testing.T) *world {
 	client := awsec2.NewFromConfig(testenv.AWSConfig(t))
 	image, subnets := motoFixtures(t, client)
 	return &world{
-		t:            t,
-		controllerID: strings.ToLower(testenv.UniqueName(t, "ctl")),
-		ec2:          client,
-		image:        image,
-		subnets:      subnets,
+		t:              t,
+		controllerID:   strings.ToLower(testenv.UniqueName(t, "ctl")),
+		installationID: randomHex(t, 8),
+		ec2:            client,
+		image:          image,
+		subnets:        subnets,
 	}
+}
+
+// sameControllerElsewhere is another installation configured with this
+// world's controller id (staging and production from one config).
+func (w *world) sameControllerElsewhere() *world {
+	other := *w
+	other.installationID = randomHex(w.t, 8)
+	return &other
+}
+
+// poolID is the pool's provider-side id in this world's installation.
+func (w *world) poolID(pool string) string {
+	return runner.PoolID(w.installationID, pool)
 }
 
 var (
@@ -102,17 +119,21 @@ func (w *world) settings() ec2.Settings {
 	}
 }
 
-// provider builds a provider on moto; apiOptions add SDK middleware (the
-// fault injection of the fallback tests).
-func (w *world) provider(s ec2.Settings, apiOptions ...func(*middleware.Stack) error) *ec2.Provider {
+// provider builds pool's provider on moto; apiOptions add SDK middleware
+// (the fault injection of the fallback tests).
+func (w *world) provider(pool string, s ec2.Settings, apiOptions ...func(*middleware.Stack) error) *ec2.Provider {
 	w.t.Helper()
 	cfg := testenv.AWSConfig(w.t)
 	cfg.APIOptions = append(cfg.APIOptions, apiOptions...)
-	p, err := ec2.NewWithConfig(cfg, w.controllerID, s)
+	p, err := ec2.NewWithConfig(cfg, w.ownership(pool), s)
 	if err != nil {
 		w.t.Fatalf("NewWithConfig: %v", err)
 	}
 	return p
+}
+
+func (w *world) ownership(pool string) ec2.Ownership {
+	return ec2.Ownership{ControllerID: w.controllerID, PoolID: w.poolID(pool)}
 }
 
 // request is a create request for a fresh machine name in pool.
@@ -120,6 +141,7 @@ func (w *world) request(pool string) providers.CreateRequest {
 	return providers.CreateRequest{
 		Name:          "runfleet-" + pool + "-" + randomHex(w.t, 6),
 		Pool:          pool,
+		PoolID:        w.poolID(pool),
 		Labels:        []string{"self-hosted", "linux", "x64"},
 		RepoURL:       "https://github.com/octo-org/hello",
 		MetadataURL:   "https://control.example/metadata",

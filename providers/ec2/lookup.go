@@ -19,16 +19,26 @@ var liveStates = []string{"pending", "running", "stopping", "stopped"}
 
 var instanceIDPattern = regexp.MustCompile(`^i-[0-9a-f]{8,17}$`)
 
-// find returns the live machines of this controller whose instance id, or
-// else whose runfleet:instance tag, is instance. It is normally one; a
-// name can match several only if something outside runfleet launched with
-// its tags.
+// find returns the live machines of this controller and pool whose
+// instance id, or else whose runfleet:instance tag, is instance. It is
+// normally one; a name can match several only if something outside
+// runfleet launched with its tags.
+//
+// A name is looked up only among machines tagged with this pool's id: two
+// installations serving one job name its runner alike. An instance id is
+// exact and runfleet knows it only from its own create or list, so a
+// machine with no pool id tag, launched before runfleet tagged one, is
+// still found by it (its recorded delete must not leak it); one tagged
+// with another pool's id never is.
 func (p *Provider) find(ctx context.Context, instance string) ([]ec2types.Instance, error) {
-	filter := tagFilter(tagInstance, instance)
-	if instanceIDPattern.MatchString(instance) {
-		filter = ec2types.Filter{Name: aws.String("instance-id"), Values: []string{instance}}
+	if !instanceIDPattern.MatchString(instance) {
+		return p.describe(ctx, tagFilter(tagInstance, instance), tagFilter(tagPoolID, p.poolID))
 	}
-	return p.describe(ctx, filter)
+	found, err := p.describe(ctx, ec2types.Filter{Name: aws.String("instance-id"), Values: []string{instance}})
+	return slices.DeleteFunc(found, func(inst ec2types.Instance) bool {
+		id := tagValue(inst.Tags, tagPoolID)
+		return id != "" && id != p.poolID
+	}), err
 }
 
 // describe returns this controller's live machines that pass filters.

@@ -35,11 +35,15 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 	return toInstance(newest(found)), nil
 }
 
-// ListInstances reports this controller's live machines in pool.
-func (p *Provider) ListInstances(ctx context.Context, pool string) ([]providers.Instance, error) {
-	found, err := p.describe(ctx, tagFilter(tagPool, pool))
+// ListInstances reports this controller's live machines tagged with
+// poolID, which must be this provider's pool.
+func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]providers.Instance, error) {
+	if err := providers.CheckPool(opList, p.poolID, poolID); err != nil {
+		return nil, err
+	}
+	found, err := p.describe(ctx, tagFilter(tagPoolID, poolID))
 	if err != nil {
-		return nil, callError(opList, pool, "DescribeInstances", err)
+		return nil, callError(opList, poolID, "DescribeInstances", err)
 	}
 	out := make([]providers.Instance, 0, len(found))
 	for _, inst := range found {
@@ -49,7 +53,7 @@ func (p *Provider) ListInstances(ctx context.Context, pool string) ([]providers.
 }
 
 // RemoveAllInstances terminates every live machine tagged with this
-// controller, in every pool.
+// controller, in every pool (GARM's meaning).
 func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 	found, err := p.describe(ctx)
 	if err != nil {

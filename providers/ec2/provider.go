@@ -18,6 +18,7 @@ import (
 type Provider struct {
 	client       *awsec2.Client
 	controllerID string
+	poolID       string
 	settings     Settings
 	// userData is the custom user data template; nil = the defaults.
 	userData *userDataTemplate
@@ -27,11 +28,21 @@ type Provider struct {
 
 var _ providers.Provider = (*Provider)(nil)
 
+// Ownership is what marks a machine as this provider's, as tags: the
+// controller and the provider-side id of the one pool it serves
+// (runner.PoolID: unique per runfleet installation and pool, so two
+// installations with a pool of one name on one account never touch each
+// other's machines).
+type Ownership struct {
+	ControllerID string
+	PoolID       string
+}
+
 // New builds the provider with the AWS configuration of the environment
 // (config.LoadDefaultConfig: credentials, region, and endpoint overrides
 // such as AWS_ENDPOINT_URL_EC2). settings.Region, when set, wins over the
 // environment's region.
-func New(ctx context.Context, controllerID string, settings Settings) (*Provider, error) {
+func New(ctx context.Context, owner Ownership, settings Settings) (*Provider, error) {
 	var opts []func(*awsconfig.LoadOptions) error
 	if settings.Region != "" {
 		opts = append(opts, awsconfig.WithRegion(settings.Region))
@@ -40,15 +51,18 @@ func New(ctx context.Context, controllerID string, settings Settings) (*Provider
 	if err != nil {
 		return nil, fmt.Errorf("ec2 provider: load AWS configuration: %w", err)
 	}
-	return NewWithConfig(cfg, controllerID, settings)
+	return NewWithConfig(cfg, owner, settings)
 }
 
 // NewWithConfig builds the provider on an AWS configuration the caller
 // made (tests point it at a local server and add middleware to it).
 // settings.Region, when set, wins over cfg.Region.
-func NewWithConfig(cfg aws.Config, controllerID string, settings Settings) (*Provider, error) {
-	if controllerID == "" {
+func NewWithConfig(cfg aws.Config, owner Ownership, settings Settings) (*Provider, error) {
+	if owner.ControllerID == "" {
 		return nil, errors.New("ec2 provider: a controller id is required (it tags every machine)")
+	}
+	if owner.PoolID == "" {
+		return nil, errors.New("ec2 provider: the pool's provider-side id is required (it tags every machine)")
 	}
 	if err := settings.Validate(); err != nil {
 		return nil, err
@@ -65,7 +79,8 @@ func NewWithConfig(cfg aws.Config, controllerID string, settings Settings) (*Pro
 	}
 	return &Provider{
 		client:       awsec2.NewFromConfig(cfg),
-		controllerID: controllerID,
+		controllerID: owner.ControllerID,
+		poolID:       owner.PoolID,
 		settings:     settings,
 		userData:     tmpl,
 	}, nil

@@ -21,7 +21,7 @@ func TestCreateTagsTheMachineAndPutsNoCredentialsInUserData(t *testing.T) {
 	w := newWorld(t)
 	s := w.settings()
 	s.Tags = map[string]string{"team": "ci"}
-	p := w.provider(s)
+	p := w.provider("linux", s)
 	req := w.request("linux")
 
 	got, err := p.CreateInstance(ctx, req)
@@ -40,6 +40,7 @@ func TestCreateTagsTheMachineAndPutsNoCredentialsInUserData(t *testing.T) {
 	for key, want := range map[string]string{
 		"runfleet:controller": w.controllerID,
 		"runfleet:pool":       "linux",
+		"runfleet:pool-id":    w.poolID("linux"),
 		"runfleet:instance":   req.Name,
 		"Name":                req.Name,
 		"team":                "ci",
@@ -93,7 +94,7 @@ func TestCreateRetriedWithTheSameRequestReturnsTheSameMachine(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	launches := &launchRecorder{}
-	p := w.provider(w.settings(), launches.middleware)
+	p := w.provider("linux", w.settings(), launches.middleware)
 	req := w.request("linux")
 
 	first, err := p.CreateInstance(ctx, req)
@@ -119,7 +120,7 @@ func TestCreateOfANewAttemptReplacesTheEarlierAttemptsMachine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t)
-	p := w.provider(w.settings())
+	p := w.provider("linux", w.settings())
 	req := w.request("linux")
 
 	first, err := p.CreateInstance(ctx, req)
@@ -149,9 +150,9 @@ func TestListInstancesReturnsThePoolsLiveMachinesOfThisController(t *testing.T) 
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t)
-	p := w.provider(w.settings())
+	p := w.provider("blue", w.settings())
 	other := newWorld(t) // another controller sharing the account
-	otherP := other.provider(other.settings())
+	elsewhere := w.sameControllerElsewhere()
 
 	var want []string
 	for range 2 {
@@ -168,14 +169,17 @@ func TestListInstancesReturnsThePoolsLiveMachinesOfThisController(t *testing.T) 
 	if err := p.DeleteInstance(ctx, gone.ProviderID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.CreateInstance(ctx, w.request("green")); err != nil {
+	if _, err := w.provider("green", w.settings()).CreateInstance(ctx, w.request("green")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := otherP.CreateInstance(ctx, other.request("blue")); err != nil {
+	if _, err := other.provider("blue", other.settings()).CreateInstance(ctx, other.request("blue")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elsewhere.provider("blue", elsewhere.settings()).CreateInstance(ctx, elsewhere.request("blue")); err != nil {
 		t.Fatal(err)
 	}
 
-	list, err := p.ListInstances(ctx, "blue")
+	list, err := p.ListInstances(ctx, w.poolID("blue"))
 	if err != nil {
 		t.Fatalf("ListInstances: %v", err)
 	}
@@ -189,11 +193,61 @@ func TestListInstancesReturnsThePoolsLiveMachinesOfThisController(t *testing.T) 
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Fatalf("ListInstances(blue) = %v, want %v (not the terminated one, nor other pools' or controllers')", got, want)
+		t.Fatalf("ListInstances(blue) = %v, want %v (not the terminated one, nor other pools', controllers' or installations')", got, want)
 	}
-	empty, err := p.ListInstances(ctx, "no-such-pool")
+	empty, err := w.provider("empty", w.settings()).ListInstances(ctx, w.poolID("empty"))
 	if err != nil || len(empty) != 0 {
 		t.Fatalf("ListInstances of an empty pool = %v, %v", empty, err)
+	}
+	for _, poolID := range []string{"blue", w.poolID("green"), ""} {
+		if _, err := p.ListInstances(ctx, poolID); !errors.Is(err, providers.ErrWrongPool) {
+			t.Errorf("ListInstances(%q) on blue's provider = %v, want ErrWrongPool", poolID, err)
+		}
+	}
+}
+
+// TestAnotherInstallationsMachineIsNeverTouched: staging and production,
+// configured alike (one controller id), each have a pool "linux" on one
+// account and serve the same job, so their machines share a name. Neither
+// lists, replaces or deletes the other's machine, by name or by id.
+func TestAnotherInstallationsMachineIsNeverTouched(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	staging := newWorld(t)
+	production := staging.sameControllerElsewhere()
+	stagingP := staging.provider("linux", staging.settings())
+	productionP := production.provider("linux", production.settings())
+
+	req := staging.request("linux")
+	busy, err := stagingP.CreateInstance(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err := productionP.ListInstances(ctx, production.poolID("linux")); err != nil || len(list) != 0 {
+		t.Fatalf("production lists %+v, %v; want none of staging's machines", list, err)
+	}
+	// The same job's runner, in production: a machine of its own. Found by
+	// name alone, staging's would have passed for an earlier attempt's
+	// and been terminated.
+	prodReq := req
+	prodReq.PoolID = production.poolID("linux")
+	mine, err := productionP.CreateInstance(ctx, prodReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.ProviderID == busy.ProviderID {
+		t.Fatal("production's create returned staging's machine")
+	}
+	for _, ref := range []string{busy.ProviderID, req.Name} {
+		if err := productionP.DeleteInstance(ctx, ref); err != nil {
+			t.Fatalf("production DeleteInstance(%s): %v", ref, err)
+		}
+	}
+	if live := staging.live(req.Name); len(live) != 1 || aws.ToString(live[0].InstanceId) != busy.ProviderID {
+		t.Fatalf("live machines named %s = %v, want only staging's %s", req.Name, ids(live), busy.ProviderID)
+	}
+	if _, err := productionP.GetInstance(ctx, busy.ProviderID); !errors.Is(err, providers.ErrNotFound) {
+		t.Errorf("production GetInstance of staging's machine = %v, want ErrNotFound", err)
 	}
 }
 
@@ -201,7 +255,7 @@ func TestDeleteByIDByNameAndOfUnknownMachines(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t)
-	p := w.provider(w.settings())
+	p := w.provider("linux", w.settings())
 
 	byID, err := p.CreateInstance(ctx, w.request("linux"))
 	if err != nil {
@@ -248,11 +302,11 @@ func TestDeleteNeverTouchesAnotherControllersMachine(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	other := newWorld(t)
-	theirs, err := other.provider(other.settings()).CreateInstance(ctx, other.request("linux"))
+	theirs, err := other.provider("linux", other.settings()).CreateInstance(ctx, other.request("linux"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := w.provider(w.settings())
+	p := w.provider("linux", w.settings())
 	for _, ref := range []string{theirs.ProviderID, theirs.Name} {
 		if err := p.DeleteInstance(ctx, ref); err != nil {
 			t.Fatalf("DeleteInstance(%s): %v", ref, err)
@@ -270,10 +324,10 @@ func TestRemoveAllInstancesTerminatesEveryPoolOfThisController(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t)
-	p := w.provider(w.settings())
+	p := w.provider("blue", w.settings())
 	var made []providers.Instance
 	for _, pool := range []string{"blue", "blue", "green"} {
-		inst, err := p.CreateInstance(ctx, w.request(pool))
+		inst, err := w.provider(pool, w.settings()).CreateInstance(ctx, w.request(pool))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +350,7 @@ func TestStopAndStartInstance(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t)
-	p := w.provider(w.settings())
+	p := w.provider("linux", w.settings())
 	inst, err := p.CreateInstance(ctx, w.request("linux"))
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +377,7 @@ func TestCreateRefusesARequestTheMachineCouldNotBootstrapFrom(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	launches := &launchRecorder{}
-	p := w.provider(w.settings(), launches.middleware)
+	p := w.provider("linux", w.settings(), launches.middleware)
 
 	noToken := w.request("linux")
 	noToken.InstanceToken = ""
@@ -374,7 +428,7 @@ func TestNewUsesTheEnvironmentsAWSConfiguration(t *testing.T) {
 	} {
 		t.Setenv(name, value)
 	}
-	p, err := ec2.New(ctx, w.controllerID, w.settings())
+	p, err := ec2.New(ctx, w.ownership("env"), w.settings())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,19 +95,23 @@ func TestParseSettingsNamesTheKeyOfEveryProblem(t *testing.T) {
 	}
 }
 
-func TestNewWithConfigNeedsAControllerAndARegion(t *testing.T) {
+func TestNewWithConfigNeedsOwnershipAndARegion(t *testing.T) {
 	s := ec2.Settings{ImageID: "ami-0abc", InstanceTypes: []string{"t3.large"}}
-	if _, err := ec2.NewWithConfig(awsConfigWithRegion(""), "", s); err == nil || !strings.Contains(err.Error(), "controller id") {
+	owner := ec2.Ownership{ControllerID: "ctl", PoolID: "7d1f6a4e-0c2b-8a31-9d55-2f0e4b6c8a10"}
+	if _, err := ec2.NewWithConfig(awsConfigWithRegion(""), ec2.Ownership{PoolID: owner.PoolID}, s); err == nil || !strings.Contains(err.Error(), "controller id") {
 		t.Errorf("no controller id: %v", err)
 	}
-	if _, err := ec2.NewWithConfig(awsConfigWithRegion(""), "ctl", s); err == nil || !strings.Contains(err.Error(), "region: not set") {
+	if _, err := ec2.NewWithConfig(awsConfigWithRegion("us-east-1"), ec2.Ownership{ControllerID: "ctl"}, s); err == nil || !strings.Contains(err.Error(), "provider-side id") {
+		t.Errorf("no pool id: %v", err)
+	}
+	if _, err := ec2.NewWithConfig(awsConfigWithRegion(""), owner, s); err == nil || !strings.Contains(err.Error(), "region: not set") {
 		t.Errorf("no region: %v", err)
 	}
 	s.Region = "eu-west-1"
-	if _, err := ec2.NewWithConfig(awsConfigWithRegion(""), "ctl", s); err != nil {
+	if _, err := ec2.NewWithConfig(awsConfigWithRegion(""), owner, s); err != nil {
 		t.Errorf("region from settings: %v", err)
 	}
-	if _, err := ec2.NewWithConfig(awsConfigWithRegion("us-east-1"), "ctl", ec2.Settings{}); err == nil || !strings.Contains(err.Error(), "image_id") {
+	if _, err := ec2.NewWithConfig(awsConfigWithRegion("us-east-1"), owner, ec2.Settings{}); err == nil || !strings.Contains(err.Error(), "image_id") {
 		t.Errorf("settings are validated: %v", err)
 	}
 }

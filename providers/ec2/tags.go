@@ -11,10 +11,12 @@ import (
 // The tags that mark what runfleet made. The IAM policy in
 // docs/providers-ec2.md scopes every mutating call to tagController, so
 // these names are part of the provider's contract with operators.
+// Machines are found by tagPoolID; tagPool is the pool's name, for people.
 const (
 	tagPrefix     = "runfleet:"
 	tagController = tagPrefix + "controller"
 	tagPool       = tagPrefix + "pool"
+	tagPoolID     = tagPrefix + "pool-id"
 	tagInstance   = tagPrefix + "instance"
 	tagName       = "Name"
 )
@@ -25,10 +27,11 @@ const (
 func (p *Provider) launchTags(name, pool string) []ec2types.Tag {
 	all := maps.Clone(p.settings.Tags)
 	if all == nil {
-		all = make(map[string]string, 4)
+		all = make(map[string]string, 5)
 	}
 	all[tagController] = p.controllerID
 	all[tagPool] = pool
+	all[tagPoolID] = p.poolID
 	all[tagInstance] = name
 	all[tagName] = name
 	tags := make([]ec2types.Tag, 0, len(all))

@@ -34,7 +34,7 @@ func TestLaunchTemplateWithRootVolumeSize(t *testing.T) {
 	rootDevice := aws.ToString(images.Images[0].RootDeviceName)
 
 	for _, ref := range []string{name, aws.ToString(tmpl.LaunchTemplate.LaunchTemplateId)} {
-		p := w.provider(ec2.Settings{LaunchTemplate: ref, RootVolumeSize: 40})
+		p := w.provider("template", ec2.Settings{LaunchTemplate: ref, RootVolumeSize: 40})
 		req := w.request("template")
 		inst, err := p.CreateInstance(ctx, req)
 		if err != nil {

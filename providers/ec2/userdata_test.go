@@ -26,7 +26,7 @@ func offlineProvider(t *testing.T, s Settings) *Provider {
 	if len(s.InstanceTypes) == 0 && s.LaunchTemplate == "" {
 		s.InstanceTypes = []string{"t3.large"}
 	}
-	p, err := NewWithConfig(aws.Config{Region: "us-east-1"}, "ctl", s)
+	p, err := NewWithConfig(aws.Config{Region: "us-east-1"}, Ownership{ControllerID: "ctl", PoolID: "pool-id"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}

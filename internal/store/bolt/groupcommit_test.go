@@ -76,7 +76,7 @@ func TestConcurrentWritesShareCommitsAndStaySerial(t *testing.T) {
 					}
 				})
 				claims.Go(func() {
-					err := s.CreateJob(ctx, openJob("p", int64(job), time.Now()))
+					err := s.CreateJob(ctx, openJob("p", int64(job)+1, time.Now()))
 					switch {
 					case err == nil:
 						mu.Lock()

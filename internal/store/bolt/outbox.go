@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -54,9 +53,10 @@ func (s *QueuedStore) Close() error {
 
 // CreateInstanceAndSend implements store.Outbox.
 func (s *QueuedStore) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
-	// The queue's due times are real time, whatever clock the store runs on
-	// for expiry (WithClock); read before the transaction, which may re-run.
-	now := time.Now()
+	// Due times follow the queue's clock (local.Options.Now), which need not
+	// be the store's (WithClock); read before the transaction, which may
+	// re-run.
+	now := s.queue.Now()
 	return s.admit(ctx, a, func(tx *bbolt.Tx) error {
 		return s.queue.SendInTx(tx, body, now, 0)
 	})

@@ -69,3 +69,22 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 		t.Fatalf("Receive after restart = %d messages, %v; want the create", len(msgs), err)
 	}
 }
+
+// The message is dated by the queue's clock, not the wall clock, so a queue
+// on virtual time (the simulation's) sees it due at once.
+func TestOutboxDatesMessagesByTheQueueClock(t *testing.T) {
+	ctx := context.Background()
+	virtual := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	s, err := bolt.OpenWithQueue(filepath.Join(t.TempDir(), "state.db"), local.Options{Now: func() time.Time { return virtual }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.CreateInstanceAndSend(ctx, admit(pendingInstance("p", 1), 5), []byte("create")); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Queue().Receive(ctx, queue.ReceiveOptions{Max: 10})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("Receive on the queue's clock = %d messages, %v; want the create, due at once", len(msgs), err)
+	}
+}

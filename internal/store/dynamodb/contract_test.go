@@ -1,5 +1,3 @@
-//go:build storetest_ready
-
 package dynamodb
 
 import (

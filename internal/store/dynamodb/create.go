@@ -13,16 +13,6 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// Positions of an admission's items in its transaction. The job comes
-// before the pool counter so that, should a cancellation ever name only the
-// first failed condition, the more telling refusal still wins (see
-// CreateInstance).
-const (
-	admitInstance = iota
-	admitJob
-	admitPool
-)
-
 // CreateInstance writes a.Instance, reserves a slot of its pool and, when
 // a.Job is set, creates or compare-and-sets the job, in one
 // TransactWriteItems: all of it or none of it. Which condition failed picks
@@ -54,7 +44,10 @@ func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
 
 	err = retryContention(ctx, func() error {
 		now := formatTime(s.now())
-		items := []types.TransactWriteItem{admitInstance: {Put: s.putNewInstance(instItem, now)}}
+		// The job goes before the pool counter: should a cancellation ever
+		// name only the first failed condition, the refusal that
+		// admissionRefused prefers still wins.
+		items := []types.TransactWriteItem{{Put: s.putNewInstance(instItem, now)}}
 		if job != nil {
 			items = append(items, types.TransactWriteItem{Put: jw.put(s.table, jobItem, now)})
 		}
@@ -67,7 +60,7 @@ func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
 		return err
 	})
 	if failed, ok := conditionFailed(err); ok {
-		return s.admissionRefused(a, failed)
+		return admissionRefused(a, failed)
 	}
 	if err != nil {
 		return fmt.Errorf("create instance %q: %w", inst.Name, err)
@@ -80,23 +73,25 @@ func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
 	return nil
 }
 
-// admissionRefused turns the failed conditions of an admission into its
-// typed refusal.
-func (s *Store) admissionRefused(a store.Admission, failed []bool) error {
+// admissionRefused turns the failed conditions of an admission's
+// transaction (instance, then job if any, then pool counter) into its typed
+// refusal.
+func admissionRefused(a store.Admission, failed []bool) error {
+	failedAt := func(i int) bool { return i < len(failed) && failed[i] }
 	inst := a.Instance
-	poolAt := admitPool
-	if a.Job == nil {
-		poolAt = admitJob
+	poolAt := 1
+	if a.Job != nil {
+		poolAt = 2
 	}
 	switch {
-	case failed[admitInstance]:
+	case failedAt(0):
 		return fmt.Errorf("create instance %q: %w", inst.Name, store.ErrAlreadyExists)
-	case a.Job != nil && failed[admitJob]:
+	case a.Job != nil && failedAt(1):
 		return fmt.Errorf("create instance %q: %w", inst.Name, jobRefusal(a.JobFrom, a.Job))
-	case len(failed) > poolAt && failed[poolAt]:
+	case failedAt(poolAt):
 		return fmt.Errorf("create instance %q in pool %q (max %d): %w", inst.Name, inst.Pool, a.MaxRunners, store.ErrPoolFull)
 	}
-	return fmt.Errorf("create instance %q: transaction cancelled without a failed condition", inst.Name)
+	return fmt.Errorf("create instance %q: transaction cancelled on a condition of no item it wrote", inst.Name)
 }
 
 // putNewInstance writes item unless a record of the same name exists. A

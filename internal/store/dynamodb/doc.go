@@ -1,13 +1,17 @@
 // Package dynamodb is the store.Store adapter for AWS: one DynamoDB table
 // (single-table design, string partition key pk only) holding
 //
-//	INSTANCE#<name>  one runner instance; is_live while not deleted, ttl once deleted
-//	POOL#<name>      live: the pool's reserved capacity slots
-//	DELIVERY#<id>    a webhook delivery mark; expires_at, ttl
+//	INSTANCE#<name>           one runner instance; index keys while live, ttl once deleted
+//	POOL#<name>               live: the pool's reserved capacity slots
+//	JOB#<id>#<run attempt>    one job of the ledger; index keys while open or waiting, ttl once settled
+//	CREDENTIALS#<name>        an instance's JIT runner configuration; ttl
+//	META#installation         this installation's random id
 //
-// and a sparse index "live" over the live instances (see schema.go for why
-// it is shaped as it is). Every write is conditional; the ones that change
-// an instance and its pool's counter together (create, delete) are
-// transactions. The schema is also in infra/dynamodb-table.json, for
-// template.yaml.
+// and a sparse index, live_sharded, over the live instances and the
+// unsettled jobs, spread over shards so that no index partition takes a
+// burst alone (see schema.go for its shape and for the legacy index "live"
+// it replaces). Every write is conditional; the ones that change several
+// items together (an admission: instance, pool slot and job; a delete:
+// instance and pool slot) are transactions. The schema is also in
+// infra/dynamodb-table.json and template.yaml.
 package dynamodb

@@ -34,7 +34,9 @@ type jobRecord struct {
 	Instance       string   `dynamodbav:"instance,omitempty"`
 	Made           int      `dynamodbav:"made"`
 	NextAttemptAt  string   `dynamodbav:"next_attempt_at,omitempty"`
+	CheckedMade    int      `dynamodbav:"checked_made,omitempty"`
 	RunnerName     string   `dynamodbav:"runner_name,omitempty"`
+	Conclusion     string   `dynamodbav:"conclusion,omitempty"`
 	QueuedAt       string   `dynamodbav:"queued_at,omitempty"`
 	Version        int64    `dynamodbav:"version"`
 
@@ -70,7 +72,9 @@ func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue,
 		Instance:        j.Instance,
 		Made:            j.Made,
 		NextAttemptAt:   formatTime(j.NextAttemptAt),
+		CheckedMade:     j.CheckedMade,
 		RunnerName:      j.RunnerName,
+		Conclusion:      j.Conclusion,
 		QueuedAt:        formatTime(j.QueuedAt),
 		Version:         j.Version,
 		CreatedAt:       formatTime(j.CreatedAt),
@@ -116,7 +120,9 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 		Status:         runner.JobStatus(rec.Status),
 		Instance:       rec.Instance,
 		Made:           rec.Made,
+		CheckedMade:    rec.CheckedMade,
 		RunnerName:     rec.RunnerName,
+		Conclusion:     rec.Conclusion,
 		Version:        rec.Version,
 	}
 	var err error

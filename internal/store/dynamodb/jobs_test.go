@@ -21,6 +21,8 @@ func TestJobRoundTripsAndVersions(t *testing.T) {
 	job.Instance = "runfleet-p-7-1"
 	job.Made = 1
 	job.RunnerName = "runner-a"
+	job.CheckedMade = 1
+	job.Conclusion = "cancelled"
 	job.NextAttemptAt = job.QueuedAt.Add(time.Minute)
 	job.Version = 42 // whatever the caller had, a new record starts at 1
 	mustCreateJob(t, s, job)

@@ -38,6 +38,7 @@ type instanceRecord struct {
 	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
 	Labels         []string `dynamodbav:"labels,omitempty"`
 	GitHubRunnerID int64    `dynamodbav:"github_runner_id,omitempty"`
+	NotBusySince   string   `dynamodbav:"not_busy_since,omitempty"`
 	ProviderID     string   `dynamodbav:"provider_id,omitempty"`
 	ProviderFault  string   `dynamodbav:"provider_fault,omitempty"`
 	Attempts       int      `dynamodbav:"attempts"`
@@ -77,6 +78,7 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		InstallationID:  inst.InstallationID,
 		Labels:          inst.Labels,
 		GitHubRunnerID:  inst.GitHubRunnerID,
+		NotBusySince:    formatTime(inst.NotBusySince),
 		ProviderID:      inst.ProviderID,
 		ProviderFault:   inst.ProviderFault,
 		Attempts:        inst.Attempts,
@@ -130,6 +132,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		src string
 	}{
 		{&inst.NextAttemptAt, rec.NextAttemptAt},
+		{&inst.NotBusySince, rec.NotBusySince},
 		{&inst.CreatedAt, rec.CreatedAt},
 		{&inst.UpdatedAt, rec.UpdatedAt},
 		{&inst.StatusChangedAt, rec.StatusChangedAt},

@@ -63,9 +63,12 @@ const (
 //
 // Existing tables: CloudFormation cannot change a GSI's key schema in place
 // and refuses an update that creates or deletes more than one GSI, so this
-// index has a new name (the old one was "live", one partition keyed by
+// index has a new name (the old one, "live", was one partition keyed by
 // is_live) and is ONE index for both kinds of item: updating a stack made
-// before it is a single GSI creation. Lists read only this index.
+// before it is a single GSI creation. Lists read only this index, so they
+// fail while DynamoDB backfills it after such an update, and miss the live
+// instances written before it until MigrateLegacyLive (or their next write)
+// moves them.
 const (
 	liveIndex    = "live_sharded"
 	attrLiveKey  = "live_shard"

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"errors"
-	"reflect"
 	"testing"
 	"time"
 
@@ -58,36 +57,13 @@ func fullJob(pool string) *runner.Job {
 	return j
 }
 
-// requireSameJob compares every field; times with Equal, and a nil label
-// list equal to an empty one.
+// requireSameJob compares every field (see requireSameRecord).
 func requireSameJob(t *testing.T, want, got *runner.Job) {
 	t.Helper()
 	if got == nil {
 		t.Fatalf("job %s: got nil", want.Key())
 	}
-	w, g := want.Clone(), got.Clone()
-	for _, f := range []struct {
-		name     string
-		want, at *time.Time
-	}{
-		{"NextAttemptAt", &w.NextAttemptAt, &g.NextAttemptAt},
-		{"QueuedAt", &w.QueuedAt, &g.QueuedAt},
-		{"CreatedAt", &w.CreatedAt, &g.CreatedAt},
-		{"UpdatedAt", &w.UpdatedAt, &g.UpdatedAt},
-		{"StatusChangedAt", &w.StatusChangedAt, &g.StatusChangedAt},
-		{"ExpiresAt", &w.ExpiresAt, &g.ExpiresAt},
-	} {
-		if !f.want.Equal(*f.at) {
-			t.Errorf("job %s: %s = %v, want %v", want.Key(), f.name, *f.at, *f.want)
-		}
-		*f.want, *f.at = time.Time{}, time.Time{}
-	}
-	if len(w.Labels) == 0 && len(g.Labels) == 0 {
-		w.Labels, g.Labels = nil, nil
-	}
-	if !reflect.DeepEqual(w, g) {
-		t.Errorf("job %s differs:\n got  %+v\n want %+v", want.Key(), g, w)
-	}
+	requireSameRecord(t, "job "+want.Key(), want, got)
 }
 
 func mustCreateJob(t *testing.T, s store.Store, j *runner.Job) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/runfleet/runfleet/internal/queue"
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
 
@@ -18,8 +19,8 @@ type OutboxStore interface {
 }
 
 // RunOutbox checks store.Outbox's contract: CreateInstanceAndSend is
-// CreateInstance, and its message is on q if and only if the instance was
-// created. newStore returns a fresh, empty store and its queue.
+// CreateInstance, and its message is on q if and only if the admission
+// (instance, slot, job) was written. newStore returns a fresh, empty store and its queue.
 func RunOutbox(t *testing.T, newStore func(t *testing.T) (OutboxStore, queue.Queue)) {
 	t.Helper()
 	ctx := context.Background()
@@ -69,6 +70,36 @@ func RunOutbox(t *testing.T, newStore func(t *testing.T) (OutboxStore, queue.Que
 		}
 		if got := drain(t, q); len(got) != 1 || got[0] != "first" {
 			t.Fatalf("queue holds %q, want only [first]", got)
+		}
+	})
+
+	t.Run("admission with its job comes with its message", func(t *testing.T) {
+		s, q := newStore(t)
+		j := newJob("p", 1)
+		mustCreateJob(t, s, j)
+		inst, next := nextInstanceFor(j)
+		a := store.Admission{Instance: inst, MaxRunners: 5, Job: next, JobFrom: runner.JobOpen}
+		if err := s.CreateInstanceAndSend(ctx, a, []byte("serve 1")); err != nil {
+			t.Fatalf("CreateInstanceAndSend: %v", err)
+		}
+		requireSameJob(t, next, mustGetJob(t, s, j.Key()))
+		if got := drain(t, q); len(got) != 1 || got[0] != "serve 1" {
+			t.Fatalf("queue holds %q, want [serve 1]", got)
+		}
+	})
+
+	t.Run("stale job: no message, no instance", func(t *testing.T) {
+		s, q := newStore(t)
+		j := newJob("p", 1)
+		mustCreateJob(t, s, j)
+		mustMoveJob(t, s, j.Key(), runner.JobWaiting)
+		inst, next := nextInstanceFor(j)
+		a := store.Admission{Instance: inst, MaxRunners: 5, Job: next, JobFrom: runner.JobOpen}
+		requireJobConflict(t, s.CreateInstanceAndSend(ctx, a, []byte("stale")), j.Key(), runner.JobOpen, 1)
+		requireNotFound(t, s, inst.Name)
+		requireUsage(t, s, "p", 0)
+		if got := drain(t, q); len(got) != 0 {
+			t.Fatalf("queue holds %q after a refused admission, want nothing", got)
 		}
 	})
 

@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// The invariants. Those that must hold at every moment are checked after
+// every step (checkSafety reads the store after each step that wrote it;
+// the cloud checks machines as they are made and destroyed, cloud.go; the
+// GitHub model checks removals, github_api.go):
+//
+//   - never two live machines for one instance;
+//   - never more than max_runners live instances, or live machines, per
+//     pool;
+//   - never a machine destroyed while its runner runs a job, unless an
+//     operator forced that instance's delete;
+//   - at most one instance serves a job attempt at a time (P2, P17): of the
+//     live instances made for a job, not on their way out and not taken
+//     by another job, there is never more than one;
+//   - never a runner removed that runfleet did not register.
+//
+// Those that must hold once the world is quiet (faults off, every job
+// runfleet could serve served, several reconcile intervals later) are
+// checked by checkQuiescence.
+
+// checkSafety checks the store-side invariants after a step that wrote.
+func (w *world) checkSafety() {
+	if !w.storeDirty {
+		return
+	}
+	w.storeDirty = false
+	p := w.proc
+	if p == nil || p.buried || p.state.Store == nil {
+		return
+	}
+	live, err := p.state.Store.ListLiveInstances(context.Background())
+	if err != nil {
+		w.tr.add("check: cannot list live instances: %v", err)
+		return
+	}
+	perPool := map[string]int{}
+	serving := map[string][]string{}
+	for _, inst := range live {
+		perPool[inst.Pool]++
+		if servesJob(inst) {
+			key := runner.JobKey(inst.JobID, inst.RunAttempt)
+			serving[key] = append(serving[key], inst.Name+"("+string(inst.Status)+")")
+		}
+	}
+	for _, pool := range w.pools {
+		if n := perPool[pool.Name]; n > pool.MaxRunners {
+			w.violate("never more than max_runners live instances per pool", "pool %s has %d live instances, max_runners %d", pool.Name, n, pool.MaxRunners)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(serving)) {
+		if names := serving[key]; len(names) > 1 {
+			w.violate("at most one instance serves a job attempt at a time", "job %s has %d: %s", key, len(names), strings.Join(names, ", "))
+		}
+	}
+}
+
+// servesJob: a live instance made for a job, not on its way out, and not
+// running another job.
+func servesJob(inst *runner.Instance) bool {
+	if inst.JobID == 0 || (inst.ActiveJobID != 0 && inst.ActiveJobID != inst.JobID) {
+		return false
+	}
+	switch inst.Status {
+	case runner.StatusPendingCreate, runner.StatusCreating, runner.StatusRunning, runner.StatusStopped, runner.StatusUnknown:
+		return true
+	}
+	return false
+}
+
+// checkQuiescence checks what must hold once faults have stopped and the
+// world has drained.
+func (w *world) checkQuiescence() {
+	ctx := context.Background()
+	p := w.proc
+	if p == nil || !p.up {
+		w.violate("runfleet is up at the end", "the process is not running")
+		return
+	}
+	st := p.state.Store
+	g := w.gh
+
+	for _, j := range g.jobs {
+		switch {
+		case j.runner != nil && !j.runner.foreign:
+			w.stats.inc("jobs.ran_on_runfleet_runner")
+		case j.Status == jobQueued && j.Pool != "" && !g.known(j):
+			w.stats.inc("jobs.left_queued_runfleet_never_told")
+		}
+		if j.Status == jobQueued && j.Pool != "" && g.known(j) {
+			w.violate("no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9))
+		}
+	}
+
+	for _, m := range w.cloud.machines {
+		if !m.alive || m.foreign {
+			continue
+		}
+		inst, err := st.GetInstance(ctx, m.name)
+		if err != nil || !inst.Status.Live() {
+			w.violate("no machine without a live record", "machine %s (%s) runs; its record: %s", m.pid, m.name, recordState(inst, err))
+		}
+	}
+
+	for _, r := range g.runners {
+		if !r.registered || r.foreign {
+			continue
+		}
+		inst, err := st.GetInstance(ctx, r.Name)
+		if err != nil || !inst.Status.Live() {
+			w.violate("no runner registered in GitHub without a live record", "runner %s (id %d, online %v) is registered; its record: %s", r.Name, r.ID, r.online, recordState(inst, err))
+		}
+	}
+
+	live, err := st.ListLiveInstances(ctx)
+	if err != nil {
+		w.violate("the store answers", "list live instances: %v", err)
+		return
+	}
+	idle := map[string]int{}
+	for _, inst := range live {
+		if inst.Status != runner.StatusRunning {
+			w.violate("nothing in a transitional state", "instance %s is %s (runner %s, %d attempts, fault %q)", inst.Name, inst.Status, inst.RunnerStatus, inst.Attempts, inst.ProviderFault)
+			continue
+		}
+		if r := g.registeredByName(inst.Name); r != nil && r.running() {
+			continue
+		}
+		idle[inst.Pool]++
+	}
+	for _, pool := range w.pools {
+		if idle[pool.Name] > pool.MinIdle {
+			w.violate("no live instance that nothing needs beyond min_idle", "pool %s keeps %d instances no job needs (min_idle %d)", pool.Name, idle[pool.Name], pool.MinIdle)
+		}
+	}
+
+	open, err := st.ListOpenJobs(ctx)
+	if err != nil {
+		w.violate("the store answers", "list open jobs: %v", err)
+		return
+	}
+	for _, lj := range open {
+		gj := g.jobByID[lj.ID]
+		if gj == nil || (gj.Status != jobQueued && gj.Status != jobWaiting) {
+			status := "nothing"
+			if gj != nil {
+				status = gj.Status
+			}
+			w.violate("nothing in a transitional state", "ledger job %s is %s but GitHub says %s", lj.Key(), lj.Status, status)
+		}
+	}
+
+	g.checkBudget()
+}
+
+func recordState(inst *runner.Instance, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return string(inst.Status)
+}

@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// cloud is the compute provider's side of the world: machines, which boot
+// a while after they are made and then start the JIT runner whose
+// configuration they were given, and which the cloud may take away at any
+// time (spot interruption). Like GitHub, it outlives runfleet's process.
+type cloud struct {
+	w        *world
+	machines []*machine
+	byPID    map[string]*machine
+	seq      int
+}
+
+type machine struct {
+	pid, name  string
+	pool       string
+	poolID     string
+	alive      bool
+	createdAt  time.Time
+	foreign    bool
+	// jit is the runner registration whose configuration the machine got
+	// (the one registered under its name when it was made); runner is set
+	// once it booted and that runner came online.
+	jit    *ghRunner
+	runner *ghRunner
+}
+
+func newCloud(w *world) *cloud {
+	return &cloud{w: w, byPID: map[string]*machine{}}
+}
+
+// launch makes a machine for an instance name; it boots after 20–90 s, or
+// 4–9 min when slow.
+func (c *cloud) launch(pool, poolID, name string) *machine {
+	w := c.w
+	c.seq++
+	m := &machine{pid: fmt.Sprintf("i-%06d", c.seq), name: name, pool: pool, poolID: poolID, alive: true, createdAt: w.now()}
+	m.jit = w.gh.registeredByName(name)
+	for _, other := range c.machines {
+		if other.alive && other.name == name {
+			w.violate("never two live machines for one instance", "machine %s made for %s while %s (made %s ago) still runs", m.pid, name, other.pid, w.now().Sub(other.createdAt))
+		}
+	}
+	c.machines = append(c.machines, m)
+	c.byPID[m.pid] = m
+	w.stats.inc("machines.made")
+	if max := w.maxRunners(pool); c.alive(pool) > max {
+		w.violate("never more than max_runners machines per pool", "pool %s has %d live machines, max_runners %d", pool, c.alive(pool), max)
+	}
+	boot := between(w.rng, 20*time.Second, 90*time.Second)
+	if w.faultsOn && chance(w.rng, w.cfg.Provider.SlowBoot) {
+		w.stats.inc("fault.provider.slow_boot")
+		boot = between(w.rng, 4*time.Minute, 9*time.Minute)
+	}
+	w.tr.add("  cloud: machine %s launched for %s, boots in %s", m.pid, name, boot.Round(time.Second))
+	w.sched.after(boot, 0, func() { c.boot(m) })
+	return m
+}
+
+// boot starts the machine's runner with the configuration it was given:
+// it comes online only if that registration still exists and no other
+// machine used it.
+func (c *cloud) boot(m *machine) {
+	w := c.w
+	if !m.alive {
+		return
+	}
+	r := m.jit
+	if r == nil || !r.registered || r.machine != nil {
+		w.stats.inc("machines.booted_without_runner")
+		w.tr.add("cloud: machine %s (%s) booted, but its JIT runner is gone or used: no runner", m.pid, m.name)
+		return
+	}
+	r.machine, r.online, m.runner = m, true, r
+	w.stats.inc("machines.runner_online")
+	w.tr.add("cloud: machine %s booted; runner %s (id %d) online", m.pid, r.Name, r.ID)
+	w.gh.assignSoon()
+}
+
+// destroy ends a machine. Unless the cloud took it (spot) or an operator
+// forced its instance's delete, the runner on it must not be running a
+// job (lessons-from-peers P9, P15).
+func (c *cloud) destroy(m *machine, cause string) {
+	w := c.w
+	if !m.alive {
+		return
+	}
+	if r := m.runner; r != nil && r.running() && cause != causeSpot && !w.forced[m.name] {
+		w.violate("never a machine destroyed while its runner runs a job", "machine %s (%s) destroyed by %s while runner %s runs job %d", m.pid, m.name, cause, r.Name, r.job.ID)
+	}
+	m.alive = false
+	w.stats.inc("machines.destroyed_by_" + cause)
+	w.tr.add("  cloud: machine %s (%s) destroyed (%s)", m.pid, m.name, cause)
+	w.gh.machineGone(m)
+}
+
+const (
+	causeDelete = "delete"
+	causeSpot   = "spot"
+)
+
+// alive counts the live machines of a pool.
+func (c *cloud) alive(pool string) int {
+	n := 0
+	for _, m := range c.machines {
+		if m.alive && m.pool == pool {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *cloud) aliveByName(name string) []*machine {
+	var out []*machine
+	for _, m := range c.machines {
+		if m.alive && m.name == name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// spotCheck takes machines away at the configured rate, every 5 minutes.
+func (c *cloud) spotCheck() {
+	w := c.w
+	const every = 5 * time.Minute
+	if w.faultsOn {
+		p := w.cfg.Provider.SpotPerHour * every.Hours()
+		for _, m := range slices.Clone(c.machines) {
+			if m.alive && !m.foreign && chance(w.rng, p) {
+				w.stats.inc("fault.provider.spot_interruption")
+				c.destroy(m, causeSpot)
+			}
+		}
+	}
+	w.sched.after(every, 0, c.spotCheck)
+}
+
+// compact forgets machines long gone, so long runs stay small.
+func (c *cloud) compact() {
+	kept := c.machines[:0]
+	cutoff := c.w.now().Add(-2 * time.Hour)
+	for _, m := range c.machines {
+		if m.alive || m.createdAt.After(cutoff) {
+			kept = append(kept, m)
+			continue
+		}
+		delete(c.byPID, m.pid)
+	}
+	c.machines = kept
+}

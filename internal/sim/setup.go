@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+const (
+	// controllerID names this runfleet installation in GitHub.
+	controllerID = "sim"
+	// providerTimeout bounds provider calls other than create, in the
+	// engine and in the simulated provider's hangs alike.
+	providerTimeout = 2 * time.Minute
+	// bootstrapTimeout is the pools': a create, and a runner's first
+	// coming online, may take this long.
+	bootstrapTimeout = 10 * time.Minute
+)
+
+// simPools are the pools runfleet serves: linux (x64) and gpu, both at the
+// organization. A linux job can be taken by a gpu runner too (its labels
+// cover the job's), so jobs regularly run on runners made for others.
+func simPools(cfg Config) runner.Pools {
+	return runner.Pools{
+		{Name: "linux", Owner: org, Labels: []string{"linux", "x64"}, MaxRunners: 5, MinIdle: cfg.MinIdle,
+			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
+		{Name: "gpu", Owner: org, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 3,
+			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
+	}
+}
+
+// jobKinds are the jobs GitHub queues, by share: most are for the pools,
+// some no pool can serve (an architecture nobody has, another
+// organization), which must stay untouched.
+var jobKinds = []struct {
+	share  int
+	repo   string
+	labels []string
+}{
+	{45, "acme/app", []string{"self-hosted", "linux", "x64"}},
+	{20, "acme/lib", []string{"self-hosted", "Linux"}},
+	{20, "acme/ml", []string{"self-hosted", "gpu"}},
+	{5, "acme/ml", []string{"self-hosted", "linux", "x64", "gpu"}},
+	{5, "acme/app", []string{"self-hosted", "linux", "arm64"}},
+	{5, "other/app", []string{"self-hosted", "linux", "x64"}},
+}
+
+// scheduleJobs plans the load phase's arrivals (sometimes in bursts) and
+// returns when the last job arrives.
+func (w *world) scheduleJobs() time.Time {
+	t := w.now()
+	id := int64(1000)
+	for n := 0; n < w.cfg.Jobs; {
+		t = t.Add(time.Duration(w.rng.ExpFloat64() * float64(w.cfg.ArrivalMean)))
+		burst := 1
+		if chance(w.rng, w.cfg.Bursts) {
+			burst = 5 + w.rng.IntN(11)
+			w.stats.inc("jobs.bursts")
+		}
+		for k := 0; k < burst && n < w.cfg.Jobs; k++ {
+			id++
+			n++
+			j := w.newJob(id)
+			w.sched.at(t, 0, func() { w.gh.queueJob(j) })
+		}
+	}
+	return t
+}
+
+func (w *world) newJob(id int64) *ghJob {
+	roll := w.rng.IntN(100)
+	kind := jobKinds[len(jobKinds)-1]
+	for _, k := range jobKinds {
+		if roll < k.share {
+			kind = k
+			break
+		}
+		roll -= k.share
+	}
+	owner, _, _ := strings.Cut(kind.repo, "/")
+	j := &ghJob{ID: id, RunID: id * 10, Repo: kind.repo, Org: owner, Labels: slices.Clone(kind.labels)}
+	if p, ok := w.pools.Match(j.Repo, j.Org, "", j.Labels); ok {
+		j.Pool = p.Name
+	}
+	return j
+}
+
+// addForeignRunners gives a quarter of the seeds runners runfleet did not
+// register at the same organization — a static machine, and a runner of
+// another runfleet installation (its name prefix, another controller's
+// label) — which take jobs too and must never be touched.
+func (w *world) addForeignRunners() {
+	if w.rng.IntN(4) != 0 {
+		return
+	}
+	for _, f := range []struct {
+		name   string
+		labels []string
+	}{
+		{"static-builder-1", []string{"self-hosted", "linux", "x64"}},
+		{runner.NamePrefix + "linux-77-1", []string{"self-hosted", "linux", "x64", runner.ControllerLabel("other")}},
+	} {
+		r := w.gh.register(f.name, org, f.labels, true, false)
+		m := &machine{pid: "static-" + f.name, name: f.name, alive: true, foreign: true, runner: r}
+		r.machine, r.online = m, true
+		w.stats.inc("github.foreign_runners")
+	}
+}
+
+// known says whether runfleet was told, and acknowledged, that the job is
+// queued: of its queued and waiting events that runfleet accepted, the
+// latest one GitHub emitted is a queued. Only such a job must be served —
+// one whose every queued delivery was lost is invisible to runfleet.
+func (g *githubWorld) known(j *ghJob) bool {
+	for i := len(j.events) - 1; i >= 0; i-- {
+		ev := j.events[i]
+		if !ev.accepted || (ev.action != runner.ActionQueued && ev.action != runner.ActionWaiting) {
+			continue
+		}
+		return ev.action == runner.ActionQueued
+	}
+	return false
+}
+
+// ForceDeleter is implemented by a Controller that offers the operator's
+// forced delete.
+type ForceDeleter interface {
+	ForceDelete(ctx context.Context, instance string) error
+}
+
+// operatorForceDelete force-deletes a random live instance, as an operator
+// would with `runfleet instances delete NAME --force`: its machine may go
+// down under a running job.
+func (w *world) operatorForceDelete(p *process) {
+	fd, ok := p.ctl.(ForceDeleter)
+	if !ok {
+		return
+	}
+	live, err := p.state.Store.ListLiveInstances(context.Background())
+	if err != nil || len(live) == 0 {
+		return
+	}
+	slices.SortFunc(live, func(a, b *runner.Instance) int { return strings.Compare(a.Name, b.Name) })
+	name := live[w.rng.IntN(len(live))].Name
+	w.forced[name] = true
+	w.stats.inc("operator.force_deletes")
+	p.spawn("operator force-delete "+name, func(ctx context.Context) {
+		err := fd.ForceDelete(ctx, name)
+		w.tr.add("operator force-delete %s%s", name, result(err))
+	})
+}
+
+// queueSent and queueReceived tell the workers when something becomes
+// visible. On the virtual clock that is an event; with a real-time queue
+// (SQS), a received message that is not acknowledged comes back after a
+// real visibility timeout, which waitRealTime waits for.
+func (w *world) queueSent(p *process, delay time.Duration) {
+	p.wakeAt(w.now().Add(delay))
+}
+
+func (w *world) queueReceived(p *process, id string, vis time.Duration) {
+	if !w.backend.RealTime() {
+		p.wakeAt(w.now().Add(vis))
+		return
+	}
+	if w.realPending == nil {
+		w.realPending = map[string]time.Time{}
+	}
+	w.realPending[id] = time.Now().Add(vis)
+}
+
+func (w *world) queueAcked(id string) {
+	delete(w.realPending, id)
+}
+
+// waitRealTime, when nothing can run, waits (in real time) for the first
+// unacknowledged message of a real-time queue to be visible again and
+// pokes the workers. It reports whether it did.
+func (w *world) waitRealTime() bool {
+	if len(w.realPending) == 0 || w.proc == nil || !w.proc.up {
+		return false
+	}
+	var firstID string
+	var first time.Time
+	for _, id := range slices.Sorted(maps.Keys(w.realPending)) {
+		if due := w.realPending[id]; firstID == "" || due.Before(first) {
+			firstID, first = id, due
+		}
+	}
+	time.Sleep(time.Until(first))
+	delete(w.realPending, firstID)
+	w.proc.pokeWorkers()
+	return true
+}
+
+// releaseHeld hands a held delayed message to the real queue once due: SQS
+// keeps it whether or not runfleet is running.
+func (w *world) releaseHeld(body []byte) {
+	q := w.heldQueue
+	if q == nil {
+		return
+	}
+	if err := q.Send(context.Background(), body, 0); err != nil {
+		w.violate("the queue keeps what was sent", "sending a held delayed message: %v", err)
+		return
+	}
+	if p := w.proc; p != nil && p.up {
+		p.pokeWorkers()
+	}
+}

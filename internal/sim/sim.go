@@ -1,0 +1,277 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/runfleet/runfleet/providers"
+)
+
+// Result is what one seed's run found.
+type Result struct {
+	Seed       uint64
+	Violations []Violation
+	// Trace is the last Config.TraceLines lines before the run stopped.
+	Trace []string
+	// Digest identifies the whole trace (two runs of a seed must agree).
+	Digest string
+	Stats  *Stats
+	// Lifecycles counts the jobs GitHub queued.
+	Lifecycles int
+	// Virtual is how much virtual time the run covered.
+	Virtual time.Duration
+}
+
+// Failed reports whether an invariant broke.
+func (r *Result) Failed() bool { return len(r.Violations) > 0 }
+
+// Run simulates one seed: runfleet (built by newController at every
+// start, over state opened by backend) against a simulated GitHub and
+// cloud, with faults, then a quiescence phase without them, then the final
+// checks. It stops at the first broken invariant.
+func Run(cfg Config, backend Backend, newController NewController) (res *Result) {
+	clock := NewClock(Epoch)
+	if backend.RealTime() {
+		// The DynamoDB store dates expiry by the machine's clock: the
+		// virtual clock starts there and only runs ahead of it.
+		clock = NewClock(time.Now().UTC().Truncate(time.Second))
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x52554e464c454554)) // "RUNFLEET"
+	w := &world{
+		cfg:           cfg,
+		clock:         clock,
+		rng:           rng,
+		sched:         newScheduler(clock, rng),
+		tr:            newTrace(clock, max(cfg.TraceLines, 1)),
+		pools:         simPools(cfg),
+		log:           slog.New(slog.DiscardHandler),
+		newController: newController,
+		backend:       backend,
+		faultsOn:      true,
+		forced:        map[string]bool{},
+		stats:         newStats(),
+	}
+	if cfg.Echo != nil {
+		w.tr.echo = cfg.Echo
+	}
+	if cfg.Logger != nil {
+		w.log = cfg.Logger
+	}
+	w.sched.genAlive = func(gen int) bool { return w.proc != nil && w.proc.gen == gen && !w.proc.dead }
+	w.gh = newGitHubWorld(w)
+	w.cloud = newCloud(w)
+	defer func() {
+		if r := recover(); r != nil {
+			w.violate("the simulation runs to its end", "%v", r)
+		}
+		res = w.finish()
+	}()
+
+	w.addForeignRunners()
+	lastArrival := w.scheduleJobs()
+	w.sched.after(5*time.Minute, 0, w.cloud.spotCheck)
+	w.start()
+
+	// Load: jobs arrive and every fault is on, until a few minutes after
+	// the last arrival.
+	if !w.runUntil(lastArrival.Add(5*time.Minute), nil) {
+		return
+	}
+	// Quiescence: faults stop; approvals come through; the world drains
+	// (no job runs, none runfleet knows of is queued), then several
+	// reconcile intervals more pass before the final checks.
+	w.faultsOn = false
+	w.tr.add("=== faults off: quiescence ===")
+	for _, j := range w.gh.jobs {
+		w.gh.approve(j)
+	}
+	if !w.runUntil(w.now().Add(drainLimit), w.drained) {
+		return
+	}
+	settle := cfg.Quiescence
+	if cfg.LongTail {
+		settle += 25 * time.Hour
+	}
+	if !w.runUntil(w.now().Add(settle), nil) {
+		return
+	}
+	w.tr.add("=== final checks ===")
+	w.checkQuiescence()
+	return
+}
+
+// drainLimit bounds how long the quiescence phase waits for the world to
+// drain before checking anyway.
+const drainLimit = 6 * time.Hour
+
+// runUntil steps the world until the clock reaches deadline, done reports
+// true, or an invariant breaks (then it returns false).
+func (w *world) runUntil(deadline time.Time, done func() bool) bool {
+	for !w.failed() {
+		if done != nil && done() {
+			return true
+		}
+		if len(w.sched.ready) == 0 {
+			if w.waitRealTime() {
+				continue
+			}
+			next, ok := w.sched.nextEventAt()
+			if !ok || next.After(deadline) {
+				w.clock.advanceTo(deadline)
+				return true
+			}
+		}
+		w.sched.step()
+		w.afterStep()
+	}
+	return false
+}
+
+// afterStep buries a process that died during the step and checks the
+// invariants that must hold at every moment.
+func (w *world) afterStep() {
+	if p := w.proc; p != nil && p.dead && !p.buried {
+		w.bury(p)
+	}
+	w.checkSafety()
+}
+
+// start starts a runfleet process over the state its predecessor left.
+func (w *world) start() {
+	gen := 1
+	if w.proc != nil {
+		gen = w.proc.gen + 1
+	}
+	p := &process{w: w, gen: gen}
+	w.proc = p
+	st, err := w.backend.Open(w.clock)
+	if err != nil {
+		w.violate("runfleet starts from the state it left", "%v", err)
+		return
+	}
+	p.state = st
+	w.heldQueue = st.Queue
+	storeIface, sp := wrapStore(st.Store, p)
+	p.store = sp
+	p.queue = &queuePort{Queue: st.Queue, p: p}
+	deps := Deps{
+		ControllerID:    controllerID,
+		Store:           storeIface,
+		Queue:           p.queue,
+		GitHub:          &githubAPI{g: w.gh, p: p},
+		Providers:       map[string]providers.Provider{},
+		Pools:           w.pools,
+		Now:             w.clock.Now,
+		Logger:          w.log,
+		ProviderTimeout: providerTimeout,
+		BackoffMin:      time.Second,
+		BackoffMax:      5 * time.Minute,
+	}
+	if w.backend.RealTime() {
+		deps.BackoffMax = 30 * time.Second
+	}
+	for _, pool := range w.pools {
+		deps.Providers[pool.Name] = &providerAPI{
+			c: w.cloud, p: p, pool: pool.Name,
+			noopByName:    contains(w.cfg.Provider.DeleteByNameNoop, pool.Name),
+			createTimeout: pool.BootstrapTimeout, timeout: providerTimeout,
+		}
+	}
+	w.tr.add("runfleet gen %d starting", gen)
+	p.spawn("start", func(ctx context.Context) {
+		ctl, err := w.newController(ctx, deps)
+		if err == nil {
+			p.ctl = ctl
+			err = ctl.RecoverAtStart(ctx)
+		}
+		if p.dead {
+			return
+		}
+		if err != nil {
+			w.startFailures++
+			w.stats.inc("process.start_failed")
+			if w.startFailures > maxStartFailures {
+				w.violate("runfleet starts from the state it left", "%d starts in a row failed; the last: %v", w.startFailures, err)
+			}
+			p.die(fmt.Sprintf("start failed, the process exits: %v", err))
+			return
+		}
+		w.startFailures = 0
+		p.up = true
+		w.tr.add("runfleet gen %d up", gen)
+		p.pokeWorkers()
+		w.sched.after(between(w.rng, time.Second, w.cfg.ReconcileInterval), gen, p.tick)
+	})
+}
+
+// maxStartFailures: a start that keeps failing (serve exits; its
+// supervisor restarts it) is an outage, not a transient.
+const maxStartFailures = 20
+
+// bury lets a dead process's tasks unwind, closes its state as the kernel
+// would release its files, and has a supervisor restart it a little later.
+func (w *world) bury(p *process) {
+	p.buried = true
+	w.sched.kill(p.gen)
+	if p.state.Close != nil {
+		if err := p.state.Close(); err != nil {
+			w.tr.add("closing gen %d's state: %v", p.gen, err)
+		}
+	}
+	w.realPending = nil
+	w.sched.after(between(w.rng, 2*time.Second, 30*time.Second), 0, w.start)
+}
+
+// finish stops every task left and reports.
+func (w *world) finish() *Result {
+	if p := w.proc; p != nil && !p.buried {
+		p.dead, p.buried = true, true
+		w.sched.kill(p.gen)
+		if p.state.Close != nil {
+			_ = p.state.Close()
+		}
+	}
+	return &Result{
+		Seed:       w.cfg.Seed,
+		Violations: w.violations,
+		Trace:      w.tr.last(max(w.cfg.TraceLines, 1)),
+		Digest:     w.tr.digest(),
+		Stats:      w.stats,
+		Lifecycles: len(w.gh.jobs),
+		Virtual:    w.now().Sub(w.tr.start),
+	}
+}
+
+// drained: no job is running, and none runfleet was told about and could
+// serve is still queued.
+func (w *world) drained() bool {
+	if w.now().Before(w.nextDrainCheck) {
+		return false
+	}
+	w.nextDrainCheck = w.now().Add(time.Minute)
+	for _, j := range w.gh.jobs {
+		if j.Status == jobInProgress || (j.Status == jobQueued && w.gh.known(j)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *world) maxRunners(pool string) int {
+	if p, ok := w.pools.Get(pool); ok {
+		return p.MaxRunners
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
