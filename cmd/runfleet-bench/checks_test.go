@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/webhook"
 )
 
 // childServing returns a child whose operator API lists instances.
@@ -85,11 +85,11 @@ func TestPayloadCarriesEachJobsID(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []int64{1, 8_000_000_123} {
-		ev, err := events.ParseWorkflowJob(p.forJob(id))
+		ev, err := webhook.ParseWorkflowJob(p.forJob(id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Action != events.ActionQueued || ev.WorkflowJob.ID != id || ev.Repository.FullName != "octo-org/hello-world" {
+		if ev.Action != string(runner.ActionQueued) || ev.WorkflowJob.ID != id || ev.Repository.FullName != "octo-org/hello-world" {
 			t.Errorf("job %d: parsed %+v", id, ev)
 		}
 	}

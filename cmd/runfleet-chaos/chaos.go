@@ -65,7 +65,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 		return nil, err
 	}
 	env := append(os.Environ(), secretEnv+"="+secret, apiTokenEnv+"="+apiToken, ghTokenEnv+"="+ghToken)
-	srv := newServer(s.bin, serveConfig, dir, port, env)
+	srv := newServer(s.bin, serveConfig, dir, s.logLevel, port, env)
 	rep := &report{settings: s, dir: dir, started: time.Now()}
 	if _, err := srv.start(ctx); err != nil {
 		return nil, err

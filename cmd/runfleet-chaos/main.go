@@ -48,6 +48,7 @@ type settings struct {
 	loseRate     float64
 	dupRate      float64
 	ignoreByName bool
+	logLevel     string
 	// replay is the command line that repeats this run's schedule.
 	replay string
 }
@@ -79,6 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&s.bootFailRate, "boot-fail-rate", 0.02, "share of machines whose boot reports failed")
 	fs.Float64Var(&s.loseRate, "lose-rate", 0.01, "share of in_progress and of completed deliveries GitHub never sends")
 	fs.Float64Var(&s.dupRate, "dup-rate", 0.05, "share of answered deliveries sent once more later (a manual redelivery)")
+	fs.StringVar(&s.logLevel, "log-level", "info", "runfleet serve's --log-level (debug logs every provider call)")
 	fs.BoolVar(&s.ignoreByName, "ignore-delete-by-name", false, "the provider answers deletes by name with success and keeps the machine")
 	if err := fs.Parse(args); err != nil {
 		return 2

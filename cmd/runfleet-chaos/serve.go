@@ -38,6 +38,7 @@ type serveRun struct {
 // store directory, one loopback port.
 type server struct {
 	bin, config, dir string
+	logLevel         string
 	env              []string
 	base             string
 
@@ -46,8 +47,8 @@ type server struct {
 	runs []*serveRun
 }
 
-func newServer(bin, config, dir string, port int, env []string) *server {
-	return &server{bin: bin, config: config, dir: dir, env: env, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+func newServer(bin, config, dir, logLevel string, port int, env []string) *server {
+	return &server{bin: bin, config: config, dir: dir, logLevel: logLevel, env: env, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 }
 
 // start starts a new process and returns once /healthz answers 200.
@@ -63,7 +64,7 @@ func (s *server) start(ctx context.Context) (*serveRun, error) {
 		return nil, err
 	}
 	// Not CommandContext: the driver decides how each process ends.
-	r.cmd = exec.Command(s.bin, "serve", "--config", s.config, "--log-level", "debug")
+	r.cmd = exec.Command(s.bin, "serve", "--config", s.config, "--log-level", s.logLevel)
 	r.cmd.Env = s.env
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
 	if err := r.cmd.Start(); err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/telemetry"
 	"github.com/runfleet/runfleet/internal/wiring"
 	"github.com/runfleet/runfleet/providers"
@@ -28,11 +31,21 @@ Run 'runfleet provider check -h' for details.
 
 const providerCheckDescription = `Runs a pool's provider through the calls runfleet depends on and prints a
 checklist of what conforms and what does not: GetVersion (external
-providers), CreateInstance, GetInstance by provider id and by name,
-ListInstances (the machine must be listed), a GetInstance past a tiny timeout
-(it must be killed), DeleteInstance by provider id twice (the second finds
-nothing, which is success), and DeleteInstance BY NAME of a second machine
-(it must leave the list: runfleet deletes by name after a failed create).
+providers), CreateInstance, ListInstances by the pool's id (the machine must
+be listed), a ListInstances past a tiny timeout (it must be killed),
+DeleteInstance by provider id twice (the second finds nothing, which is
+success), and DeleteInstance BY NAME of a second machine, as runfleet sends
+after a failed create.
+
+Some shortfalls are WARNINGS, not failures, because runfleet survives them:
+a DeleteInstance by name that succeeds but leaves the machine running (after
+a failed create runfleet must then list the pool and delete by provider id,
+and the machine runs, and costs, until that happens, at worst until the
+reconciler's next pass), and a GetInstance that does not work (runfleet
+never calls it; GARM does).
+
+The machines are made under a fresh pool id, so no running runfleet
+installation lists them or mistakes them for its own.
 
 The create request offers the runner downloads GitHub lists for the pool's
 owner, as runfleet's creates do (GARM providers install the runner from
@@ -46,8 +59,8 @@ It creates and deletes up to two REAL machines in the pool's cloud, with
 unusable metadata URLs and tokens, so they never register a runner. Every
 machine it makes is deleted at the end; any it cannot delete is listed.
 
-Exit status: 0 when everything conforms, 1 when anything does not, 2 for bad
-usage or an invalid config.`
+Exit status: 0 when everything conforms (warnings included), 1 when
+anything does not, 2 for bad usage or an invalid config.`
 
 // checkURL is where the check's machines are told to fetch their runner
 // config: a reserved name (RFC 2606) that never resolves.
@@ -110,9 +123,13 @@ func (c *cli) providerCheck(ctx context.Context, args []string) int {
 	// Providers log to the default logger.
 	slog.SetDefault(telemetry.NewLogger(c.stderr, level, "controller_id", cfg.ControllerID))
 	// Build only this pool's provider: another pool's may not run here.
+	// A fresh installation id gives the check's machines a pool id of
+	// their own: no running installation's reconciler lists them (their
+	// names start with runfleet- like its own), and no store is opened.
 	one := *cfg
 	one.Pools = []config.Pool{*pool}
-	provs, err := wiring.Providers(&one)
+	installationID := checkInstallationID()
+	provs, err := wiring.Providers(&one, installationID)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "runfleet: pool %q: %v\n", pool.Name, err)
 		return exitUsage
@@ -127,13 +144,15 @@ func (c *cli) providerCheck(ctx context.Context, args []string) int {
 		stop()
 	}()
 	if !*asJSON {
-		fmt.Fprintf(c.stdout, "Checking the %s provider of pool %q: this creates and deletes up to two machines.\n\n", pool.Provider.Type, pool.Name)
+		fmt.Fprintf(c.stdout, "Checking the %s provider of pool %q (as pool id %s): this creates and deletes up to two machines.\n\n",
+			pool.Provider.Type, pool.Name, runner.PoolID(installationID, pool.Name))
 	}
 	template := checkTemplate(pool)
 	var toolsNote string
 	template.Tools, toolsNote = checkTools(ctx, &one, pool)
 	report := conformance.Run(ctx, provs[pool.Name], conformance.Options{
 		Pool:          pool.Name,
+		PoolID:        runner.PoolID(installationID, pool.Name),
 		Template:      template,
 		CreateTimeout: pool.BootstrapTimeout,
 		Settle:        *settle,
@@ -152,6 +171,14 @@ func (c *cli) providerCheck(ctx context.Context, args []string) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// checkInstallationID is an installation id no store holds, fresh for
+// each check.
+func checkInstallationID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "provider-check-" + hex.EncodeToString(b)
 }
 
 // choosePool finds the named pool, or the only one.
@@ -228,7 +255,7 @@ func writeCheckReport(c *cli, r conformance.Report) {
 		if res.Took > 0 {
 			detail = strings.TrimSpace(fmt.Sprintf("%s (%s)", detail, res.Took.Round(time.Millisecond)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(string(res.Status)), res.Check, truncate(detail, 300))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(string(res.Status)), res.Check, truncate(detail, 500))
 	}
 	_ = tw.Flush()
 	for _, l := range r.Leftovers {
@@ -237,13 +264,17 @@ func writeCheckReport(c *cli, r conformance.Report) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(c.stdout, "NOTE: %s\n", n)
 	}
-	fmt.Fprintf(c.stdout, "\n%d passed, %d failed, %d skipped", r.Count(conformance.Pass), r.Count(conformance.Fail), r.Count(conformance.Skip))
+	fmt.Fprintf(c.stdout, "\n%d passed, %d warned, %d failed, %d skipped",
+		r.Count(conformance.Pass), r.Count(conformance.Warn), r.Count(conformance.Fail), r.Count(conformance.Skip))
 	if len(r.Leftovers) > 0 {
 		fmt.Fprintf(c.stdout, ", %d machines left behind", len(r.Leftovers))
 	}
-	if r.OK() {
-		fmt.Fprintln(c.stdout, ": the provider conforms.")
-	} else {
+	switch {
+	case !r.OK():
 		fmt.Fprintln(c.stdout, ": the provider does NOT conform.")
+	case r.Count(conformance.Warn) > 0:
+		fmt.Fprintln(c.stdout, ": the provider conforms; read the warnings for what they cost.")
+	default:
+		fmt.Fprintln(c.stdout, ": the provider conforms.")
 	}
 }

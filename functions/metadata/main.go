@@ -1,6 +1,7 @@
 // Command metadata is the MetadataFunction: runner bootstrap (instance
-// tokens, JIT credentials, status callbacks) behind its own Lambda
-// Function URL. The logic is in internal/lambdafn and internal/metadata.
+// tokens, JIT credentials, status callbacks) behind its own Lambda Function
+// URL. It builds the store, the queue and the token key: no GitHub client
+// and no provider. The logic is in internal/lambdafn and internal/metadata.
 package main
 
 import (
@@ -9,7 +10,4 @@ import (
 	"github.com/runfleet/runfleet/internal/lambdafn"
 )
 
-func main() {
-	fn := lambdafn.NewFunction(lambdafn.RoleMetadata, lambdafn.FromEnvironment(lambdafn.RoleMetadata), nil)
-	lambda.Start(fn.HandleMetadata)
-}
+func main() { lambda.Start(lambdafn.Metadata()) }

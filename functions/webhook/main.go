@@ -1,5 +1,7 @@
 // Command webhook is the WebhookFunction: GitHub's workflow_job deliveries
-// through a Lambda Function URL. The logic is in internal/lambdafn.
+// through a Lambda Function URL. It builds only the intake (store, queue,
+// pools): no GitHub client and no provider. The logic is in
+// internal/lambdafn.
 package main
 
 import (
@@ -8,7 +10,4 @@ import (
 	"github.com/runfleet/runfleet/internal/lambdafn"
 )
 
-func main() {
-	fn := lambdafn.NewFunction(lambdafn.RoleWebhook, lambdafn.FromEnvironment(lambdafn.RoleWebhook), nil)
-	lambda.Start(fn.HandleWebhook)
-}
+func main() { lambda.Start(lambdafn.Webhook()) }

@@ -1,14 +1,12 @@
 // Command worker is the WorkerFunction: the work queue's SQS event source
-// mapping (ReportBatchItemFailures). The logic is in internal/lambdafn.
+// mapping (ReportBatchItemFailures). It builds the engine with the GitHub
+// client and a provider per pool. The logic is in internal/lambdafn/work.
 package main
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/lambdafn/work"
 )
 
-func main() {
-	fn := lambdafn.NewFunction(lambdafn.RoleWorker, lambdafn.FromEnvironment(lambdafn.RoleWorker), nil)
-	lambda.Start(fn.HandleSQS)
-}
+func main() { lambda.Start(work.Worker()) }

@@ -4,12 +4,19 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/enginetest"
+	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
+
+// layouts are the two ways the engine meets its store and queue, for tests
+// that must hold for both: the queue in the store's file (store.Outbox, as
+// serve runs) and a queue of its own (as on DynamoDB and SQS).
+var layouts = map[string]enginetest.Options{"outbox": {}, "separate queue": {SeparateQueue: true}}
 
 func TestJobLifecycleQueuedToDeleted(t *testing.T) {
 	for layout, o := range layouts {
@@ -17,47 +24,56 @@ func TestJobLifecycleQueuedToDeleted(t *testing.T) {
 	}
 }
 
-func testJobLifecycleQueuedToDeleted(t *testing.T, o harnessOptions) {
-	h := newHarness(t, o)
-	h.startWorkers(2)
-	name := nameFor(1001)
+func testJobLifecycleQueuedToDeleted(t *testing.T, o enginetest.Options) {
+	w := enginetest.NewWorld(t, o)
+	w.StartWorkers(2)
+	name := enginetest.InstanceName(1001)
 
-	out := h.deliver(job(events.ActionQueued, 1001, ""))
-	if out.Result != engine.ResultCreated || out.Instance != name || out.Pool != testPool {
+	out := w.Deliver(enginetest.Event(runner.ActionQueued, 1001, ""))
+	if out.Result != engine.ResultCreated || out.Instance != name || out.Pool != enginetest.Pool {
 		t.Fatalf("queued outcome = %+v", out)
 	}
-	inst := h.waitStatus(name, runner.StatusRunning)
+	inst := w.WaitStatus(name, runner.StatusRunning)
 	if inst.ProviderID == "" || inst.GitHubRunnerID == 0 {
 		t.Fatalf("running instance lacks provider or runner id: %+v", inst)
 	}
-	if got := len(h.github.Runners()); got != 1 {
+	if got := len(w.GitHub.Runners()); got != 1 {
 		t.Fatalf("GitHub runners = %d, want 1", got)
 	}
+	if job := w.Job(1001); job.Status != runner.JobOpen || job.Instance != name || job.Made != 1 {
+		t.Fatalf("job ledger after queued: %+v", job)
+	}
 
-	h.deliver(job(events.ActionInProgress, 1001, name))
-	inst = h.instance(name)
+	w.Deliver(enginetest.Event(runner.ActionInProgress, 1001, name))
+	inst = w.Instance(name)
 	if inst.RunnerStatus != runner.RunnerActive || inst.ActiveJobID != 1001 {
 		t.Fatalf("in_progress did not bind the runner: %+v", inst)
 	}
+	if job := w.Job(1001); job.Status != runner.JobServed {
+		t.Fatalf("job ledger after in_progress: %+v", job)
+	}
 
-	if out := h.deliver(job(events.ActionCompleted, 1001, name)); out.Result != engine.ResultDeleteScheduled {
+	if out := w.Deliver(enginetest.Event(runner.ActionCompleted, 1001, name)); out.Result != engine.ResultDeleteScheduled {
 		t.Fatalf("completed outcome = %+v", out)
 	}
-	inst = h.waitStatus(name, runner.StatusDeleted)
+	inst = w.WaitStatus(name, runner.StatusDeleted)
 	if inst.ExpiresAt.IsZero() {
 		t.Fatal("deleted instance has no expiry")
 	}
-	if n := len(h.provider.Machines()); n != 0 {
+	if n := len(w.Provider.Machines()); n != 0 {
 		t.Fatalf("provider still has %d machines", n)
 	}
-	if n := len(h.github.Runners()); n != 0 {
+	if n := len(w.GitHub.Runners()); n != 0 {
 		t.Fatalf("GitHub still has %d runners", n)
 	}
-	if used, _ := h.store.PoolUsage(context.Background(), testPool); used != 0 {
+	if used, _ := w.Store.PoolUsage(context.Background(), enginetest.Pool); used != 0 {
 		t.Fatalf("pool usage after delete = %d", used)
 	}
+	if job := w.Job(1001); job.Status != runner.JobClosed {
+		t.Fatalf("job ledger after completed: %+v", job)
+	}
 	// Every engine log line names the job and instance it is about.
-	for _, l := range h.logs.Lines(t, nil) {
+	for _, l := range w.Logs.Lines(t, nil) {
 		if l["level"] != "DEBUG" && (l["instance"] == nil || l["pool"] == nil || l["job_id"] == nil) {
 			t.Errorf("log line without instance/pool/job_id: %v", l)
 		}
@@ -65,60 +81,61 @@ func testJobLifecycleQueuedToDeleted(t *testing.T, o harnessOptions) {
 }
 
 func TestUnmatchedAndWaitingJobsChangeNothing(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
-	ev := job(events.ActionQueued, 2001, "")
-	ev.WorkflowJob.Labels = []string{"self-hosted", "gpu"}
-	if out := h.deliver(ev); out.Result != engine.ResultNoMatchingPool {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	ev := enginetest.Event(runner.ActionQueued, 2001, "")
+	ev.Labels = []string{"self-hosted", "gpu"}
+	if out := w.Deliver(ev); out.Result != engine.ResultNoMatchingPool {
 		t.Fatalf("outcome = %+v", out)
 	}
-	if out := h.deliver(job(events.ActionWaiting, 2002, "")); out.Result != engine.ResultRecorded {
+	if out := w.Deliver(enginetest.Event(runner.ActionWaiting, 2002, "")); out.Result != engine.ResultRecorded {
 		t.Fatalf("outcome = %+v", out)
 	}
-	live, err := h.store.ListLiveInstances(context.Background())
-	if err != nil || len(live) != 0 {
-		t.Fatalf("live instances = %v, %v", live, err)
+	if live := w.Live(); len(live) != 0 {
+		t.Fatalf("live instances = %v", live)
 	}
 }
 
 func TestForeignRunnerEventsAreIgnored(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
-	for _, action := range []string{events.ActionInProgress, events.ActionCompleted} {
-		out := h.deliver(job(action, 3001, "someone-elses-runner"))
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	for _, action := range []runner.JobAction{runner.ActionInProgress, runner.ActionCompleted} {
+		out := w.Deliver(enginetest.Event(action, 3001, "someone-elses-runner"))
 		if out.Result != engine.ResultIgnored {
 			t.Fatalf("%s outcome = %+v", action, out)
 		}
 	}
 }
 
-func TestForceDeleteUnknownInstance(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
-	_, err := h.engine.ForceDelete(context.Background(), "runfleet-nope-1-1", true)
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("err = %v, want ErrNotFound", err)
+func TestOperatorDeleteOfUnknownInstance(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	for _, mode := range []engine.DeleteMode{engine.Graceful, engine.Forced} {
+		_, err := w.Engine.OperatorDelete(context.Background(), "runfleet-nope-1-1", mode)
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("mode %v: err = %v, want ErrNotFound", mode, err)
+		}
 	}
 }
 
 func TestMalformedMessagesNeverBlockOthers(t *testing.T) {
 	// P14 for the embedded worker: a poisoned message is acknowledged with
 	// an error log; the good one behind it completes.
-	h := newHarness(t, harnessOptions{})
+	w := enginetest.NewWorld(t, enginetest.Options{})
 	ctx := context.Background()
 	for _, body := range []string{`{not json`, `{"v":99,"kind":"create","instance":"x"}`, `{"v":1,"kind":"explode","instance":"x"}`} {
-		if err := h.queue.Send(ctx, []byte(body), 0); err != nil {
+		if err := w.Queue.Send(ctx, []byte(body), 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.engine.HandleMessage(ctx, []byte(body)); !errors.Is(err, ErrMalformed) {
+		if err := w.Engine.HandleMessage(ctx, []byte(body)); !errors.Is(err, engine.ErrMalformed) {
 			t.Fatalf("HandleMessage(%s) = %v, want ErrMalformed", body, err)
 		}
 	}
-	h.deliver(job(events.ActionQueued, 4001, ""))
-	h.startWorkers(1)
-	h.waitStatus(nameFor(4001), runner.StatusRunning)
-	h.waitFor("queue to empty", func() bool {
-		msgs, _ := h.queue.Receive(ctx, queueOpts(0))
+	w.Deliver(enginetest.Event(runner.ActionQueued, 4001, ""))
+	w.StartWorkers(1)
+	w.WaitStatus(enginetest.InstanceName(4001), runner.StatusRunning)
+	w.WaitFor("queue to empty", func() bool {
+		msgs, _ := w.Queue.Receive(ctx, queue.ReceiveOptions{Max: 10, Visibility: 5 * time.Second})
 		return len(msgs) == 0
 	})
-	if dl, _ := h.queue.DeadLetters(ctx); len(dl) != 0 {
+	if dl, _ := w.Queue.DeadLetters(ctx); len(dl) != 0 {
 		t.Fatalf("malformed messages should be acknowledged, found %d dead letters", len(dl))
 	}
 }

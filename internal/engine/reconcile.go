@@ -117,6 +117,16 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 	return nil
 }
 
+// resendPending re-sends a pending instance's work, due when its backoff
+// says.
+func (e *Engine) resendPending(ctx context.Context, inst *runner.Instance) error {
+	delay := max(inst.NextAttemptAt.Sub(e.now()), 0)
+	if inst.Status == runner.StatusPendingCreate {
+		return e.send(ctx, createMessage(inst, ""), delay)
+	}
+	return e.send(ctx, deleteMessage(inst, "", inst.Attempts), delay)
+}
+
 // recoverDeleting returns a deleting instance whose worker died to the
 // pending state it came from (P12), and re-sends its delete.
 func (e *Engine) recoverDeleting(ctx context.Context, log *slog.Logger, inst *runner.Instance) error {
@@ -164,7 +174,9 @@ func (e *Engine) recoverCreating(ctx context.Context, log *slog.Logger, inst *ru
 // RecoverAtStart finishes what a crashed process left in flight. It is for
 // a process that holds the store alone (`runfleet serve` holds the bbolt
 // file's exclusive lock): every instance found creating or deleting then
-// has no worker, so it is recovered at once rather than after its timeout.
+// has no worker, every error has no delete scheduled, and pending work may
+// have lost its message, so each is recovered at once rather than after
+// its timeout.
 func (e *Engine) RecoverAtStart(ctx context.Context) error {
 	live, err := e.store.ListLiveInstances(ctx)
 	if err != nil {
@@ -180,6 +192,15 @@ func (e *Engine) RecoverAtStart(ctx context.Context) error {
 		case runner.StatusDeleting:
 			log.Warn("instance was deleting when runfleet stopped; recovering")
 			errs = append(errs, e.recoverDeleting(ctx, log, inst))
+		case runner.StatusError:
+			// The process died between marking the failure and scheduling
+			// the delete.
+			errs = append(errs, e.scheduleDelete(ctx, log, inst.Name, "", ""))
+		case runner.StatusPendingCreate, runner.StatusPendingDelete, runner.StatusPendingForceDelete:
+			// Its message may have died with the process (a status write
+			// and its send are two steps where the store is not the queue).
+			// A second message is harmless: workers claim by compare-and-set.
+			errs = append(errs, e.resendPending(ctx, inst))
 		}
 	}
 	return errors.Join(errs...)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/external"
@@ -13,9 +14,11 @@ import (
 )
 
 // A GARM provider that answers "deleted" to a delete by name but leaves the
-// machine running defeats every clean-up that only knows the name. The
-// reconciler still finds the machine by listing the pool, once no live
-// instance owns it, and deletes it by its provider id.
+// machine running defeats every clean-up that only knows the name. After a
+// failed create the engine lists the pool and deletes what the create left
+// by its provider id; and a machine whose record a delete by name ended is
+// found by the reconciler, once no live instance owns it, and deleted by
+// its provider id too.
 func TestReconcilerCatchesAProviderThatIgnoresDeleteByName(t *testing.T) {
 	dir := t.TempDir()
 	bin, err := externaltest.Build(dir)
@@ -26,43 +29,66 @@ func TestReconcilerCatchesAProviderThatIgnoresDeleteByName(t *testing.T) {
 	if err := (externaltest.Config{StateFile: stateFile, IgnoreDeleteByName: true}).Write(cfgFile); err != nil {
 		t.Fatal(err)
 	}
+	// The provider is made for the pool's id, so the installation id it
+	// derives from is fixed here.
+	const installation = "external-provider-test"
+	poolID := runner.PoolID(installation, enginetest.Pool)
 	ext, err := external.New(external.Settings{Executable: bin, ConfigFile: cfgFile, Timeout: 30 * time.Second},
-		external.Options{ControllerID: testController, PoolID: testPool})
+		external.Options{ControllerID: enginetest.Controller, PoolID: poolID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &movableClock{}
-	h := newHarness(t, harnessOptions{
-		now: clock.now, bootstrapTimeout: time.Minute, providerTimeout: time.Minute,
-		wrap: func(providers.Provider) providers.Provider { return ext },
+	clock := &enginetest.Clock{}
+	w := enginetest.NewWorld(t, enginetest.Options{
+		Now: clock.Now, ProviderTimeout: time.Minute, InstallationID: installation,
+		Pools:        enginetest.OnePool(func(p *runner.Pool) { p.BootstrapTimeout = time.Minute }),
+		WrapProvider: func(string, providers.Provider) providers.Provider { return ext },
 	})
 	ctx := context.Background()
+	makeMachine := func(name string) {
+		t.Helper()
+		if _, err := ext.CreateInstance(ctx, providers.CreateRequest{Name: name, Pool: enginetest.Pool, PoolID: poolID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	machines := func() []externaltest.Machine {
+		t.Helper()
+		s, err := externaltest.ReadState(stateFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Machines
+	}
 
 	// A worker made the machine and died before recording it.
-	inst := putInState(t, h, 140_001, runner.StatusCreating)
-	if _, err := ext.CreateInstance(ctx, providers.CreateRequest{Name: inst.Name, Pool: testPool}); err != nil {
+	stuck := putInState(t, w, 140_001, runner.StatusCreating)
+	makeMachine(stuck.Name)
+	// Another, whose instance an operator force-deleted: the delete knows
+	// only the machine's name.
+	forced := putInState(t, w, 140_002, runner.StatusCreating)
+	makeMachine(forced.Name)
+	if _, err := w.Engine.ForceDelete(ctx, forced.Name); err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(10 * time.Minute)
-	if _, err := h.engine.Reconcile(ctx); err != nil {
+	clock.Advance(10 * time.Minute)
+	if _, err := w.Engine.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.startWorkers(2)
-	// Every delete by name is "successful" yet removes nothing; every
-	// retried create then meets the machine as a duplicate. The instance
-	// runs out of create attempts and is deleted — with its machine left.
-	h.waitStatus(inst.Name, runner.StatusDeleted)
-	if s, err := externaltest.ReadState(stateFile); err != nil || len(s.Machines) != 1 {
-		t.Fatalf("state: %+v, %v; want the one machine still running", s, err)
+	w.StartWorkers(2)
+	running := w.WaitStatus(stuck.Name, runner.StatusRunning)
+	w.WaitStatus(forced.Name, runner.StatusDeleted)
+	if got := machines(); len(got) != 2 {
+		t.Fatalf("machines %+v; want the retried create's and the one the forced delete left", got)
 	}
-	rep, err := h.engine.Reconcile(ctx)
+
+	rep, err := w.Engine.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.OrphanMachinesDeleted != 1 {
 		t.Fatalf("orphan machines deleted = %d, want 1", rep.OrphanMachinesDeleted)
 	}
-	if s, _ := externaltest.ReadState(stateFile); len(s.Machines) != 0 {
-		t.Fatalf("machines left: %+v", s.Machines)
+	if got := machines(); len(got) != 1 || got[0].Instance.ProviderID != running.ProviderID {
+		t.Fatalf("machines left: %+v; want only %s's (%s)", got, stuck.Name, running.ProviderID)
 	}
 }

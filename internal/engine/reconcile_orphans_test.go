@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
-	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
@@ -17,19 +16,18 @@ import (
 // its record, leaves a machine no live instance owns: the reconciler finds it
 // by listing and deletes it; machines of live instances are untouched.
 func TestReconcilerDeletesOrphanedMachines(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	w := enginetest.NewWorld(t, enginetest.Options{})
 	ctx := context.Background()
-	h.startWorkers(2)
-	h.deliver(job(events.ActionQueued, 110_001, ""))
-	keep := nameFor(110_001)
-	h.waitStatus(keep, runner.StatusRunning)
-	h.stopWorkers()
-	for _, name := range []string{"runfleet-linux-x64-110002-1", "someone-elses-vm"} {
-		if _, err := h.provider.CreateInstance(ctx, providers.CreateRequest{Name: name, Pool: testPool}); err != nil {
+	w.StartWorkers(2)
+	keep := w.RunJob(110_001)
+	w.StopWorkers()
+	for _, name := range []string{enginetest.InstanceName(110_002), "someone-elses-vm"} {
+		req := providers.CreateRequest{Name: name, Pool: enginetest.Pool, PoolID: w.PoolID(enginetest.Pool)}
+		if _, err := w.Provider.CreateInstance(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rep, err := h.engine.Reconcile(ctx)
+	rep, err := w.Engine.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +35,7 @@ func TestReconcilerDeletesOrphanedMachines(t *testing.T) {
 		t.Fatalf("orphan machines deleted = %d, want 1", rep.OrphanMachinesDeleted)
 	}
 	var names []string
-	for _, m := range h.provider.Machines() {
+	for _, m := range w.Provider.Machines() {
 		names = append(names, m.Name)
 	}
 	if len(names) != 2 || !slices.Contains(names, keep) || !slices.Contains(names, "someone-elses-vm") {
@@ -48,21 +46,22 @@ func TestReconcilerDeletesOrphanedMachines(t *testing.T) {
 // A JIT runner registered by this controller with no live record is removed;
 // busy runners and other controllers' runners are never touched (P10).
 func TestReconcilerRemovesLeakedRunnersOnlyIfOurs(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	w := enginetest.NewWorld(t, enginetest.Options{})
 	ctx := context.Background()
-	owner := github.Owner{Org: "octo-org"}
-	own := engine.ControllerLabel(testController)
+	owner := github.Owner{Org: enginetest.Owner}
+	own := runner.ControllerLabel(enginetest.Controller)
 	register := func(name string, labels ...string) {
-		if _, err := h.github.GenerateJITConfig(ctx, github.JITRequest{Owner: owner, Name: name, Labels: labels}); err != nil {
+		if _, err := w.GitHub.GenerateJITConfig(ctx, github.JITRequest{Owner: owner, Name: name, Labels: labels}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	register("runfleet-linux-x64-120001-1", "self-hosted", own)                         // leaked: ours, no record
-	register("runfleet-linux-x64-120002-1", "self-hosted", own)                         // ours but busy
-	register("runfleet-linux-x64-120003-1", "self-hosted", "runfleet-controller-other") // another controller's
-	h.github.SetBusy("runfleet-linux-x64-120002-1", true)
+	leaked, busy, others := enginetest.InstanceName(120_001), enginetest.InstanceName(120_002), enginetest.InstanceName(120_003)
+	register(leaked, "self-hosted", own)
+	register(busy, "self-hosted", own)
+	register(others, "self-hosted", runner.ControllerLabel("other"))
+	w.GitHub.SetBusy(busy, true)
 
-	rep, err := h.engine.Reconcile(ctx)
+	rep, err := w.Engine.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,45 +69,78 @@ func TestReconcilerRemovesLeakedRunnersOnlyIfOurs(t *testing.T) {
 		t.Fatalf("orphan runners removed = %d, want 1", rep.OrphanRunnersRemoved)
 	}
 	var left []string
-	for _, r := range h.github.Runners() {
+	for _, r := range w.GitHub.Runners() {
 		left = append(left, r.Name)
 	}
-	if slices.Contains(left, "runfleet-linux-x64-120001-1") || len(left) != 2 {
+	if slices.Contains(left, leaked) || len(left) != 2 {
 		t.Fatalf("runners left = %v", left)
 	}
 }
 
-// P11: a runner that never came online (the completed webhook will never
-// come) is deleted once its pool's bootstrap timeout has passed; a runner
-// running a job is not.
-func TestP11RunnerThatNeverCameOnlineIsDeleted(t *testing.T) {
-	clock := &movableClock{}
-	h := newHarness(t, harnessOptions{now: clock.now, bootstrapTimeout: time.Minute})
+// P11: the completed webhook is sometimes never delivered. The reconciler
+// finds runners that finished (GitHub no longer lists them busy) or never
+// came online, and deletes them; a runner still running a job is left
+// alone. A finished runner is reaped only on two not-busy readings a
+// confirmation window apart (GitHub's busy flag has been seen false in the
+// middle of a job). A finished runner that lives on fails the test.
+func TestP11RunnersThatFinishedOrNeverCameOnlineAreDeleted(t *testing.T) {
+	clock := &enginetest.Clock{}
+	w := enginetest.NewWorld(t, enginetest.Options{
+		Now: clock.Now, ConfirmWindow: time.Minute,
+		Pools: enginetest.OnePool(func(p *runner.Pool) { p.BootstrapTimeout = time.Minute }),
+	})
 	ctx := context.Background()
-	h.startWorkers(2)
-	h.deliver(job(events.ActionQueued, 130_001, ""))
-	h.deliver(job(events.ActionQueued, 130_002, ""))
-	idle, busy := nameFor(130_001), nameFor(130_002)
-	h.waitStatus(idle, runner.StatusRunning)
-	h.waitStatus(busy, runner.StatusRunning)
-	h.deliver(job(events.ActionInProgress, 130_002, busy))
-
-	if rep, err := h.engine.Reconcile(ctx); err != nil || rep.UnneededScheduled != 0 {
-		t.Fatalf("before the timeout: %+v, %v", rep, err)
+	w.StartWorkers(2)
+	const neverOnlineJob, busyJob, finishedJob = 130_001, 130_002, 130_003
+	neverOnline, busy, finished := enginetest.InstanceName(neverOnlineJob), enginetest.InstanceName(busyJob), enginetest.InstanceName(finishedJob)
+	for _, id := range []int64{neverOnlineJob, busyJob, finishedJob} {
+		w.Deliver(enginetest.Event(runner.ActionQueued, id, ""))
+		w.WaitStatus(enginetest.InstanceName(id), runner.StatusRunning)
 	}
-	clock.advance(2 * time.Minute)
-	rep, err := h.engine.Reconcile(ctx)
+	for _, id := range []int64{busyJob, finishedJob} {
+		name := enginetest.InstanceName(id)
+		w.GitHub.StartJob(id, name)
+		w.Deliver(enginetest.Event(runner.ActionInProgress, id, name))
+	}
+	// The finished job's runner removes itself; its completed never comes.
+	w.GitHub.FinishJob(finishedJob, "success")
+
+	rep, err := w.Engine.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.UnneededScheduled != 1 {
-		t.Fatalf("unneeded scheduled = %d, want 1", rep.UnneededScheduled)
+	if rep.UnneededScheduled != 0 || rep.FinishedReaped != 0 || rep.NotBusyFirstSeen != 1 {
+		t.Fatalf("first pass: %+v; want one runner seen not busy and nothing deleted yet", rep)
 	}
-	inst := h.waitStatus(idle, runner.StatusDeleted)
-	if inst.ProviderFault == "" {
-		t.Fatal("the reason should be recorded on the instance")
+	if got := w.Instance(finished).Status; got != runner.StatusRunning {
+		t.Fatalf("one not-busy reading deleted the finished runner: %s", got)
 	}
-	if got := h.instance(busy).Status; got != runner.StatusRunning {
-		t.Fatalf("active runner: %s, want running", got)
+
+	clock.Advance(2 * time.Minute)
+	if rep, err = w.Engine.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep.UnneededScheduled != 1 || rep.FinishedReaped != 1 {
+		t.Fatalf("second pass: unneeded %d, finished reaped %d; want 1 and 1", rep.UnneededScheduled, rep.FinishedReaped)
+	}
+	for _, name := range []string{neverOnline, finished} {
+		if inst := w.WaitStatus(name, runner.StatusDeleted); inst.ProviderFault == "" {
+			t.Errorf("%s: the reason should be recorded on the instance", name)
+		}
+	}
+	if got := w.Instance(busy).Status; got != runner.StatusRunning {
+		t.Fatalf("runner running a job: %s, want running", got)
+	}
+	// The job whose runner never came online is still queued in GitHub: it
+	// gets its next instance. The finished job gets none.
+	w.WaitFor("a new instance for the job whose runner never came online", func() bool {
+		return w.Job(neverOnlineJob).Made == 2
+	})
+	w.WaitStatus(w.Job(neverOnlineJob).Instance, runner.StatusRunning)
+	if job := w.Job(finishedJob); job.Made != 1 || job.Status != runner.JobServed {
+		t.Fatalf("finished job: made %d, status %s; want 1 and served", job.Made, job.Status)
+	}
+	if n := len(w.Provider.Machines()); n != 2 {
+		t.Fatalf("machines = %d, want the busy runner's and the replacement's", n)
 	}
 }

@@ -6,18 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
-func idleRunners(t *testing.T, h *harness) []*runner.Instance {
-	t.Helper()
-	live, err := h.store.ListLiveInstances(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+func idleRunners(w *enginetest.World) []*runner.Instance {
 	var idle []*runner.Instance
-	for _, inst := range live {
+	for _, inst := range w.Live() {
 		if inst.Status == runner.StatusRunning && inst.RunnerStatus != runner.RunnerActive {
 			idle = append(idle, inst)
 		}
@@ -30,51 +25,54 @@ func idleRunners(t *testing.T, h *harness) []*runner.Instance {
 // then stands in as the next warm runner; surplus idle runners past the
 // bootstrap timeout go, the min_idle youngest stay.
 func TestWarmPoolKeepsMinIdleRunners(t *testing.T) {
-	clock := &movableClock{}
-	h := newHarness(t, harnessOptions{now: clock.now, minIdle: 2, maxRunners: 5, bootstrapTimeout: time.Minute})
+	clock := &enginetest.Clock{}
+	w := enginetest.NewWorld(t, enginetest.Options{
+		Now: clock.Now,
+		Pools: enginetest.OnePool(func(p *runner.Pool) {
+			p.MinIdle, p.MaxRunners, p.BootstrapTimeout = 2, 5, time.Minute
+		}),
+	})
 	ctx := context.Background()
-	h.startWorkers(2)
+	w.StartWorkers(2)
 
-	rep, err := h.engine.Reconcile(ctx)
+	rep, err := w.Engine.Reconcile(ctx)
 	if err != nil || rep.WarmCreated != 2 {
 		t.Fatalf("first pass: %+v, %v; want 2 warm runners", rep, err)
 	}
-	h.waitFor("two warm runners running", func() bool { return len(idleRunners(t, h)) == 2 })
-	if rep, _ := h.engine.Reconcile(ctx); rep.WarmCreated != 0 {
+	w.WaitFor("two warm runners running", func() bool { return len(idleRunners(w)) == 2 })
+	if rep, _ := w.Engine.Reconcile(ctx); rep.WarmCreated != 0 {
 		t.Fatalf("second pass created %d more; the pool is already at min_idle", rep.WarmCreated)
 	}
-	warm := idleRunners(t, h)[0].Name
+	warm := idleRunners(w)[0].Name
 	if !strings.Contains(warm, "-warm-") {
 		t.Fatalf("warm runner name %q", warm)
 	}
 
 	// A job arrives; a warm runner takes it before the job's own instance is up.
-	h.deliver(job(events.ActionQueued, 150_001, ""))
-	own := nameFor(150_001)
-	h.waitStatus(own, runner.StatusRunning)
-	h.deliver(job(events.ActionInProgress, 150_001, warm))
-	h.deliver(job(events.ActionCompleted, 150_001, warm))
-	h.waitStatus(warm, runner.StatusDeleted)
-	if rep, _ := h.engine.Reconcile(ctx); rep.WarmCreated != 0 {
+	w.RunJob(150_001) // its own instance is up too
+	w.Deliver(enginetest.Event(runner.ActionInProgress, 150_001, warm))
+	w.Deliver(enginetest.Event(runner.ActionCompleted, 150_001, warm))
+	w.WaitStatus(warm, runner.StatusDeleted)
+	if rep, _ := w.Engine.Reconcile(ctx); rep.WarmCreated != 0 {
 		t.Fatalf("the job's own idle instance should count as warm; created %d", rep.WarmCreated)
 	}
 
 	// Past the bootstrap timeout, with every runner online and idle: the
 	// pool keeps exactly min_idle of them.
-	clock.advance(2 * time.Minute)
-	for _, inst := range idleRunners(t, h) {
-		h.github.SetOnline(inst.Name, true)
+	clock.Advance(2 * time.Minute)
+	for _, inst := range idleRunners(w) {
+		w.GitHub.SetOnline(inst.Name, true)
 	}
-	h.deliver(job(events.ActionQueued, 150_002, ""))
-	h.waitStatus(nameFor(150_002), runner.StatusRunning)
-	h.github.SetOnline(nameFor(150_002), true)
-	clock.advance(2 * time.Minute)
-	rep, err = h.engine.Reconcile(ctx)
+	w.Deliver(enginetest.Event(runner.ActionQueued, 150_002, ""))
+	w.WaitStatus(enginetest.InstanceName(150_002), runner.StatusRunning)
+	w.GitHub.SetOnline(enginetest.InstanceName(150_002), true)
+	clock.Advance(2 * time.Minute)
+	rep, err = w.Engine.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.UnneededScheduled != 1 {
 		t.Fatalf("unneeded = %d, want the one idle runner beyond min_idle", rep.UnneededScheduled)
 	}
-	h.waitFor("min_idle idle runners left", func() bool { return len(idleRunners(t, h)) == 2 })
+	w.WaitFor("min_idle idle runners left", func() bool { return len(idleRunners(w)) == 2 })
 }

@@ -4,43 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
-// do sends a raw request and decodes the JSON answer.
-func do(t *testing.T, method, url, token string) (int, map[string]any, http.Header) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s %s: Content-Type %q, want application/json (body %s)", method, url, ct, body)
-	}
-	var m map[string]any
-	_ = json.Unmarshal(body, &m)
-	return resp.StatusCode, m, resp.Header
-}
-
 func TestAPIDisabledWithoutToken(t *testing.T) {
 	f := newFixture(t, "")
 	for _, path := range []string{"instances", "instances/x", "reconcile", "nope"} {
-		status, body, _ := do(t, http.MethodGet, f.server.URL+httpapi.Prefix+path, "anything")
+		status, body, _ := enginetest.CallJSON(t, http.MethodGet, f.server.URL+httpapi.Prefix+path, "anything")
 		if status != http.StatusNotFound || body["error"] != httpapi.DisabledMessage || body["status"] != float64(404) {
 			t.Errorf("GET %s: %d %v; want 404 with the disabled message", path, status, body)
 		}
@@ -83,7 +59,7 @@ func TestAPIRefusesMissingOrWrongToken(t *testing.T) {
 			}
 		})
 	}
-	logs := f.logs.String()
+	logs := f.Logs.String()
 	if n := strings.Count(logs, "operator API request refused"); n != len(cases) {
 		t.Errorf("%d refusal log lines, want %d:\n%s", n, len(cases), logs)
 	}
@@ -91,7 +67,7 @@ func TestAPIRefusesMissingOrWrongToken(t *testing.T) {
 		t.Errorf("a presented or configured token was logged:\n%s", logs)
 	}
 	// None of the refused deletes happened.
-	inst, err := f.engine.GetInstance(context.Background(), name)
+	inst, err := f.Engine.GetInstance(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +81,7 @@ func TestListAndShowInstances(t *testing.T) {
 	ctx := context.Background()
 	a := f.queue(t, 10, "x64")
 	b := f.queue(t, 11, "arm64")
-	f.waitStatus(t, a, runner.StatusRunning)
+	f.WaitStatus(a, runner.StatusRunning)
 
 	all, err := f.client.ListInstances(ctx, "")
 	if err != nil {
@@ -153,8 +129,8 @@ func TestDeleteBusyRunnerNeedsForce(t *testing.T) {
 	f := newFixture(t, testToken)
 	ctx := context.Background()
 	name := f.queue(t, 20, "x64")
-	f.waitStatus(t, name, runner.StatusRunning)
-	if !f.github.SetBusy(name, true) {
+	f.WaitStatus(name, runner.StatusRunning)
+	if !f.GitHub.SetBusy(name, true) {
 		t.Fatalf("simulated GitHub has no runner %s", name)
 	}
 
@@ -163,18 +139,18 @@ func TestDeleteBusyRunnerNeedsForce(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusConflict || !strings.Contains(apiErr.Message, "force") {
 		t.Fatalf("delete of a busy runner: %v, want 409 mentioning force", err)
 	}
-	if inst, err := f.engine.GetInstance(ctx, name); err != nil || inst.Status != runner.StatusRunning {
+	if inst, err := f.Engine.GetInstance(ctx, name); err != nil || inst.Status != runner.StatusRunning {
 		t.Fatalf("refused delete changed the instance: %+v, %v", inst, err)
 	}
 
-	status, body, _ := do(t, http.MethodDelete, f.server.URL+httpapi.Prefix+"instances/"+name+"?force=true", testToken)
+	status, body, _ := enginetest.CallJSON(t, http.MethodDelete, f.server.URL+httpapi.Prefix+"instances/"+name+"?force=true", testToken)
 	if status != http.StatusAccepted {
 		t.Fatalf("forced delete: %d %v, want 202", status, body)
 	}
 	if body["name"] != name || body["status"] != string(runner.StatusPendingForceDelete) {
 		t.Errorf("forced delete answered %v, want the instance in pending_force_delete", body)
 	}
-	f.waitStatus(t, name, runner.StatusDeleted)
+	f.WaitStatus(name, runner.StatusDeleted)
 
 	// Deleting what is already deleted is not an error: 200 with the record.
 	inst, err := f.client.DeleteInstance(ctx, name, true)
@@ -185,16 +161,16 @@ func TestDeleteBusyRunnerNeedsForce(t *testing.T) {
 
 func TestDeleteUnknownAndBadForce(t *testing.T) {
 	f := newFixture(t, testToken)
-	status, body, _ := do(t, http.MethodDelete, f.server.URL+httpapi.Prefix+"instances/runfleet-x-1-1", testToken)
+	status, body, _ := enginetest.CallJSON(t, http.MethodDelete, f.server.URL+httpapi.Prefix+"instances/runfleet-x-1-1", testToken)
 	if status != http.StatusNotFound || body["status"] != float64(404) {
 		t.Errorf("delete unknown: %d %v, want 404", status, body)
 	}
 	name := f.queue(t, 30, "x64")
-	status, body, _ = do(t, http.MethodDelete, f.server.URL+httpapi.Prefix+"instances/"+name+"?force=maybe", testToken)
+	status, body, _ = enginetest.CallJSON(t, http.MethodDelete, f.server.URL+httpapi.Prefix+"instances/"+name+"?force=maybe", testToken)
 	if status != http.StatusBadRequest {
 		t.Errorf("force=maybe: %d %v, want 400", status, body)
 	}
-	if inst, err := f.engine.GetInstance(context.Background(), name); err != nil || inst.Status.PendingDeletion() {
+	if inst, err := f.Engine.GetInstance(context.Background(), name); err != nil || inst.Status.PendingDeletion() {
 		t.Errorf("a bad request changed the instance: %+v, %v", inst, err)
 	}
 }
@@ -202,7 +178,7 @@ func TestDeleteUnknownAndBadForce(t *testing.T) {
 func TestOrdinaryDeleteOfIdleRunner(t *testing.T) {
 	f := newFixture(t, testToken)
 	name := f.queue(t, 40, "arm64")
-	f.waitStatus(t, name, runner.StatusRunning)
+	f.WaitStatus(name, runner.StatusRunning)
 	inst, err := f.client.DeleteInstance(context.Background(), name, false)
 	if err != nil {
 		t.Fatal(err)
@@ -210,13 +186,13 @@ func TestOrdinaryDeleteOfIdleRunner(t *testing.T) {
 	if inst.Status != runner.StatusPendingDelete {
 		t.Errorf("delete answered status %s, want pending_delete", inst.Status)
 	}
-	f.waitStatus(t, name, runner.StatusDeleted)
+	f.WaitStatus(name, runner.StatusDeleted)
 }
 
 func TestReconcile(t *testing.T) {
 	f := newFixture(t, testToken)
 	name := f.queue(t, 50, "x64")
-	f.waitStatus(t, name, runner.StatusRunning)
+	f.WaitStatus(name, runner.StatusRunning)
 	res, err := f.client.Reconcile(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +200,7 @@ func TestReconcile(t *testing.T) {
 	if res.Report.Examined != 1 {
 		t.Errorf("reconcile examined %d instances, want 1", res.Report.Examined)
 	}
-	status, body, _ := do(t, http.MethodPost, f.server.URL+httpapi.Prefix+"reconcile", testToken)
+	status, body, _ := enginetest.CallJSON(t, http.MethodPost, f.server.URL+httpapi.Prefix+"reconcile", testToken)
 	if status != http.StatusOK || body["report"] == nil {
 		t.Errorf("POST reconcile: %d %v", status, body)
 	}
@@ -243,7 +219,7 @@ func TestWrongMethodsAndRoutes(t *testing.T) {
 		{http.MethodGet, "pools", http.StatusNotFound, ""},
 	}
 	for _, c := range cases {
-		status, body, hdr := do(t, c.method, f.server.URL+httpapi.Prefix+c.path, testToken)
+		status, body, hdr := enginetest.CallJSON(t, c.method, f.server.URL+httpapi.Prefix+c.path, testToken)
 		if status != c.status || body["status"] != float64(c.status) || body["error"] == "" {
 			t.Errorf("%s %s: %d %v, want %d with a JSON error", c.method, c.path, status, body, c.status)
 		}

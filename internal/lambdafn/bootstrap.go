@@ -2,14 +2,10 @@ package lambdafn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/runfleet/runfleet/internal/config"
-	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/metadata"
-	"github.com/runfleet/runfleet/providers"
 )
 
 // loadBootstrap reads the instance token key for the functions that use
@@ -45,43 +41,3 @@ func readTokenKey(ctx context.Context, secrets SecretReader, arn string) ([]byte
 	}
 	return []byte(strings.TrimSpace(value)), nil
 }
-
-// bootstrapOptions turns runner bootstrap on in a worker's engine: tokens
-// are minted and providers get the metadata function's URLs.
-func (a *App) bootstrapOptions(o engine.Options) engine.Options {
-	if a.Tokens == nil || a.MetadataURL == "" {
-		return o
-	}
-	o.MetadataURL, o.CallbackURL = metadata.BaseURLs(a.MetadataURL)
-	o.InstanceToken = a.Tokens.Mint
-	return o
-}
-
-// unusedProviders stands in for every pool's provider in a function that
-// never calls one (the engine wants a provider per pool). Were it ever
-// called, the error says so.
-func unusedProviders(cfg *config.Config) map[string]providers.Provider {
-	out := make(map[string]providers.Provider, len(cfg.Pools))
-	for _, p := range cfg.Pools {
-		out[p.Name] = unusedProvider{}
-	}
-	return out
-}
-
-type unusedProvider struct{}
-
-var errNoProvider = errors.New("lambdafn: this function has no provider (it holds no cloud permissions)")
-
-func (unusedProvider) CreateInstance(context.Context, providers.CreateRequest) (providers.Instance, error) {
-	return providers.Instance{}, errNoProvider
-}
-func (unusedProvider) DeleteInstance(context.Context, string) error { return errNoProvider }
-func (unusedProvider) GetInstance(context.Context, string) (providers.Instance, error) {
-	return providers.Instance{}, errNoProvider
-}
-func (unusedProvider) ListInstances(context.Context, string) ([]providers.Instance, error) {
-	return nil, errNoProvider
-}
-func (unusedProvider) RemoveAllInstances(context.Context) error    { return errNoProvider }
-func (unusedProvider) StartInstance(context.Context, string) error { return errNoProvider }
-func (unusedProvider) StopInstance(context.Context, string) error  { return errNoProvider }

@@ -1,12 +1,14 @@
-// Package lambdafn holds runfleet's AWS Lambda functions as plain Go: the
-// handlers (webhook, worker, forcedelete, reconciler, metadata) and the wiring they
-// share — read the environment, fetch the config from SSM and the secrets
-// from Secrets Manager, build the DynamoDB store, the SQS queue, the
-// providers and the GitHub client, and run the engine over them.
+// Package lambdafn holds what runfleet's five AWS Lambda functions share —
+// read the environment, fetch the config from SSM and the secrets from
+// Secrets Manager, build the DynamoDB store and the SQS queue, build once
+// per execution environment (Lazy) — and the two functions that need
+// nothing more: the webhook (Webhook: the engine's intake alone) and runner
+// bootstrap (Metadata). The worker, the reconciler and the operator's
+// delete, which also need the GitHub client and the providers, are in
+// package work, so the webhook function links neither.
 //
-// functions/<name>/main.go only picks a Role and hands the matching handler
-// method of a Function to lambda.Start. A Function builds its App once per
-// cold start, on the first invocation, and reuses it while the execution
+// functions/<name>/main.go hands one of them to lambda.Start. A function
+// builds its app on the first invocation and reuses it while the execution
 // environment stays warm; a failed build is reported on that invocation and
 // tried again on the next, never cached.
 //

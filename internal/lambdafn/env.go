@@ -6,13 +6,15 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/telemetry"
 )
 
-// Role says which of the four functions a process is. It decides which
-// secrets the function reads (least privilege: the webhook function never
-// sees the GitHub key, the others never see the webhook secret).
+// Role says which of the five functions a process is. It decides which
+// environment variables it needs and which secrets it reads (least
+// privilege: the webhook function never sees the GitHub key, the others
+// never see the webhook secret).
 type Role string
 
 // The functions of template.yaml.
@@ -41,12 +43,12 @@ func (r Role) usesWebhookSecret() bool { return r == RoleWebhook }
 // runners.
 func (r Role) usesGitHub() bool { return r != RoleWebhook && r != RoleMetadata }
 
-// usesProviders: the metadata function never calls a provider (a failed
-// bootstrap only enqueues the delete), so it neither needs an external
-// provider's binary nor its cloud permissions.
-func (r Role) usesProviders() bool { return r != RoleMetadata }
+// recoversWorkers: the functions whose engine may find an instance a worker
+// left in creating, and must know how long a worker can live.
+func (r Role) recoversWorkers() bool { return r == RoleWorker || r == RoleReconciler }
 
-// Environment variables template.yaml sets (see notes/lambda-contract.md).
+// Environment variables template.yaml sets (infra/template_test.go checks
+// that each function gets the ones it needs).
 const (
 	EnvTable            = "RUNFLEET_TABLE"
 	EnvQueueURL         = "RUNFLEET_QUEUE_URL"
@@ -62,6 +64,11 @@ const (
 	// providers can tell machines where to call. With it and the key the
 	// worker turns runner bootstrap on.
 	EnvMetadataURL = "RUNFLEET_METADATA_URL"
+	// EnvWorkerTimeout is the worker function's timeout (a Go duration,
+	// "300s"): no worker outlives it, so an instance still creating after it
+	// has lost its worker (engine.Options.CreatingTimeout). A function
+	// cannot read another's timeout, so the template passes it.
+	EnvWorkerTimeout = "RUNFLEET_WORKER_TIMEOUT"
 )
 
 // Env is what a function reads from its environment. Secrets are never in
@@ -76,6 +83,8 @@ type Env struct {
 
 	InstanceTokenKeyARN string
 	MetadataURL         string
+	// WorkerTimeout is set for the worker and the reconciler.
+	WorkerTimeout time.Duration
 }
 
 // ReadEnv reads and checks the environment of a function in role, naming
@@ -120,6 +129,11 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 	case role == RoleWorker && (env.MetadataURL == "") != (env.InstanceTokenKeyARN == ""):
 		problems = append(problems, fmt.Errorf("set both %s and %s (runner bootstrap) or neither", EnvMetadataURL, EnvInstanceTokenKeyARN))
 	}
+	if role.recoversWorkers() {
+		timeout, err := parseWorkerTimeout(get(EnvWorkerTimeout))
+		problems = append(problems, err)
+		env.WorkerTimeout = timeout
+	}
 	if env.MetadataURL != "" {
 		if u, err := url.Parse(env.MetadataURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			problems = append(problems, fmt.Errorf("%s %q is not an absolute URL", EnvMetadataURL, env.MetadataURL))
@@ -130,8 +144,22 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 		problems = append(problems, fmt.Errorf("%s: %w", EnvLogLevel, err))
 	}
 	env.LogLevel = level
-	if len(problems) > 0 {
-		return Env{}, fmt.Errorf("lambdafn: %s function environment is incomplete: %w", role, errors.Join(problems...))
+	if err := errors.Join(problems...); err != nil {
+		return Env{}, fmt.Errorf("lambdafn: %s function environment is incomplete: %w", role, err)
 	}
 	return env, nil
+}
+
+// parseWorkerTimeout reads EnvWorkerTimeout. It is required: without it the
+// reconciler would wait a pool's whole bootstrap timeout before recovering
+// an instance whose worker timed out minutes earlier.
+func parseWorkerTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, fmt.Errorf("%s is not set (the worker function's timeout, e.g. 300s)", EnvWorkerTimeout)
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s %q is not a positive duration such as 300s", EnvWorkerTimeout, v)
+	}
+	return d, nil
 }

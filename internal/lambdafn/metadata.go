@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,14 +21,59 @@ import (
 // are a few hundred bytes; the handler caps them again).
 const maxMetadataBody = 1 << 20
 
+// Metadata is the MetadataFunction: runner bootstrap behind its own
+// Function URL, built from the environment on the first invocation.
+func Metadata() FunctionURLHandler { return NewMetadata(FromEnvironment(RoleMetadata), nil) }
+
+// NewMetadata is the MetadataFunction with its Options from options; a
+// failed start is logged to log (nil: JSON lines on stdout). A function
+// that cannot start answers 503, which GARM's scripts retry.
+func NewMetadata(options OptionsFunc, log *slog.Logger) FunctionURLHandler {
+	app := NewLazy(RoleMetadata, func(ctx context.Context) (*MetadataApp, error) {
+		opts, err := options(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return BuildMetadata(ctx, opts)
+	}, log)
+	return func(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+		a, err := app.Get(ctx)
+		if err != nil {
+			return metadataUnavailable("runfleet could not start (see the metadata function's logs); retry"), nil
+		}
+		return a.HandleMetadata(ctx, req)
+	}
+}
+
+// MetadataApp is the metadata function's: the store and the queue, and the
+// instance token key. It never calls GitHub or a provider: a failed
+// bootstrap only schedules the delete, which the worker does.
+type MetadataApp struct {
+	*App
+}
+
+// BuildMetadata loads the metadata function's App and checks its engine
+// can be built.
+func BuildMetadata(ctx context.Context, opts Options) (*MetadataApp, error) {
+	app, err := Load(ctx, RoleMetadata, opts)
+	if err != nil {
+		return nil, err
+	}
+	m := &MetadataApp{App: app}
+	if _, err := m.bootstrapEngine(app.Logger); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // HandleMetadata serves runner bootstrap (internal/metadata, the same
 // handler `runfleet serve` mounts) through a Lambda Function URL (payload
 // format 2.0): the event becomes an http.Request and the handler's answer
 // the response. It never returns an error: a Function URL would turn one
 // into a bare 502.
-func (a *App) HandleMetadata(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-	log := a.invocationLogger(ctx)
-	eng, err := a.engine(log)
+func (a *MetadataApp) HandleMetadata(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	log := a.InvocationLogger(ctx)
+	eng, err := a.bootstrapEngine(log)
 	if err != nil {
 		log.ErrorContext(ctx, "engine cannot be built", "error", err)
 		return metadataUnavailable("runfleet is misconfigured (see the metadata function's logs); retry later"), nil

@@ -10,16 +10,82 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
+
+// FunctionURLHandler is what lambda.Start runs for a function behind a
+// Function URL (payload format 2.0).
+type FunctionURLHandler func(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error)
+
+// Webhook is the WebhookFunction: GitHub's workflow_job deliveries, built
+// from the environment on the first invocation.
+func Webhook() FunctionURLHandler { return NewWebhook(FromEnvironment(RoleWebhook), nil) }
+
+// NewWebhook is the WebhookFunction with its Options from options; a
+// failed start is logged to log (nil: JSON lines on stdout). A function
+// that cannot start answers 503, so GitHub's delivery log shows a failure
+// to redeliver; the reason is logged, not sent to whoever called the
+// public URL.
+func NewWebhook(options OptionsFunc, log *slog.Logger) FunctionURLHandler {
+	app := NewLazy(RoleWebhook, func(ctx context.Context) (*WebhookApp, error) {
+		opts, err := options(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return BuildWebhook(ctx, opts)
+	}, log)
+	return func(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+		a, err := app.Get(ctx)
+		if err != nil {
+			return functionURLResponse(http.StatusServiceUnavailable, webhook.Reply{
+				Status:  webhook.StatusFailed,
+				Message: "runfleet could not start (see the webhook function's logs); nothing was done, redeliver later",
+			}), nil
+		}
+		return a.HandleWebhook(ctx, req)
+	}
+}
+
+// WebhookApp is the webhook function's: the intake alone — the store, the
+// queue and the pools. It holds no GitHub client and no provider, so the
+// function links neither go-github nor a cloud SDK, holds no credentials
+// for them, and a provider binary missing from its file system cannot take
+// intake down.
+type WebhookApp struct {
+	*App
+	intake engine.IntakeOptions
+}
+
+// BuildWebhook loads the webhook function's App and checks its intake can
+// be built.
+func BuildWebhook(ctx context.Context, opts Options) (*WebhookApp, error) {
+	app, err := Load(ctx, RoleWebhook, opts)
+	if err != nil {
+		return nil, err
+	}
+	// The installation id gives each pool its provider-side id, which the
+	// instances intake admits carry.
+	installationID, err := app.Store.InstallationID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lambdafn: read the installation id: %w", err)
+	}
+	o := intakeOptions(app.Config)
+	o.InstallationID, o.Store, o.Queue = installationID, app.Store, app.Queue
+	w := &WebhookApp{App: app, intake: o}
+	if _, err := w.newIntake(app.Logger); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
 
 // HandleWebhook serves GitHub's webhook deliveries through a Lambda Function
 // URL (payload format 2.0). Every rule lives in webhook.Intake, shared with
 // embedded mode; this only translates the event. It never returns an error:
 // a Function URL would turn one into a bare 502 GitHub cannot explain.
-func (a *App) HandleWebhook(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
-	log := a.invocationLogger(ctx)
-	intake, err := a.intake(log)
+func (a *WebhookApp) HandleWebhook(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+	log := a.InvocationLogger(ctx)
+	intake, err := a.newIntake(log)
 	if err != nil {
 		log.ErrorContext(ctx, "webhook intake cannot be built", "error", err)
 		return functionURLResponse(http.StatusServiceUnavailable, webhook.Reply{
@@ -54,22 +120,21 @@ func (a *App) HandleWebhook(ctx context.Context, req events.LambdaFunctionURLReq
 	return events.LambdaFunctionURLResponse{StatusCode: resp.StatusCode, Headers: responseHeaders(), Body: string(resp.Body)}, nil
 }
 
-// intake builds the invocation's webhook intake over its own engine, both
-// logging through log.
-func (a *App) intake(log *slog.Logger) (*webhook.Intake, error) {
-	eng, err := a.engine(log)
+// newIntake builds the invocation's webhook intake over its own
+// engine.Intake, both logging through log (a few allocations, so every line
+// names the Lambda request).
+func (a *WebhookApp) newIntake(log *slog.Logger) (*webhook.Intake, error) {
+	o := a.intake
+	o.Logger = log
+	handler, err := engine.NewIntake(o)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lambdafn: %w", err)
 	}
 	return webhook.New(webhook.Options{
 		Secret:       a.Config.Webhook.Secret,
 		MaxBodyBytes: a.Config.Webhook.MaxBodyBytes,
-		Handler:      eng,
-		// No delivery marks on AWS: every engine path is already idempotent
-		// by conditional writes (the queued job's instance name is its
-		// idempotency key), and a mark would cost a DynamoDB write per
-		// delivery — three per job, 10 writes instead of 7.
-		Logger: log,
+		Handler:      handler,
+		Logger:       log,
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/providers/external"
@@ -56,17 +57,19 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov, err := external.New(settings, external.Options{ControllerID: testController, PoolID: testPool})
+	// The provider serves the pool's id, derived from a fixed installation.
+	const installation = "metadata-e2e"
+	prov, err := external.New(settings, external.Options{ControllerID: enginetest.Controller, PoolID: runner.PoolID(installation, enginetest.Pool)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newBootHarness(t, harnessOptions{provider: prov})
+	h := newBootHarness(t, harnessOptions{provider: prov, installationID: installation})
 
 	h.deliver("queued", 301, "")
 	h.deliver("queued", 302, "")
-	a, b := runner.InstanceName(testPool, 301, 1), runner.InstanceName(testPool, 302, 1)
-	instA := h.waitStatus(a, runner.StatusRunning)
-	h.waitStatus(b, runner.StatusRunning)
+	a, b := enginetest.InstanceName(301), enginetest.InstanceName(302)
+	instA := h.WaitStatus(a, runner.StatusRunning)
+	h.WaitStatus(b, runner.StatusRunning)
 	recA, recB := readBoot(t, machines, a), readBoot(t, machines, b)
 
 	// The provider got a working token and per-instance URLs, and never
@@ -106,11 +109,11 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 
 	// The machine's idle was recorded (during the create: the instance was
 	// still creating) and survived the create's own final write.
-	got := h.instance(a)
+	got := h.Instance(a)
 	if got.RunnerStatus != runner.RunnerIdle || got.ProviderID != "boot-"+a {
 		t.Fatalf("instance after bootstrap: runner %s, provider id %q", got.RunnerStatus, got.ProviderID)
 	}
-	if _, err := h.store.GetRunnerCredentials(context.Background(), a); !errors.Is(err, store.ErrCredentialsNotFound) {
+	if _, err := h.Store.GetRunnerCredentials(context.Background(), a); !errors.Is(err, store.ErrCredentialsNotFound) {
 		t.Fatalf("credentials after idle: %v, want deleted", err)
 	}
 
@@ -130,7 +133,7 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 
 	// The job runs and completes; the instance and its machine go.
 	h.deliver("completed", 301, a)
-	h.waitStatus(a, runner.StatusDeleted)
+	h.WaitStatus(a, runner.StatusDeleted)
 	if _, err := os.Stat(filepath.Join(machines, a+".json")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("machine file of the deleted instance: %v, want it removed by DeleteInstance", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/metadata"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -35,7 +36,7 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 	h := newBootHarness(t, harnessOptions{caBundle: caPEM})
 	name := h.queueJob(101)
 	req := h.createRequest(name, 1)
-	inst := h.waitStatus(name, runner.StatusRunning)
+	inst := h.WaitStatus(name, runner.StatusRunning)
 
 	if req.InstanceToken == "" || !strings.HasSuffix(req.MetadataURL, "/metadata/"+name) || !strings.HasSuffix(req.CallbackURL, "/callbacks/"+name) {
 		t.Fatalf("create request carries token %t, metadata URL %q, callback URL %q", req.InstanceToken != "", req.MetadataURL, req.CallbackURL)
@@ -93,7 +94,7 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 	}
 	var meta map[string]any
 	if r := m.get("runner-metadata"); r.status != http.StatusOK || json.Unmarshal(r.body, &meta) != nil ||
-		meta["name"] != name || meta["pool"] != testPool || meta["jit_config_enabled"] != true || meta["metadata_url"] != req.MetadataURL {
+		meta["name"] != name || meta["pool"] != enginetest.Pool || meta["jit_config_enabled"] != true || meta["metadata_url"] != req.MetadataURL {
 		t.Fatalf("runner-metadata = %d %s", r.status, r.body)
 	}
 	script := m.get("install-script")
@@ -114,13 +115,13 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 	if r := m.report("installing", "downloading tools", nil); r.status != http.StatusOK {
 		t.Fatalf("installing = %d %s", r.status, r.body)
 	}
-	if got := h.instance(name).RunnerStatus; got != runner.RunnerInstalling {
+	if got := h.Instance(name).RunnerStatus; got != runner.RunnerInstalling {
 		t.Fatalf("runner status after installing = %s", got)
 	}
 	// GARM's scripts send installing many times; only the first writes.
-	version := h.instance(name).Version
-	if r := m.report("installing", "configuring runner", nil); r.status != http.StatusOK || h.instance(name).Version != version {
-		t.Fatalf("repeated installing = %d, version %d -> %d", r.status, version, h.instance(name).Version)
+	version := h.Instance(name).Version
+	if r := m.report("installing", "configuring runner", nil); r.status != http.StatusOK || h.Instance(name).Version != version {
+		t.Fatalf("repeated installing = %d, version %d -> %d", r.status, version, h.Instance(name).Version)
 	}
 	sysinfo := m.do(http.MethodPost, req.CallbackURL+"/system-info/", []byte(`{"os_name": "Ubuntu", "os_version": "24.04", "agent_id": null}`))
 	if sysinfo.status != http.StatusOK {
@@ -129,10 +130,10 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 	if r := m.report("idle", "runner successfully installed", inst.GitHubRunnerID); r.status != http.StatusOK {
 		t.Fatalf("idle = %d %s", r.status, r.body)
 	}
-	if got := h.instance(name); got.RunnerStatus != runner.RunnerIdle || got.Status != runner.StatusRunning {
+	if got := h.Instance(name); got.RunnerStatus != runner.RunnerIdle || got.Status != runner.StatusRunning {
 		t.Fatalf("after idle: %s / runner %s", got.Status, got.RunnerStatus)
 	}
-	if _, err := h.store.GetRunnerCredentials(context.Background(), name); !errors.Is(err, store.ErrCredentialsNotFound) {
+	if _, err := h.Store.GetRunnerCredentials(context.Background(), name); !errors.Is(err, store.ErrCredentialsNotFound) {
 		t.Fatalf("credentials after idle: %v, want deleted", err)
 	}
 	// After idle the token is spent.
@@ -143,7 +144,7 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 	}
 
 	h.completeJob(101, name)
-	h.waitStatus(name, runner.StatusDeleted)
+	h.WaitStatus(name, runner.StatusDeleted)
 	if r := m.get("runner-metadata"); r.status != http.StatusForbidden || !strings.Contains(r.errorText(t), "deleted") {
 		t.Fatalf("request for a deleted instance = %d %s, want 403", r.status, r.body)
 	}
@@ -151,12 +152,13 @@ func TestMachineBootstrapsWithItsToken(t *testing.T) {
 }
 
 // A machine that cannot bootstrap says so; its instance goes to
-// pending_delete with the message as fault, and the delete removes it.
+// pending_delete with the message as fault, and the delete removes it. The
+// job, still queued, gets its next instance.
 func TestFailedBootstrapDeletesTheInstance(t *testing.T) {
 	h := newBootHarness(t, harnessOptions{})
 	name := h.queueJob(102)
 	req := h.createRequest(name, 1)
-	h.waitStatus(name, runner.StatusRunning)
+	h.WaitStatus(name, runner.StatusRunning)
 	m := h.machineFor(req)
 
 	if r := m.report("installing", "downloading tools", nil); r.status != http.StatusOK {
@@ -171,15 +173,20 @@ func TestFailedBootstrapDeletesTheInstance(t *testing.T) {
 	if ack["runner_status"] != string(runner.RunnerFailed) || !strings.HasPrefix(ack["instance_status"], "pending_delete") && ack["instance_status"] != string(runner.StatusDeleting) {
 		t.Fatalf("failed reply %s", r.body)
 	}
-	deleted := h.waitStatus(name, runner.StatusDeleted)
+	deleted := h.WaitStatus(name, runner.StatusDeleted)
 	if !strings.Contains(deleted.ProviderFault, "failed to download tools") {
 		t.Fatalf("fault of the deleted instance = %q, want the machine's message", deleted.ProviderFault)
 	}
-	if n := len(h.provider.Machines()); n != 0 {
-		t.Fatalf("%d machines left after the failed bootstrap's delete", n)
+	next := h.WaitStatus(h.Job(102).InstanceFor(2), runner.StatusRunning)
+	for _, m := range h.Provider.Machines() {
+		if m.Name != next.Name {
+			t.Fatalf("machine %s left after the failed bootstrap's delete", m.Name)
+		}
 	}
-	if len(h.github.Runners()) != 0 {
-		t.Fatalf("runners left in GitHub: %+v", h.github.Runners())
+	for _, r := range h.GitHub.Runners() {
+		if r.Name != next.Name {
+			t.Fatalf("runner %s left in GitHub after the failed bootstrap's delete", r.Name)
+		}
 	}
 	if r := m.get("credentials/runner"); r.status != http.StatusForbidden {
 		t.Fatalf("credentials after a failed bootstrap = %d, want 403", r.status)
@@ -192,16 +199,16 @@ func TestTokenRefusals(t *testing.T) {
 	a := h.queueJob(103)
 	b := h.queueJob(104)
 	reqA, reqB := h.createRequest(a, 1), h.createRequest(b, 1)
-	h.waitStatus(a, runner.StatusRunning)
-	h.waitStatus(b, runner.StatusRunning)
+	h.WaitStatus(a, runner.StatusRunning)
+	h.WaitStatus(b, runner.StatusRunning)
 	machineA := h.machineFor(reqA)
 
-	otherKey, err := metadata.NewTokens([]byte(strings.Repeat("x", 40)), testController, nil)
+	otherKey, err := metadata.NewTokens([]byte(strings.Repeat("x", 40)), enginetest.Controller, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged, _ := otherKey.Mint(a, testPool, 1, time.Hour)
-	laterAttempt, _ := h.tokens.Mint(a, testPool, 2, time.Hour)
+	forged, _ := otherKey.Mint(a, enginetest.Pool, 1, time.Hour)
+	laterAttempt, _ := h.tokens.Mint(a, enginetest.Pool, 2, time.Hour)
 	otherPool, _ := h.tokens.Mint(a, "gpu", 1, time.Hour)
 
 	for _, tc := range []struct {
@@ -236,7 +243,7 @@ func TestTokenRefusals(t *testing.T) {
 	}
 	// None of that moved either runner.
 	for _, name := range []string{a, b} {
-		if got := h.instance(name).RunnerStatus; got != runner.RunnerPending {
+		if got := h.Instance(name).RunnerStatus; got != runner.RunnerPending {
 			t.Fatalf("%s runner status %s after refused requests, want pending", name, got)
 		}
 	}
@@ -249,9 +256,9 @@ func TestTokenRefusals(t *testing.T) {
 
 	// Each refusal was logged once with the instance and the reason, and
 	// the log never holds a token.
-	refusals := h.logs.Lines(t, map[string]any{"msg": "bootstrap request refused"})
+	refusals := h.Logs.Lines(t, map[string]any{"msg": "bootstrap request refused"})
 	if len(refusals) != 8 {
-		t.Fatalf("%d refusal log lines, want 8:\n%s", len(refusals), h.logs.Tail(20))
+		t.Fatalf("%d refusal log lines, want 8:\n%s", len(refusals), h.Logs.Tail(20))
 	}
 	for _, line := range refusals {
 		if line["instance"] == nil || line["reason"] == nil || line["level"] != "WARN" {
@@ -259,7 +266,7 @@ func TestTokenRefusals(t *testing.T) {
 		}
 	}
 	for _, tok := range []string{reqA.InstanceToken, reqB.InstanceToken, forged, laterAttempt} {
-		if strings.Contains(h.logs.String(), tok) {
+		if strings.Contains(h.Logs.String(), tok) {
 			t.Fatal("a token was logged")
 		}
 	}
@@ -272,7 +279,7 @@ func TestTokenOfAnEarlierAttemptRefused(t *testing.T) {
 	name := h.queueJob(105)
 	first := h.createRequest(name, 1)
 	second := h.createRequest(name, 2)
-	h.waitStatus(name, runner.StatusRunning)
+	h.WaitStatus(name, runner.StatusRunning)
 	if first.InstanceToken == second.InstanceToken {
 		t.Fatal("the retried create reused the first attempt's token")
 	}
@@ -290,7 +297,7 @@ func TestBadRequests(t *testing.T) {
 	h := newBootHarness(t, harnessOptions{})
 	name := h.queueJob(106)
 	req := h.createRequest(name, 1)
-	h.waitStatus(name, runner.StatusRunning)
+	h.WaitStatus(name, runner.StatusRunning)
 	m := h.machineFor(req)
 
 	for _, tc := range []struct {
@@ -321,7 +328,7 @@ func TestBadRequests(t *testing.T) {
 		}
 		r.errorText(t)
 	}
-	if got := h.instance(name); got.RunnerStatus != runner.RunnerPending || got.Status != runner.StatusRunning {
+	if got := h.Instance(name); got.RunnerStatus != runner.RunnerPending || got.Status != runner.StatusRunning {
 		t.Fatalf("bad requests changed the instance: %s / runner %s", got.Status, got.RunnerStatus)
 	}
 	// A numeric-string agent id, as hand-written scripts send, is fine.
@@ -336,7 +343,7 @@ func TestConcurrentCallbacksOneWinner(t *testing.T) {
 	h := newBootHarness(t, harnessOptions{})
 	name := h.queueJob(107)
 	req := h.createRequest(name, 1)
-	h.waitStatus(name, runner.StatusRunning)
+	h.WaitStatus(name, runner.StatusRunning)
 	m := h.machineFor(req)
 
 	statuses := []string{"idle", "failed", "idle", "failed", "idle", "failed"}
@@ -364,7 +371,7 @@ func TestConcurrentCallbacksOneWinner(t *testing.T) {
 	if len(wins) != 1 || (wins["failed"] != 1 && wins["idle"] != 1) {
 		t.Fatalf("winners %v, want exactly one callback to win", wins)
 	}
-	got := h.instance(name)
+	got := h.Instance(name)
 	if wins["idle"] == 1 && got.RunnerStatus != runner.RunnerIdle {
 		t.Fatalf("idle won but the runner is %s", got.RunnerStatus)
 	}
@@ -375,7 +382,7 @@ func TestConcurrentCallbacksOneWinner(t *testing.T) {
 
 func requireNoSecretsLogged(t *testing.T, h *bootHarness, token string, jit jitConfig) {
 	t.Helper()
-	logs := h.logs.String()
+	logs := h.Logs.String()
 	if strings.Contains(logs, token) {
 		t.Fatal("the instance token was logged")
 	}

@@ -106,6 +106,7 @@ func FuzzTokenMint(f *testing.F) {
 	f.Add("i", "p", 0, int64(60), uint16(0), byte(0))
 	f.Add("i", "p", 1, int64(0), uint16(0), byte(0))
 	f.Add("i\"}", "p\\", 1, int64(60), uint16(3), byte('='))
+	f.Add("\xef", "0", 1, int64(60), uint16(0), byte('M'))
 	tokens := fuzzTokens(f, fuzzController, fuzzMintedAt)
 	f.Fuzz(func(t *testing.T, instance, pool string, attempt int, ttlSeconds int64, at uint16, b byte) {
 		// Up to ~100 years: past that the expiry leaves JSON's exact range.

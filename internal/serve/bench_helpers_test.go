@@ -18,25 +18,19 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
-	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/telemetry"
 	"github.com/runfleet/runfleet/internal/webhook"
-	"github.com/runfleet/runfleet/internal/wiring"
 	"github.com/runfleet/runfleet/providers"
 )
 
-// benchPool is the one pool the benchmarks' jobs land in. Its provider is
-// the simulated one with no latency, so what is measured is runfleet alone.
-const benchPool = "linux-x64"
-
-var benchSecret = []byte("bench-webhook-secret")
-
-// benchServe is embedded mode assembled as Run assembles it — the same
-// providers, GitHub, bolt store and local queue under a temp store.dir,
-// routes, HTTP server, workers and reconciler — except that every provider
-// is wrapped in a createClock. Run offers no way to wrap a provider, hence
-// this copy of its wiring; keep the two in step.
+// benchServe is embedded mode's HTTP surface (routes: webhook intake, API,
+// health, metrics) on a loopback server, over the test world — the bolt
+// store with the queue in its file, as Run opens it, the simulated GitHub
+// and the simulated provider with no latency, so that what is measured is
+// runfleet alone — with its workers and reconciler running. Each provider
+// is wrapped in a createClock.
 type benchServe struct {
 	url     string
 	creates *createClock
@@ -49,6 +43,8 @@ type benchServeOptions struct {
 	noWorkers bool
 }
 
+var benchSecret = []byte("bench-webhook-secret")
+
 func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	tb.Helper()
 	if o.workers == 0 {
@@ -58,37 +54,13 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	// Info level as deployed: formatting each JSON line is part of the cost
 	// of a job; only the write is thrown away.
 	log := telemetry.NewLogger(io.Discard, slog.LevelInfo)
-
-	provs, err := wiring.Providers(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	clock := newCreateClock()
-	for name, p := range provs {
-		provs[name] = clock.wrap(p)
-	}
-	gh, err := wiring.GitHub(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	st, q, err := openState(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	eng, err := engine.New(engine.Options{
-		Store:            st,
-		Queue:            q,
-		GitHub:           gh,
-		Providers:        provs,
-		Pools:            cfg.Pools,
-		Logger:           log,
-		DeleteBackoffMin: cfg.Engine.DeleteBackoffMin,
-		DeleteBackoffMax: cfg.Engine.DeleteBackoffMax,
+	w := enginetest.NewWorld(tb, enginetest.Options{
+		Pools:        enginetest.OnePool(func(p *runner.Pool) { p.MaxRunners = 1_000_000 }),
+		WrapProvider: func(_ string, p providers.Provider) providers.Provider { return clock.wrap(p) },
+		Logger:       log,
 	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	handler, err := routes(cfg, eng, st, q, gh, log)
+	handler, err := routes(cfg, w.Engine, w.Store, w.Queue, w.GitHub, log)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -99,15 +71,13 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	srv := newHTTPServer(handler, log)
 	go func() { _ = srv.Serve(ln) }()
 
-	workCtx, stopWork := context.WithCancel(context.Background())
-	var background sync.WaitGroup
 	if !o.noWorkers {
-		background.Go(func() {
-			eng.Work(workCtx, q, engine.WorkerOptions{Concurrency: cfg.Engine.Workers, Visibility: cfg.Engine.VisibilityTimeout})
-		})
+		w.StartWorkers(cfg.Engine.Workers)
 	}
-	rec := &reconciler{engine: eng, purger: st, interval: cfg.Engine.ReconcileInterval, log: log}
-	background.Go(func() { rec.run(workCtx) })
+	reconcileCtx, stopReconciler := context.WithCancel(context.Background())
+	var background sync.WaitGroup
+	rec := &reconciler{engine: w.Engine, purger: w.Store.(purger), interval: cfg.Engine.ReconcileInterval, log: log}
+	background.Go(func() { rec.run(reconcileCtx) })
 
 	// Enough idle connections for every client goroutine, so the
 	// benchmarks measure requests rather than TCP handshakes.
@@ -117,6 +87,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 		creates: clock,
 		client:  &http.Client{Transport: transport, Timeout: 30 * time.Second},
 	}
+	// Registered after the world's: runs first, before its files close.
 	tb.Cleanup(func() {
 		transport.CloseIdleConnections()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -124,11 +95,8 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 		if err := srv.Shutdown(ctx); err != nil {
 			tb.Errorf("HTTP shutdown: %v", err)
 		}
-		stopWork()
+		stopReconciler()
 		background.Wait()
-		if err := closeState(st); err != nil {
-			tb.Errorf("close state: %v", err)
-		}
 	})
 	return bs
 }
@@ -147,7 +115,7 @@ pools:
     labels: [self-hosted, linux, x64]
     max_runners: 1000000
     provider: {type: simulated}
-`, dir, workers, benchPool)
+`, dir, workers)
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return string(benchSecret), true }, nil)
 	if err != nil {
 		tb.Fatalf("bench config: %v", err)
@@ -182,9 +150,6 @@ func (s *benchServe) post(event string, body []byte, deliveryID string) error {
 func (s *benchServe) postJob(payload *queuedPayload, jobID int64) error {
 	return s.post(webhook.EventWorkflowJob, payload.forJob(jobID), "bench-"+strconv.FormatInt(jobID, 10))
 }
-
-// instanceOf is the instance runfleet makes for a job of the bench pool.
-func instanceOf(jobID int64) string { return runner.InstanceName(benchPool, jobID, 1) }
 
 // queuedPayload is examples/payloads/queued.json, a GitHub-shaped delivery
 // of about 8.6 KB, cut around workflow_job.id so each job's body costs an

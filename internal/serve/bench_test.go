@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkWebhookToProviderCreate(b *testing.B) {
 			b.Fatal(err)
 		}
 		answered := time.Since(start)
-		at, err := s.creates.createdAt(instanceOf(job), createWait)
+		at, err := s.creates.createdAt(enginetest.InstanceName(job), createWait)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -59,8 +60,9 @@ const intakeClients = 16
 // BenchmarkSignedWebhookIntake measures signed deliveries answered per
 // second by concurrent clients:
 //   - queued: distinct queued jobs with the workers running, as deployed
-//     (each webhook is a dedupe mark, an instance write and a queue send,
-//     while the workers create the instances alongside);
+//     (each webhook records the job and admits its instance with its
+//     create message in one write, while the workers create the
+//     instances alongside);
 //   - queued-no-workers: the same with no consumers, intake alone;
 //   - signature-only: the same signed 8.6 KB body as a ping, which is
 //     verified and answered without touching the store: HTTP plus HMAC.
@@ -128,7 +130,7 @@ func BenchmarkBurst1000(b *testing.B) {
 		}
 		s.creates.mu.Lock()
 		for i, start := range starts {
-			perJob = append(perJob, s.creates.firstAt[instanceOf(first+int64(i))].Sub(start))
+			perJob = append(perJob, s.creates.firstAt[enginetest.InstanceName(first+int64(i))].Sub(start))
 		}
 		s.creates.mu.Unlock()
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,9 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/serve"
 	"github.com/runfleet/runfleet/internal/store/bolt"
@@ -57,25 +55,6 @@ func startServe(t *testing.T, yaml func(base string) string) *running {
 	return &running{base: base, stop: stop}
 }
 
-func getJSON(t *testing.T, url, token string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body map[string]any
-	data, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(data, &body); err != nil {
-		t.Fatalf("GET %s: body is not JSON: %s", url, data)
-	}
-	return resp.StatusCode, body
-}
-
 // With server.public_url set the metadata routes are served, behind the
 // instance token, and a token key is generated once and kept in store.dir.
 func TestBootstrapRoutesWithAGeneratedKey(t *testing.T) {
@@ -85,12 +64,12 @@ func TestBootstrapRoutesWithAGeneratedKey(t *testing.T) {
 	}
 	s := startServe(t, config)
 	for _, path := range []string{"/metadata/runfleet-p-1-1/credentials/runner", "/metadata/runfleet-p-1-1/system/service-name"} {
-		status, body := getJSON(t, s.base+path, "")
+		status, body, _ := enginetest.CallJSON(t, http.MethodGet, s.base+path, "")
 		if status != http.StatusUnauthorized || !strings.Contains(body["error"].(string), "missing instance token") {
 			t.Fatalf("GET %s without a token = %d %v, want 401", path, status, body)
 		}
 	}
-	if status, _ := getJSON(t, s.base+"/metadata/runfleet-p-1-1/runner-metadata", "not-a-token"); status != http.StatusUnauthorized {
+	if status, _, _ := enginetest.CallJSON(t, http.MethodGet, s.base+"/metadata/runfleet-p-1-1/runner-metadata", "not-a-token"); status != http.StatusUnauthorized {
 		t.Fatalf("a garbage token = %d, want 401", status)
 	}
 	s.stop()
@@ -115,7 +94,7 @@ func TestBootstrapRoutesWithAGeneratedKey(t *testing.T) {
 
 func TestBootstrapOffWithoutPublicURL(t *testing.T) {
 	s := startServe(t, func(string) string { return baseConfig(t.TempDir(), "{simulated: true}") })
-	status, body := getJSON(t, s.base+"/metadata/runfleet-p-1-1/credentials/runner", "")
+	status, body, _ := enginetest.CallJSON(t, http.MethodGet, s.base+"/metadata/runfleet-p-1-1/credentials/runner", "")
 	if status != http.StatusNotFound || !strings.Contains(body["error"].(string), "server.public_url") {
 		t.Fatalf("metadata route with bootstrap off = %d %v, want 404 naming server.public_url", status, body)
 	}
@@ -172,12 +151,12 @@ pools:
       settings: {provider_executable: ` + bin + `, config_file: ` + providerCfg + `}
 `
 	})
-	body, _ := json.Marshal(events.WorkflowJobEvent{
-		Action:       events.ActionQueued,
-		WorkflowJob:  events.WorkflowJob{ID: 9, RunID: 90, RunAttempt: 1, Status: events.ActionQueued, Labels: []string{"x"}},
-		Repository:   &events.Repository{FullName: "octo-org/hello", Name: "hello"},
-		Organization: &events.Account{Login: "octo-org"},
-		Installation: &events.Installation{ID: 1},
+	body, _ := json.Marshal(webhook.WorkflowJobEvent{
+		Action:       string(runner.ActionQueued),
+		WorkflowJob:  webhook.WorkflowJob{ID: 9, RunID: 90, RunAttempt: 1, Status: string(runner.ActionQueued), Labels: []string{"x"}},
+		Repository:   &webhook.Repository{FullName: "octo-org/hello", Name: "hello"},
+		Organization: &webhook.Account{Login: "octo-org"},
+		Installation: &webhook.Installation{ID: 1},
 	})
 	res, err := webhook.Send(context.Background(), s.base+"/webhook", []byte("secret"), "workflow_job", body, "")
 	if err != nil || res.StatusCode != http.StatusOK {
@@ -185,16 +164,10 @@ pools:
 	}
 	name := runner.InstanceName("p", 9, 1)
 	record := filepath.Join(machines, name+".boot.json")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(machines, name+".json")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the provider never created the machine")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	enginetest.Eventually(t, "the provider to create the machine", func() bool {
+		_, err := os.Stat(filepath.Join(machines, name+".json"))
+		return err == nil
+	})
 	var boot struct {
 		Token       string         `json:"token"`
 		MetadataURL string         `json:"metadata_url"`

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
 
@@ -18,11 +18,11 @@ import (
 func TestMetricsCountLiveInstances(t *testing.T) {
 	dir := t.TempDir()
 	s := startServe(t, func(string) string { return baseConfig(dir, "{simulated: true}") })
-	body, _ := json.Marshal(events.WorkflowJobEvent{
-		Action:       events.ActionQueued,
-		WorkflowJob:  events.WorkflowJob{ID: 7, RunAttempt: 1, Labels: []string{"x"}},
-		Repository:   &events.Repository{FullName: "octo-org/hello"},
-		Organization: &events.Account{Login: "octo-org"},
+	body, _ := json.Marshal(webhook.WorkflowJobEvent{
+		Action:       string(runner.ActionQueued),
+		WorkflowJob:  webhook.WorkflowJob{ID: 7, RunAttempt: 1, Labels: []string{"x"}},
+		Repository:   &webhook.Repository{FullName: "octo-org/hello"},
+		Organization: &webhook.Account{Login: "octo-org"},
 	})
 	if res, err := webhook.Send(context.Background(), s.base+"/webhook", []byte("secret"), "workflow_job", body, ""); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("queued webhook: %v %+v", err, res)

@@ -58,7 +58,7 @@ func (c *cloud) launch(pool, poolID, name string) *machine {
 		w.stats.inc("fault.provider.slow_boot")
 		boot = between(w.rng, 4*time.Minute, 9*time.Minute)
 	}
-	w.tr.add("  cloud: machine %s launched for %s, boots in %s", m.pid, name, boot.Round(time.Second))
+	w.tr.add("cloud: machine %s launched for %s, boots in %s", m.pid, name, boot.Round(time.Second))
 	w.sched.after(boot, 0, func() { c.boot(m) })
 	return m
 }
@@ -96,7 +96,7 @@ func (c *cloud) destroy(m *machine, cause string) {
 	}
 	m.alive = false
 	w.stats.inc("machines.destroyed_by_" + cause)
-	w.tr.add("  cloud: machine %s (%s) destroyed (%s)", m.pid, m.name, cause)
+	w.tr.add("cloud: machine %s (%s) destroyed (%s)", m.pid, m.name, cause)
 	w.gh.machineGone(m)
 }
 

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -41,8 +40,9 @@ type Config struct {
 	TraceLines int
 	// Echo, when set, receives every trace line as it is written.
 	Echo func(line string)
-	// Logger receives the controller's logs (default: discarded).
-	Logger *slog.Logger
+	// LogToTrace writes the controller's log lines into the trace (a
+	// replay's diagnosis); otherwise they are discarded.
+	LogToTrace bool
 }
 
 // GitHubFaults are the REST API's misbehaviours.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -45,6 +46,9 @@ type Deps struct {
 	ProviderTimeout time.Duration
 	// Backoff bounds, smaller in the real-time (DynamoDB + SQS) run.
 	BackoffMin, BackoffMax time.Duration
+	// Rand is the seeded source for whatever the controller names at
+	// random (warm runners).
+	Rand io.Reader
 }
 
 // NewController builds a Controller at each (re)start.

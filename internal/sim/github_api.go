@@ -72,12 +72,12 @@ func (a *githubAPI) refuse(op string, fault ghFault) error {
 	switch fault {
 	case ghServerError:
 		w.stats.inc("fault.github.5xx." + op)
-		w.tr.add("  github %s -> 502", op)
+		w.tr.add("github %s -> 502", op)
 		return &apiError{status: 502, op: op}
 	case ghRateLimited:
 		w.stats.inc("fault.github.429." + op)
 		retry := between(w.rng, time.Second, time.Minute).Truncate(time.Second)
-		w.tr.add("  github %s -> 429 retry-after %s", op, retry)
+		w.tr.add("github %s -> 429 retry-after %s", op, retry)
 		return &github.RateLimitError{RetryAt: w.now().Add(retry), Secondary: true, Message: "You have exceeded a secondary rate limit"}
 	}
 	return nil
@@ -90,7 +90,7 @@ func (a *githubAPI) afterEffect(op string, fault ghFault) error {
 		return nil
 	}
 	a.g.w.stats.inc("fault.github.5xx_after_effect." + op)
-	a.g.w.tr.add("  github %s took effect but answered 500", op)
+	a.g.w.tr.add("github %s took effect but answered 500", op)
 	return &apiError{status: 500, op: op}
 }
 
@@ -133,10 +133,10 @@ func (a *githubAPI) GenerateJITConfig(ctx context.Context, req github.JITRequest
 		return nil, err
 	}
 	if err := register(); err != nil {
-		g.w.tr.add("  github generate_jit %s -> 409", req.Name)
+		g.w.tr.add("github generate_jit %s -> 409", req.Name)
 		return nil, err
 	}
-	g.w.tr.add("  github generate_jit %s -> runner %d", req.Name, made.ID)
+	g.w.tr.add("github generate_jit %s -> runner %d", req.Name, made.ID)
 	if err := a.afterEffect("generate_jit", fault); err != nil {
 		return nil, err
 	}
@@ -165,16 +165,16 @@ func (a *githubAPI) RemoveRunner(ctx context.Context, ref github.RunnerRef) erro
 		r := target()
 		switch {
 		case r == nil:
-			g.w.tr.add("  github remove_runner %s (id %d) -> 404", ref.Name, ref.ID)
+			g.w.tr.add("github remove_runner %s (id %d) -> 404", ref.Name, ref.ID)
 			return nil
 		case r.foreign:
 			g.w.violate("never touch a runner runfleet does not own", "runfleet removed runner %s (id %d), which it did not register", r.Name, r.ID)
 		case r.busy():
-			g.w.tr.add("  github remove_runner %s (id %d) -> 422 busy (job %d)", r.Name, r.ID, r.job.ID)
+			g.w.tr.add("github remove_runner %s (id %d) -> 422 busy (job %d)", r.Name, r.ID, r.job.ID)
 			return fmt.Errorf("github: remove runner %q: %w", r.Name, github.ErrRunnerBusy)
 		}
 		g.deregister(r)
-		g.w.tr.add("  github remove_runner %s (id %d) -> 204", r.Name, r.ID)
+		g.w.tr.add("github remove_runner %s (id %d) -> 204", r.Name, r.ID)
 		return nil
 	}
 	if err != nil {
@@ -218,18 +218,23 @@ func (a *githubAPI) ListRunners(ctx context.Context, owner github.Owner) ([]gith
 		}
 		out = append(out, github.Runner{ID: r.ID, Name: r.Name, Status: status, Busy: busy, Labels: append([]string(nil), r.Labels...)})
 	}
-	g.w.tr.add("  github list_runners %s -> %d runners (%d busy:false lies)", owner, len(out), lies)
+	g.w.tr.add("github list_runners %s -> %d runners (%d busy:false lies)", owner, len(out), lies)
 	return out, a.afterEffect("list_runners", fault)
 }
 
-// RunnerDownloads offers one linux build.
+// RunnerDownloads offers one linux build. It answers within the caller's
+// turn: the engine's download cache lets one caller list while the others
+// wait on an in-memory channel (engine/tools.go), which a task parked at a
+// port call would never close.
 func (a *githubAPI) RunnerDownloads(ctx context.Context, owner github.Owner) ([]github.RunnerDownload, error) {
-	fault, err := a.call(ctx, "runner_downloads", 0)
-	if err != nil {
-		return nil, err
+	w := a.g.w
+	if a.p.dead {
+		return nil, errKilled
 	}
-	if err := a.refuse("runner_downloads", fault); err != nil {
-		return nil, err
+	w.stats.inc("github.calls.runner_downloads")
+	a.g.charge(0, "runner_downloads")
+	if w.faultsOn && chance(w.rng, w.cfg.GitHub.ServerError) {
+		return nil, a.refuse("runner_downloads", ghServerError)
 	}
 	return []github.RunnerDownload{{
 		OS: "linux", Architecture: "x64", Filename: "actions-runner-linux-x64-2.330.0.tar.gz",
@@ -250,14 +255,14 @@ func (a *githubAPI) GetJob(ctx context.Context, ref github.JobRef) (*github.Job,
 	}
 	j := g.jobByID[ref.ID]
 	if j == nil {
-		g.w.tr.add("  github get_job %d -> 404", ref.ID)
+		g.w.tr.add("github get_job %d -> 404", ref.ID)
 		return nil, fmt.Errorf("github: job %d: %w", ref.ID, github.ErrJobNotFound)
 	}
 	out := &github.Job{ID: j.ID, RunAttempt: 1, Status: j.Status, Conclusion: j.Conclusion}
 	if j.runner != nil {
 		out.RunnerName = j.runner.Name
 	}
-	g.w.tr.add("  github get_job %d -> %s %s", ref.ID, out.Status, out.Conclusion)
+	g.w.tr.add("github get_job %d -> %s %s", ref.ID, out.Status, out.Conclusion)
 	return out, nil
 }
 

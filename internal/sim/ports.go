@@ -62,7 +62,7 @@ func (s *storePort) write(ctx context.Context, what string, fn func() error) err
 		p.die("after store write " + what + result(err))
 		return errKilled
 	}
-	p.w.tr.add("  store %s%s", what, result(err))
+	p.w.tr.add("store %s%s", what, result(err))
 	return err
 }
 
@@ -205,14 +205,14 @@ func (q *queuePort) Send(ctx context.Context, body []byte, delay time.Duration) 
 		// survives the process) and handing it over when it is due.
 		err := q.write(ctx, "send", func() error { return nil })
 		if err == nil {
-			w.tr.add("  queue send %s after %s (held on the virtual clock)", body, delay)
+			w.tr.add("queue send %s after %s (held on the virtual clock)", body, delay)
 			w.sched.after(delay, 0, func() { w.releaseHeld(body) })
 		}
 		return err
 	}
 	err := q.write(ctx, "send", func() error { return q.Queue.Send(ctx, body, delay) })
 	if err == nil {
-		q.p.w.tr.add("  queue send %s after %s", body, delay)
+		q.p.w.tr.add("queue send %s after %s", body, delay)
 		q.p.w.queueSent(q.p, delay)
 	}
 	return err
@@ -226,7 +226,7 @@ func (q *queuePort) Receive(ctx context.Context, opts queue.ReceiveOptions) ([]q
 		return err
 	})
 	if err == nil && len(msgs) > 0 {
-		q.p.w.tr.add("  queue receive %s (receive %d): %s", msgs[0].ID, msgs[0].ReceiveCount, msgs[0].Body)
+		q.p.w.tr.add("queue receive %s (receive %d): %s", msgs[0].ID, msgs[0].ReceiveCount, msgs[0].Body)
 		q.p.w.queueReceived(q.p, msgs[0].ID, opts.Visibility)
 	}
 	return msgs, err

@@ -82,19 +82,19 @@ func (a *providerAPI) settle(ctx context.Context, op, instance string, fault pvF
 		if coin() {
 			effect()
 		}
-		w.tr.add("  provider %s %s hangs", op, instance)
+		w.tr.add("provider %s %s hangs", op, instance)
 		if err := a.p.sleep(ctx, timeout+time.Second); err != nil {
 			return err
 		}
 		return &providers.Error{Op: op, Instance: instance, Fault: "no answer within " + timeout.String(), Err: context.DeadlineExceeded}
 	case pvFailBefore:
 		w.stats.inc("fault.provider." + op + ".fail_before")
-		w.tr.add("  provider %s %s -> error (nothing done)", op, instance)
+		w.tr.add("provider %s %s -> error (nothing done)", op, instance)
 		return &providers.Error{Op: op, Instance: instance, Fault: "InsufficientInstanceCapacity: simulated"}
 	case pvFailAfter:
 		w.stats.inc("fault.provider." + op + ".fail_after")
 		effect()
-		w.tr.add("  provider %s %s -> error (after the effect)", op, instance)
+		w.tr.add("provider %s %s -> error (after the effect)", op, instance)
 		return &providers.Error{Op: op, Instance: instance, Fault: "RequestLimitExceeded: simulated, after the effect"}
 	}
 	effect()
@@ -112,7 +112,7 @@ func (a *providerAPI) CreateInstance(ctx context.Context, req providers.CreateRe
 	if err := a.settle(ctx, "create", req.Name, fault, a.createTimeout, effect); err != nil {
 		return providers.Instance{}, err
 	}
-	a.c.w.tr.add("  provider create %s -> %s", req.Name, made.pid)
+	a.c.w.tr.add("provider create %s -> %s", req.Name, made.pid)
 	return providers.Instance{ProviderID: made.pid, Name: req.Name, Status: providers.StatusRunning}, nil
 }
 
@@ -126,7 +126,7 @@ func (a *providerAPI) DeleteInstance(ctx context.Context, target string) error {
 		}
 		if a.noopByName {
 			c.w.stats.inc("provider.delete_by_name_ignored")
-			c.w.tr.add("  provider delete %s: by name, ignored (answers success)", target)
+			c.w.tr.add("provider delete %s: by name, ignored (answers success)", target)
 			return
 		}
 		for _, m := range c.aliveByName(target) {
@@ -137,7 +137,11 @@ func (a *providerAPI) DeleteInstance(ctx context.Context, target string) error {
 	if err != nil {
 		return a.died(err, effect)
 	}
-	return a.settle(ctx, "delete", target, fault, a.timeout, effect)
+	if err := a.settle(ctx, "delete", target, fault, a.timeout, effect); err != nil {
+		return err
+	}
+	c.w.tr.add("provider delete %s -> ok", target)
+	return nil
 }
 
 // GetInstance finds a live machine by provider id or name.
@@ -170,7 +174,7 @@ func (a *providerAPI) ListInstances(ctx context.Context, poolID string) ([]provi
 			out = append(out, a.view(m))
 		}
 	}
-	w.tr.add("  provider list %s -> %d machines", a.pool, len(out))
+	w.tr.add("provider list %s -> %d machines", a.pool, len(out))
 	return out, nil
 }
 

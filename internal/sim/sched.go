@@ -89,6 +89,11 @@ type scheduler struct {
 	back chan struct{}
 	// genAlive says whether events of a generation still apply.
 	genAlive func(gen int) bool
+	// stuck is a task that never gave the turn back: nothing can be
+	// resumed safely after it.
+	stuck *task
+	// current is the task that has the turn, nil between turns.
+	current *task
 }
 
 func newScheduler(clock *Clock, rng *rand.Rand) *scheduler {
@@ -160,6 +165,14 @@ func (s *scheduler) park(t *task) error {
 	return nil
 }
 
+// who names the task that has the turn ("" between turns), for the trace.
+func (s *scheduler) who() string {
+	if s.current == nil {
+		return ""
+	}
+	return s.current.name
+}
+
 func (s *scheduler) mustTask(ctx context.Context) *task {
 	t := taskOf(ctx)
 	if t == nil {
@@ -171,10 +184,13 @@ func (s *scheduler) mustTask(ctx context.Context) *task {
 // run gives the turn to t until it parks or ends, and reports a panic in
 // it as the simulation's own.
 func (s *scheduler) run(t *task, ok bool) {
+	s.current = t
+	defer func() { s.current = nil }()
 	t.resume <- ok
 	select {
 	case <-s.back:
 	case <-time.After(realTurnLimit):
+		s.stuck = t
 		panic(fmt.Sprintf("sim: task %s kept the turn for %s of real time without calling a port: a loop that never yields", t.name, realTurnLimit))
 	}
 	if t.done {
@@ -236,6 +252,9 @@ func (s *scheduler) nextEventAt() (time.Time, bool) {
 // news, every port call it makes from then on fails with errKilled, and it
 // runs to its end before kill returns.
 func (s *scheduler) kill(gen int) {
+	if s.stuck != nil {
+		return
+	}
 	var victims []*task
 	for _, t := range s.live {
 		if t.gen == gen && !t.done {

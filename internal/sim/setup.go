@@ -212,3 +212,13 @@ func (w *world) releaseHeld(body []byte) {
 		p.pokeWorkers()
 	}
 }
+
+// rngReader reads the seeded generator as bytes.
+type rngReader struct{ r interface{ Uint64() uint64 } }
+
+func (r rngReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r.r.Uint64())
+	}
+	return len(p), nil
+}

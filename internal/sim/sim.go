@@ -57,9 +57,10 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 	if cfg.Echo != nil {
 		w.tr.echo = cfg.Echo
 	}
-	if cfg.Logger != nil {
-		w.log = cfg.Logger
+	if cfg.LogToTrace {
+		w.log = traceLogger(w)
 	}
+	w.tr.who = w.sched.who
 	w.sched.genAlive = func(gen int) bool { return w.proc != nil && w.proc.gen == gen && !w.proc.dead }
 	w.gh = newGitHubWorld(w)
 	w.cloud = newCloud(w)
@@ -169,6 +170,7 @@ func (w *world) start() {
 		ProviderTimeout: providerTimeout,
 		BackoffMin:      time.Second,
 		BackoffMax:      5 * time.Minute,
+		Rand:            rngReader{w.rng},
 	}
 	if w.backend.RealTime() {
 		deps.BackoffMax = 30 * time.Second

@@ -22,6 +22,8 @@ type trace struct {
 	lines int
 	// echo receives every line as it is written (the -simtrace flag).
 	echo func(string)
+	// who names the task a line comes from ("" for the world's own events).
+	who func() string
 }
 
 func newTrace(clock *Clock, keep int) *trace {
@@ -30,7 +32,13 @@ func newTrace(clock *Clock, keep int) *trace {
 
 // add writes one line stamped with the virtual time since the start.
 func (t *trace) add(format string, args ...any) {
-	line := stamp(t.clock.Now().Sub(t.start)) + " " + fmt.Sprintf(format, args...)
+	line := stamp(t.clock.Now().Sub(t.start)) + " "
+	if t.who != nil {
+		if who := t.who(); who != "" {
+			line += "[" + who + "] "
+		}
+	}
+	line += fmt.Sprintf(format, args...)
 	t.sum.Write([]byte(line))
 	t.sum.Write([]byte{'\n'})
 	t.lines++

@@ -14,8 +14,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // GitHub's own workflow_job examples (npm @octokit/webhooks-examples,
@@ -77,7 +77,7 @@ func TestGitHubWorkflowJobExamplesParse(t *testing.T) {
 	for i, ex := range examples {
 		want := workflowJobExamples[i]
 		t.Run(fmt.Sprintf("%d-%s", i, ex.Action), func(t *testing.T) {
-			ev, err := events.ParseWorkflowJob(ex.Payload)
+			ev, err := ParseWorkflowJob(ex.Payload)
 			if err != nil {
 				t.Fatalf("ParseWorkflowJob: %v", err)
 			}
@@ -85,14 +85,14 @@ func TestGitHubWorkflowJobExamplesParse(t *testing.T) {
 		})
 		seen[ex.Action] = true
 	}
-	for _, action := range []string{events.ActionQueued, events.ActionInProgress, events.ActionCompleted, events.ActionWaiting} {
-		if !seen[action] {
+	for _, action := range []runner.JobAction{runner.ActionQueued, runner.ActionInProgress, runner.ActionCompleted, runner.ActionWaiting} {
+		if !seen[string(action)] {
 			t.Errorf("no %s example", action)
 		}
 	}
 }
 
-func checkExample(t *testing.T, ev *events.WorkflowJobEvent, want exampleWant) {
+func checkExample(t *testing.T, ev *WorkflowJobEvent, want exampleWant) {
 	t.Helper()
 	j := ev.WorkflowJob
 	if ev.Action != want.action || j.Status != want.status || j.ID != want.jobID || j.RunID != want.runID ||
@@ -124,7 +124,7 @@ func checkExample(t *testing.T, ev *events.WorkflowJobEvent, want exampleWant) {
 	if ev.Enterprise != nil {
 		t.Errorf("enterprise = %+v, none of the examples is an enterprise delivery", ev.Enterprise)
 	}
-	if want.action == events.ActionCompleted && (j.CompletedAt == nil || j.StartedAt == nil || !j.CompletedAt.After(*j.StartedAt)) {
+	if want.action == string(runner.ActionCompleted) && (j.CompletedAt == nil || j.StartedAt == nil || !j.CompletedAt.After(*j.StartedAt)) {
 		t.Errorf("completed: started_at %v completed_at %v", j.StartedAt, j.CompletedAt)
 	}
 }
@@ -179,8 +179,8 @@ func TestGitHubWorkflowJobExamplesAreAcceptedWhenSigned(t *testing.T) {
 		t.Fatalf("engine got %d events, want %d", len(calls), len(examples))
 	}
 	for i, c := range calls {
-		if c.ev.Action != examples[i].Action || c.ev.WorkflowJob.ID != workflowJobExamples[i].jobID {
-			t.Errorf("event %d: %s job %d", i, c.ev.Action, c.ev.WorkflowJob.ID)
+		if string(c.ev.Action) != examples[i].Action || c.ev.JobID != workflowJobExamples[i].jobID {
+			t.Errorf("event %d: %s job %d", i, c.ev.Action, c.ev.JobID)
 		}
 	}
 }
@@ -215,7 +215,7 @@ func TestCommittedExamplesMatchThePackage(t *testing.T) {
 		if !sameJSON(t, committed, examples[i].Payload) {
 			t.Errorf("testdata workflow_job.%s.json differs from example %d of @octokit/webhooks-examples", action, i)
 		}
-		ev, err := events.ParseWorkflowJob(committed)
+		ev, err := ParseWorkflowJob(committed)
 		if err != nil || ev.Action != action {
 			t.Errorf("workflow_job.%s.json: %v (action %v)", action, err, ev)
 		}

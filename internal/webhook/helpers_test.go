@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testlog"
 )
 
@@ -34,10 +34,10 @@ type handlerCall struct {
 	deadline    time.Time
 	hasDeadline bool
 	deliveryID  string
-	ev          *events.WorkflowJobEvent
+	ev          runner.JobEvent
 }
 
-func (h *recordingHandler) OnWorkflowJob(ctx context.Context, deliveryID string, ev *events.WorkflowJobEvent) (engine.Outcome, error) {
+func (h *recordingHandler) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (engine.Outcome, error) {
 	h.mu.Lock()
 	deadline, hasDeadline := ctx.Deadline()
 	h.calls = append(h.calls, handlerCall{ctxErr: ctx.Err(), deadline: deadline, hasDeadline: hasDeadline, deliveryID: deliveryID, ev: ev})
@@ -47,7 +47,7 @@ func (h *recordingHandler) OnWorkflowJob(ctx context.Context, deliveryID string,
 	if respond != nil {
 		return respond(n)
 	}
-	return engine.Outcome{Action: ev.Action, Result: engine.ResultCreated, Instance: "runfleet-linux-x64-1-1", Pool: "linux-x64"}, nil
+	return engine.Outcome{Action: string(ev.Action), Result: engine.ResultCreated, Instance: "runfleet-linux-x64-1-1", Pool: "linux-x64"}, nil
 }
 
 func (h *recordingHandler) Calls() []handlerCall {
@@ -56,66 +56,19 @@ func (h *recordingHandler) Calls() []handlerCall {
 	return append([]handlerCall(nil), h.calls...)
 }
 
-// memDeliveries is a DeliveryMarker in memory, with injectable failures.
-type memDeliveries struct {
-	mu        sync.Mutex
-	marked    map[string]time.Duration
-	markErr   error
-	forgetErr error
-	forgotten []string
-}
-
-func newMemDeliveries() *memDeliveries { return &memDeliveries{marked: map[string]time.Duration{}} }
-
-func (m *memDeliveries) MarkDelivery(_ context.Context, id string, ttl time.Duration) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.markErr != nil {
-		return false, m.markErr
-	}
-	if _, ok := m.marked[id]; ok {
-		return false, nil
-	}
-	m.marked[id] = ttl
-	return true, nil
-}
-
-func (m *memDeliveries) ForgetDelivery(_ context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.forgetErr != nil {
-		return m.forgetErr
-	}
-	delete(m.marked, id)
-	m.forgotten = append(m.forgotten, id)
-	return nil
-}
-
-func (m *memDeliveries) Marked() map[string]time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make(map[string]time.Duration, len(m.marked))
-	for k, v := range m.marked {
-		out[k] = v
-	}
-	return out
-}
-
 type fixture struct {
-	intake     *Intake
-	handler    *recordingHandler
-	deliveries *memDeliveries
-	logs       *testlog.Buffer
+	intake  *Intake
+	handler *recordingHandler
+	logs    *testlog.Buffer
 }
 
 func newFixture(t *testing.T, mutate func(*Options)) *fixture {
 	t.Helper()
-	f := &fixture{handler: &recordingHandler{}, deliveries: newMemDeliveries(), logs: &testlog.Buffer{}}
+	f := &fixture{handler: &recordingHandler{}, logs: &testlog.Buffer{}}
 	opts := Options{
-		Secret:     testSecret,
-		Handler:    f.handler,
-		Deliveries: f.deliveries,
-		Logger:     slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Secret:  testSecret,
+		Handler: f.handler,
+		Logger:  f.logs.Logger(slog.LevelDebug),
 	}
 	if mutate != nil {
 		mutate(&opts)

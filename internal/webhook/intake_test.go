@@ -8,20 +8,21 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
-	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 func TestNewRefusesIncompleteOptions(t *testing.T) {
-	h, d := &recordingHandler{}, newMemDeliveries()
+	h := &recordingHandler{}
 	cases := map[string]Options{
-		"no secret":         {Handler: h, Deliveries: d},
-		"no handler":        {Secret: testSecret, Deliveries: d},
-		"negative body max": {Secret: testSecret, Handler: h, Deliveries: d, MaxBodyBytes: -1},
+		"no secret":         {Handler: h},
+		"no handler":        {Secret: testSecret},
+		"negative body max": {Secret: testSecret, Handler: h, MaxBodyBytes: -1},
 	}
 	for name, opts := range cases {
 		if _, err := New(opts); err == nil {
@@ -114,9 +115,6 @@ func TestHandleRejectsBadInputWithoutChangingState(t *testing.T) {
 			if n := len(f.handler.Calls()); n != 0 {
 				t.Errorf("engine called %d times for rejected input", n)
 			}
-			if m := f.deliveries.Marked(); len(m) != 0 {
-				t.Errorf("rejected input marked deliveries %v", m)
-			}
 
 			recs := f.logs.Lines(t, nil)
 			if len(recs) != 1 {
@@ -157,7 +155,7 @@ func TestHandleAnswersPingAndIgnoresOtherEvents(t *testing.T) {
 			if reply.Status != tc.wantStatus || reply.Event != tc.event || reply.DeliveryID != "d-ping" {
 				t.Fatalf("reply = %+v, want status %q for event %q", reply, tc.wantStatus, tc.event)
 			}
-			if len(f.handler.Calls()) != 0 || len(f.deliveries.Marked()) != 0 {
+			if len(f.handler.Calls()) != 0 {
 				t.Fatal("a ping or ignored event changed state")
 			}
 			recs := f.logs.Lines(t, nil)
@@ -181,11 +179,14 @@ func TestHandleProcessesWorkflowJob(t *testing.T) {
 	if len(calls) != 1 {
 		t.Fatalf("engine called %d times, want 1", len(calls))
 	}
-	if calls[0].deliveryID != "d-queued" || calls[0].ev.Action != "queued" || calls[0].ev.WorkflowJob.ID != 7000000001 {
-		t.Fatalf("engine got delivery %q, event %+v", calls[0].deliveryID, calls[0].ev)
+	// The engine gets the job in its own words, not GitHub's payload.
+	want := runner.JobEvent{
+		Action: runner.ActionQueued, JobID: 7000000001, RunID: calls[0].ev.RunID, RunAttempt: 1,
+		Labels: []string{"self-hosted", "linux", "x64"}, Repository: "octo-org/hello-world", Org: "octo-org",
+		InstallationID: calls[0].ev.InstallationID,
 	}
-	if ttl, ok := f.deliveries.Marked()["d-queued"]; !ok || ttl != store.DeliveryRetention {
-		t.Fatalf("delivery marked = %v (ttl %v), want marked for %v", ok, ttl, store.DeliveryRetention)
+	if ev := calls[0].ev; calls[0].deliveryID != "d-queued" || ev.RunID == 0 || ev.InstallationID == 0 || !reflect.DeepEqual(ev, want) {
+		t.Fatalf("engine got delivery %q, event %+v; want %+v", calls[0].deliveryID, ev, want)
 	}
 	reply := decodeReply(t, resp.Body)
 	if reply.Status != StatusProcessed || reply.Outcome == nil || reply.Result != engine.ResultCreated ||
@@ -217,42 +218,41 @@ func TestHandleAcceptsContentTypeParametersAndFormEncoding(t *testing.T) {
 				t.Fatalf("status = %d (%s)", resp.StatusCode, resp.Body)
 			}
 			calls := f.handler.Calls()
-			if len(calls) != 1 || calls[0].ev.WorkflowJob.Runner() != "runfleet-linux-x64-7000000001-1" {
+			if len(calls) != 1 || calls[0].ev.RunnerName != "runfleet-linux-x64-7000000001-1" {
 				t.Fatalf("engine calls = %d, want 1 with the decoded payload", len(calls))
 			}
 		})
 	}
 }
 
-func TestHandleDropsRedeliveredDuplicates(t *testing.T) {
+// Delivery ids are not recorded: a redelivery — the same X-GitHub-Delivery
+// — reaches the engine again, whose job ledger makes the repeat change
+// nothing. That is what recovers a delivery whose first processing was cut
+// off by a crash.
+func TestHandleProcessesRedeliveriesAgain(t *testing.T) {
 	f := newFixture(t, nil)
 	body := examplePayload(t, "queued.json")
-
-	for i := range 5 {
+	for i := range 3 {
 		resp := f.intake.Handle(context.Background(), signedRequest(EventWorkflowJob, "d-same", body))
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("delivery %d: status = %d (%s)", i, resp.StatusCode, resp.Body)
 		}
-		want := StatusProcessed
-		if i > 0 {
-			want = StatusDuplicate
-		}
-		if got := decodeReply(t, resp.Body).Status; got != want {
-			t.Fatalf("delivery %d: reply status = %q, want %q", i, got, want)
+		if got := decodeReply(t, resp.Body).Status; got != StatusProcessed {
+			t.Fatalf("delivery %d: reply status = %q, want %q", i, got, StatusProcessed)
 		}
 	}
-	if n := len(f.handler.Calls()); n != 1 {
-		t.Fatalf("engine called %d times for one delivery sent 5 times, want 1", n)
+	calls := f.handler.Calls()
+	if len(calls) != 3 {
+		t.Fatalf("engine called %d times for one delivery sent 3 times, want 3", len(calls))
 	}
-	// A different delivery of the same job is not the intake's to drop:
-	// deduplication by job is the engine's (deterministic instance names).
-	f.intake.Handle(context.Background(), signedRequest(EventWorkflowJob, "d-other", body))
-	if n := len(f.handler.Calls()); n != 2 {
-		t.Fatalf("engine called %d times after a second delivery id, want 2", n)
+	for _, c := range calls {
+		if c.deliveryID != "d-same" {
+			t.Fatalf("engine got delivery id %q, want d-same", c.deliveryID)
+		}
 	}
 }
 
-func TestHandleForgetsDeliveryWhenProcessingFails(t *testing.T) {
+func TestHandleAsksForRedeliveryWhenProcessingFails(t *testing.T) {
 	f := newFixture(t, nil)
 	f.handler.respond = func(call int) (engine.Outcome, error) {
 		if call == 1 {
@@ -267,56 +267,24 @@ func TestHandleForgetsDeliveryWhenProcessingFails(t *testing.T) {
 		t.Fatalf("status = %d, want 500 (%s)", resp.StatusCode, resp.Body)
 	}
 	reply := decodeReply(t, resp.Body)
-	if reply.Status != StatusFailed || !strings.Contains(reply.Message, "queue unavailable") {
-		t.Fatalf("reply = %+v, want failed with the cause", reply)
+	if reply.Status != StatusFailed || !strings.Contains(reply.Message, "queue unavailable") || !strings.Contains(reply.Message, "redeliver") {
+		t.Fatalf("reply = %+v, want failed with the cause and a request to redeliver", reply)
 	}
-	if _, ok := f.deliveries.Marked()["d-fail"]; ok {
-		t.Fatal("failed delivery is still marked: its redelivery would be dropped")
+	var logged bool
+	for _, rec := range f.logs.Lines(t, nil) {
+		logged = logged || rec["level"] == "ERROR" && rec["delivery_id"] == "d-fail" && rec["job_id"] != nil
+	}
+	if !logged {
+		t.Fatalf("no ERROR log line naming the delivery and job: %v", f.logs.Lines(t, nil))
 	}
 
-	// GitHub's redelivery carries the same id and must now be processed.
+	// GitHub's redelivery carries the same id and is processed.
 	resp = f.intake.Handle(context.Background(), signedRequest(EventWorkflowJob, "d-fail", body))
 	if resp.StatusCode != http.StatusOK || decodeReply(t, resp.Body).Status != StatusProcessed {
 		t.Fatalf("redelivery: status = %d (%s), want processed", resp.StatusCode, resp.Body)
 	}
 	if n := len(f.handler.Calls()); n != 2 {
 		t.Fatalf("engine called %d times, want 2", n)
-	}
-}
-
-func TestHandleReportsForgetFailureLoudly(t *testing.T) {
-	f := newFixture(t, nil)
-	f.handler.respond = func(int) (engine.Outcome, error) { return engine.Outcome{}, errors.New("boom") }
-	f.deliveries.forgetErr = errors.New("store down")
-
-	resp := f.intake.Handle(context.Background(), signedRequest(EventWorkflowJob, "d-x", examplePayload(t, "queued.json")))
-	if resp.StatusCode != http.StatusInternalServerError {
-		t.Fatalf("status = %d, want 500", resp.StatusCode)
-	}
-	var found bool
-	for _, rec := range f.logs.Lines(t, nil) {
-		if rec["level"] == "ERROR" && rec["delivery_id"] == "d-x" && strings.Contains(rec["msg"].(string), "could not be forgotten") {
-			found = true
-		}
-	}
-	if !found {
-		t.Fatalf("no ERROR log line about the delivery that could not be forgotten: %v", f.logs.Lines(t, nil))
-	}
-}
-
-func TestHandleDoesNotRunEngineWhenDeliveryCannotBeRecorded(t *testing.T) {
-	f := newFixture(t, nil)
-	f.deliveries.markErr = errors.New("throttled")
-
-	resp := f.intake.Handle(context.Background(), signedRequest(EventWorkflowJob, "d-y", examplePayload(t, "queued.json")))
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("status = %d, want 503 (%s)", resp.StatusCode, resp.Body)
-	}
-	if reply := decodeReply(t, resp.Body); reply.Status != StatusFailed || !strings.Contains(reply.Message, "throttled") {
-		t.Fatalf("reply = %+v", reply)
-	}
-	if n := len(f.handler.Calls()); n != 0 {
-		t.Fatalf("engine called %d times without a recorded delivery", n)
 	}
 }
 
@@ -354,24 +322,5 @@ func TestHandleKeepsCallerDeadline(t *testing.T) {
 	}
 	if !calls[0].deadline.Equal(parentDeadline) {
 		t.Fatalf("engine deadline = %v, want the caller's %v (on Lambda, the function timeout)", calls[0].deadline, parentDeadline)
-	}
-}
-
-// Without a DeliveryMarker (the serverless wiring) every delivery reaches
-// the engine, whose conditional writes make repeats harmless.
-func TestWithoutDeliveryMarkerEveryDeliveryIsProcessed(t *testing.T) {
-	h := &recordingHandler{}
-	in, err := New(Options{Secret: testSecret, Handler: h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := []byte(`{"action":"queued","workflow_job":{"id":42,"labels":["self-hosted"]},"repository":{"full_name":"o/r"}}`)
-	for range 2 {
-		if resp := in.Handle(context.Background(), signedRequest(EventWorkflowJob, "d-same", body)); resp.StatusCode != 200 {
-			t.Fatalf("status %d: %s", resp.StatusCode, resp.Body)
-		}
-	}
-	if n := len(h.Calls()); n != 2 {
-		t.Fatalf("engine calls = %d, want 2", n)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -22,15 +21,15 @@ func TestExamplePayloadsParse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := events.ParseWorkflowJob(body); err != nil {
+		if _, err := ParseWorkflowJob(body); err != nil {
 			t.Errorf("%s: %v", filepath.Base(file), err)
 		}
 	}
 }
 
 func TestExamplePayloadsTellOneJobsStory(t *testing.T) {
-	parse := func(name string) *events.WorkflowJobEvent {
-		ev, err := events.ParseWorkflowJob(examplePayload(t, name))
+	parse := func(name string) *WorkflowJobEvent {
+		ev, err := ParseWorkflowJob(examplePayload(t, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -39,7 +38,7 @@ func TestExamplePayloadsTellOneJobsStory(t *testing.T) {
 	queued, inProgress, completed := parse("queued.json"), parse("in_progress.json"), parse("completed.json")
 	wantRunner := runner.InstanceName("linux-x64", 7000000001, 1)
 
-	for name, ev := range map[string]*events.WorkflowJobEvent{"queued": queued, "in_progress": inProgress, "completed": completed} {
+	for name, ev := range map[string]*WorkflowJobEvent{"queued": queued, "in_progress": inProgress, "completed": completed} {
 		j := ev.WorkflowJob
 		if ev.Action != name || j.Status != name {
 			t.Errorf("%s: action %q, status %q", name, ev.Action, j.Status)
@@ -55,7 +54,7 @@ func TestExamplePayloadsTellOneJobsStory(t *testing.T) {
 	if j := queued.WorkflowJob; j.RunnerID != nil || j.RunnerName != nil || j.RunnerGroupID != nil || j.RunnerGroupName != nil {
 		t.Error("queued: runner fields must be null, as GitHub sends them")
 	}
-	for name, ev := range map[string]*events.WorkflowJobEvent{"in_progress": inProgress, "completed": completed} {
+	for name, ev := range map[string]*WorkflowJobEvent{"in_progress": inProgress, "completed": completed} {
 		if ev.WorkflowJob.Runner() != wantRunner || ev.WorkflowJob.RunnerID == nil {
 			t.Errorf("%s: runner %q (id %v), want %q with an id", name, ev.WorkflowJob.Runner(), ev.WorkflowJob.RunnerID, wantRunner)
 		}
@@ -65,7 +64,7 @@ func TestExamplePayloadsTellOneJobsStory(t *testing.T) {
 	}
 
 	broken := parse("queued-broken.json")
-	if broken.Action != events.ActionQueued || broken.WorkflowJob.ID != 7000000002 ||
+	if broken.Action != string(runner.ActionQueued) || broken.WorkflowJob.ID != 7000000002 ||
 		!slices.Equal(broken.WorkflowJob.Labels, []string{"self-hosted", "linux", "broken"}) || broken.WorkflowJob.RunnerName != nil {
 		t.Errorf("queued-broken: %+v", broken.WorkflowJob)
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github/rest"
 	"github.com/runfleet/runfleet/internal/runner"
 )
@@ -34,15 +34,15 @@ func BenchmarkGitHubCallsPerJob(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			id := int64(1000 + i)
-			name := instanceName(id)
-			w.deliver(events.ActionQueued, id, "")
-			w.waitStatus(name, runner.StatusRunning)
+			name := enginetest.InstanceName(id)
+			w.deliver(runner.ActionQueued, id, "")
+			w.WaitStatus(name, runner.StatusRunning)
 			w.startJob(id)
-			w.deliver(events.ActionCompleted, id, name)
-			w.waitFor("the busy delete", func() bool { return w.instance(name).Attempts == 1 })
+			w.deliver(runner.ActionCompleted, id, name)
+			w.WaitFor("the busy delete", func() bool { return w.Instance(name).Attempts == 1 })
 			w.fake.FinishRunner(name)
-			w.deliver(events.ActionCompleted, id, name)
-			w.waitStatus(name, runner.StatusDeleted)
+			w.deliver(runner.ActionCompleted, id, name)
+			w.WaitStatus(name, runner.StatusDeleted)
 		}
 		b.StopTimer()
 		report(b, w.gh.Calls().Sub(before))

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
@@ -27,7 +27,7 @@ func TestJobLifecycleCostsTwoGitHubCalls(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	for _, id := range []int64{101, 102, 103} {
 		w.lifecycle(id)
-		if len(w.provider.Machines()) != 0 {
+		if len(w.Provider.Machines()) != 0 {
 			t.Fatalf("job %d: machine left behind", id)
 		}
 	}
@@ -42,7 +42,7 @@ func TestJobLifecycleCostsTwoGitHubCalls(t *testing.T) {
 	if got := w.fake.CallCount(githubtest.RouteAccessTokens); got != 1 {
 		t.Errorf("token mints = %d, want 1 (the installation's client is reused)", got)
 	}
-	if inst := w.instance(instanceName(101)); inst.GitHubRunnerID == 0 || inst.ProviderFault != "" {
+	if inst := w.Instance(enginetest.InstanceName(101)); inst.GitHubRunnerID == 0 || inst.ProviderFault != "" {
 		t.Errorf("deleted instance %+v", inst)
 	}
 }
@@ -55,19 +55,19 @@ func TestBusyRunnersMachineIsNeverDestroyed(t *testing.T) {
 	// move this delete during the test.
 	w := newWorld(t, worldOptions{deleteBackoffMax: time.Minute})
 	const jobID = 201
-	name := instanceName(jobID)
-	w.deliver(events.ActionQueued, jobID, "")
-	w.waitStatus(name, runner.StatusRunning)
+	name := enginetest.InstanceName(jobID)
+	w.deliver(runner.ActionQueued, jobID, "")
+	w.WaitStatus(name, runner.StatusRunning)
 	w.startJob(jobID)
 
 	// A completed webhook arrives while GitHub still has the runner busy
 	// (an early or misattributed delivery).
-	w.deliver(events.ActionCompleted, jobID, name)
-	w.waitFor("the busy delete to be put back", func() bool {
-		inst := w.instance(name)
+	w.deliver(runner.ActionCompleted, jobID, name)
+	w.WaitFor("the busy delete to be put back", func() bool {
+		inst := w.Instance(name)
 		return inst.Status == runner.StatusPendingDelete && inst.Attempts == 1
 	})
-	inst := w.instance(name)
+	inst := w.Instance(name)
 	if wait := inst.NextAttemptAt.Sub(inst.UpdatedAt); wait < time.Minute {
 		t.Errorf("busy delete retries in %s; it should wait for the job (DeleteBackoffMax)", wait)
 	}
@@ -78,24 +78,24 @@ func TestBusyRunnersMachineIsNeverDestroyed(t *testing.T) {
 	if got := len(w.callsAt(githubtest.RouteOrgRemoveRunner)); got != 1 {
 		t.Fatalf("remove calls while busy = %d, want 1 (no hammering)", got)
 	}
-	if w.provider.DeleteCalls(name) != 0 || len(w.provider.Machines()) != 1 {
+	if w.Provider.DeleteCalls(name) != 0 || len(w.Provider.Machines()) != 1 {
 		t.Fatal("the busy runner's machine was touched")
 	}
 	// An operator's ordinary delete is refused at once, too.
-	if _, err := w.engine.ForceDelete(context.Background(), name, false); !errors.Is(err, github.ErrRunnerBusy) {
+	if _, err := w.Engine.RequestDelete(context.Background(), name); !errors.Is(err, github.ErrRunnerBusy) {
 		t.Fatalf("operator delete: %v, want ErrRunnerBusy", err)
 	}
-	if w.provider.DeleteCalls(name) != 0 {
+	if w.Provider.DeleteCalls(name) != 0 {
 		t.Fatal("the operator's ordinary delete destroyed the machine")
 	}
 
 	// The job ends: the JIT runner removes itself and GitHub (re)delivers
 	// completed, which re-sends the delete at once.
 	w.fake.FinishRunner(name)
-	w.deliver(events.ActionCompleted, jobID, name)
-	w.waitStatus(name, runner.StatusDeleted)
-	if w.provider.DeleteCalls(name) != 1 || len(w.provider.Machines()) != 0 {
-		t.Fatalf("machine deletes %d, machines %d", w.provider.DeleteCalls(name), len(w.provider.Machines()))
+	w.deliver(runner.ActionCompleted, jobID, name)
+	w.WaitStatus(name, runner.StatusDeleted)
+	if w.Provider.DeleteCalls(name) != 1 || len(w.Provider.Machines()) != 0 {
+		t.Fatalf("machine deletes %d, machines %d", w.Provider.DeleteCalls(name), len(w.Provider.Machines()))
 	}
 	if got := len(w.callsAt(githubtest.RouteOrgRemoveRunner)); got != 3 {
 		t.Errorf("remove calls = %d, want 3 (busy, operator, after the job)", got)
@@ -127,20 +127,20 @@ func TestRateLimitedDeleteIsResentAfterTheLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, worldOptions{})
 			const jobID = 301
-			name := instanceName(jobID)
-			w.deliver(events.ActionQueued, jobID, "")
-			w.waitStatus(name, runner.StatusRunning)
+			name := enginetest.InstanceName(jobID)
+			w.deliver(runner.ActionQueued, jobID, "")
+			w.WaitStatus(name, runner.StatusRunning)
 			w.startJob(jobID)
 			w.fake.FinishRunner(name)
 
 			fault, earliest := tc.fault()
 			w.fake.Inject(githubtest.RouteOrgRemoveRunner, fault)
-			w.deliver(events.ActionCompleted, jobID, name)
-			w.waitFor("the rate-limited delete to be put back", func() bool {
-				inst := w.instance(name)
+			w.deliver(runner.ActionCompleted, jobID, name)
+			w.WaitFor("the rate-limited delete to be put back", func() bool {
+				inst := w.Instance(name)
 				return inst.Status == runner.StatusPendingDelete && inst.Attempts == 1 || inst.Status == runner.StatusDeleted
 			})
-			inst := w.instance(name)
+			inst := w.Instance(name)
 			if inst.Status == runner.StatusDeleted {
 				t.Fatal("the delete went through despite the rate limit")
 			}
@@ -150,10 +150,10 @@ func TestRateLimitedDeleteIsResentAfterTheLimit(t *testing.T) {
 			if !strings.Contains(inst.ProviderFault, "rate limit") {
 				t.Errorf("fault %q does not say rate limit", inst.ProviderFault)
 			}
-			if w.provider.DeleteCalls(name) != 0 {
+			if w.Provider.DeleteCalls(name) != 0 {
 				t.Fatal("the machine was deleted before its runner was removed")
 			}
-			w.waitStatus(name, runner.StatusDeleted)
+			w.WaitStatus(name, runner.StatusDeleted)
 			removes := w.callsAt(githubtest.RouteOrgRemoveRunner)
 			if len(removes) != 2 {
 				t.Fatalf("remove calls = %d, want 2 (limited, then after it)", len(removes))
@@ -172,20 +172,20 @@ func TestNameConflictRecoveredThroughTheEngine(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	w.fake.Inject(githubtest.RouteOrgJITConfig, githubtest.ServerError(502).Times(1).AndApply())
 	const jobID = 401
-	name := instanceName(jobID)
-	w.deliver(events.ActionQueued, jobID, "")
-	inst := w.waitStatus(name, runner.StatusRunning)
+	name := enginetest.InstanceName(jobID)
+	w.deliver(runner.ActionQueued, jobID, "")
+	inst := w.WaitStatus(name, runner.StatusRunning)
 	r, ok := w.fake.RunnerByName(name)
 	if !ok || r.ID != inst.GitHubRunnerID {
 		t.Fatalf("registered %+v, instance has runner id %d", r, inst.GitHubRunnerID)
 	}
-	if len(w.fake.Runners()) != 1 || w.provider.CreateCalls(name) != 1 {
-		t.Fatalf("runners %d, machine creates %d", len(w.fake.Runners()), w.provider.CreateCalls(name))
+	if len(w.fake.Runners()) != 1 || w.Provider.CreateCalls(name) != 1 {
+		t.Fatalf("runners %d, machine creates %d", len(w.fake.Runners()), w.Provider.CreateCalls(name))
 	}
 	if jit, removes := len(w.callsAt(githubtest.RouteOrgJITConfig)), len(w.callsAt(githubtest.RouteOrgRemoveRunner)); jit != 3 || removes != 1 {
 		t.Errorf("JIT calls %d (502, 409, success), removes %d", jit, removes)
 	}
-	if len(w.logs.WithMessage(t, "removed a stale runner")) != 1 {
+	if len(w.Logs.WithMessage(t, "removed a stale runner")) != 1 {
 		t.Error("the stale runner's removal is not logged")
 	}
 }
@@ -194,10 +194,10 @@ func TestNameConflictRecoveredThroughTheEngine(t *testing.T) {
 func TestLeakedJITRunnersAreRemoved(t *testing.T) {
 	w := newWorld(t, worldOptions{faults: simulated.Faults{AlwaysFailCreate: true}})
 	const jobID = 501
-	name := instanceName(jobID)
-	w.deliver(events.ActionQueued, jobID, "")
-	inst := w.waitStatus(name, runner.StatusDeleted)
-	if got := w.provider.CreateCalls(name); got != 3 {
+	name := enginetest.InstanceName(jobID)
+	w.deliver(runner.ActionQueued, jobID, "")
+	inst := w.WaitStatus(name, runner.StatusDeleted)
+	if got := w.Provider.CreateCalls(name); got != 3 {
 		t.Fatalf("create attempts = %d, want 3", got)
 	}
 	if left := w.fake.Runners(); len(left) != 0 {
@@ -227,22 +227,22 @@ func TestPermissionErrorIsReportedClearly(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	w.fake.Inject(githubtest.RouteOrgJITConfig, githubtest.Forbidden())
 	const jobID = 601
-	name := instanceName(jobID)
-	w.deliver(events.ActionQueued, jobID, "")
-	w.waitFor("the create to fail", func() bool { return w.instance(name).ProviderFault != "" })
-	inst := w.instance(name)
+	name := enginetest.InstanceName(jobID)
+	w.deliver(runner.ActionQueued, jobID, "")
+	w.WaitFor("the create to fail", func() bool { return w.Instance(name).ProviderFault != "" })
+	inst := w.Instance(name)
 	for _, want := range []string{"forbidden", "Resource not accessible by integration", `"Self-hosted runners: Read and write"`} {
 		if !strings.Contains(inst.ProviderFault, want) {
 			t.Errorf("instance fault %q does not say %q", inst.ProviderFault, want)
 		}
 	}
-	w.waitFor("the failure to be logged", func() bool { return len(w.logs.WithMessage(t, "create failed")) > 0 })
-	line := w.logs.WithMessage(t, "create failed")[0]
+	w.WaitFor("the failure to be logged", func() bool { return len(w.Logs.WithMessage(t, "create failed")) > 0 })
+	line := w.Logs.WithMessage(t, "create failed")[0]
 	if s, _ := line["error"].(string); !strings.Contains(s, "Self-hosted runners") {
 		t.Errorf("log line %v does not name the permission", line)
 	}
-	if w.provider.CreateCalls(name) != 0 {
+	if w.Provider.CreateCalls(name) != 0 {
 		t.Error("a machine was made without a runner registration")
 	}
-	w.waitStatus(name, runner.StatusDeleted)
+	w.WaitStatus(name, runner.StatusDeleted)
 }

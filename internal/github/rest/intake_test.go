@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/webhook"
@@ -34,7 +35,7 @@ const queuedPayload = `{
 func TestWebhookIntakeUsesThePayloadsInstallation(t *testing.T) {
 	w := newWorld(t, worldOptions{fakeOptions: []githubtest.Option{githubtest.WithInstallation(888, testOrg)}})
 	secret := []byte("It's a Secret to Everybody")
-	intake, err := webhook.New(webhook.Options{Secret: secret, Handler: w.engine, Logger: slog.New(slog.DiscardHandler)})
+	intake, err := webhook.New(webhook.Options{Secret: secret, Handler: w.Engine, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +51,8 @@ func TestWebhookIntakeUsesThePayloadsInstallation(t *testing.T) {
 	if resp.StatusCode/100 != 2 {
 		t.Fatalf("intake answered %d: %s", resp.StatusCode, resp.Body)
 	}
-	name := runner.InstanceName(worldPool, jobID, 2)
-	inst := w.waitStatus(name, runner.StatusRunning)
+	name := runner.InstanceName(enginetest.Pool, jobID, 2)
+	inst := w.WaitStatus(name, runner.StatusRunning)
 	if inst.InstallationID != 888 || inst.RunAttempt != 2 {
 		t.Errorf("instance installation %d, run attempt %d", inst.InstallationID, inst.RunAttempt)
 	}

@@ -226,9 +226,9 @@ func (c *checker) deleteByName(ctx context.Context, m *machine) {
 		case err != nil:
 			return Fail, providers.Fault(err)
 		case !left:
-			return Warn, fmt.Sprintf("%s (provider id %s) is still listed %s after the delete by name succeeded: the provider ignores deletes by name. "+
-				"What it costs: after a failed create runfleet must list the pool and delete the machine by provider id; "+
-				"until then the machine keeps running (and billing), at worst until the reconciler's next pass", m.name, m.providerID, c.opts.Settle)
+			return Warn, fmt.Sprintf("the provider ignores deletes by name: %s (provider id %s) is still listed %s after one succeeded. "+
+				"Cost: after a failed create runfleet must list the pool and delete the machine by provider id; "+
+				"until then it runs (and bills), at worst until the reconciler's next pass", m.name, m.providerID, c.opts.Settle)
 		}
 		return Pass, ""
 	})
@@ -265,15 +265,15 @@ func (c *checker) create(ctx context.Context, check, name string) *machine {
 // (it lists the pool instead), so a provider that gets it wrong only warns:
 // GARM itself does call it.
 func (c *checker) get(ctx context.Context, m *machine) (Status, string) {
-	const cost = "; runfleet never calls GetInstance, so it costs nothing here (GARM does call it)"
+	const cost = "runfleet never calls GetInstance, so this costs nothing here (GARM does call it): "
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	in, err := c.p.GetInstance(ctx, m.providerID)
 	switch {
 	case err != nil:
-		return Warn, providers.Fault(err) + cost
+		return Warn, cost + providers.Fault(err)
 	case in.ProviderID != m.providerID || in.Name != m.name:
-		return Warn, fmt.Sprintf("answered %s (provider id %s), want %s (provider id %s)%s", in.Name, in.ProviderID, m.name, m.providerID, cost)
+		return Warn, fmt.Sprintf("%sanswered %s (provider id %s), want %s (provider id %s)", cost, in.Name, in.ProviderID, m.name, m.providerID)
 	}
 	return Pass, "status " + in.Status
 }

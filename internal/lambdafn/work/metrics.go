@@ -1,4 +1,4 @@
-package lambdafn
+package work
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package lambdafn
+package work
 
 import (
 	"context"
@@ -13,8 +13,39 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/queue/sqs"
 )
+
+// SQSHandler is what lambda.Start runs for the WorkerFunction: the work
+// queue's SQS event source mapping, with ReportBatchItemFailures on.
+type SQSHandler func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
+
+// Worker is the WorkerFunction, built from the environment on the first
+// invocation.
+func Worker() SQSHandler { return NewWorker(FromEnvironment(lambdafn.RoleWorker), nil) }
+
+// NewWorker is the WorkerFunction with its Options from options; a failed
+// start is logged to log (nil: JSON lines on stdout). A worker that cannot
+// start (an SSM or Secrets Manager hiccup, a bad config) fails no
+// invocation: it reports every record as a batch item failure, each hidden
+// for its short retry backoff (retryBatch).
+func NewWorker(options OptionsFunc, log *slog.Logger) SQSHandler {
+	app := lambdafn.NewLazy(lambdafn.RoleWorker, func(ctx context.Context) (*App, error) {
+		opts, err := options(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return Build(ctx, lambdafn.RoleWorker, opts)
+	}, log)
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		a, err := app.Get(ctx)
+		if err != nil {
+			return retryBatch(ctx, app.Logger(ctx), options, ev), nil
+		}
+		return a.HandleSQS(ctx, ev)
+	}
+}
 
 // maxConcurrentRecords bounds the records one invocation works on at once.
 // It equals the event source mapping's BatchSize (10), so a batch runs fully
@@ -58,7 +89,7 @@ const (
 // A malformed record is logged and acknowledged, never retried (P14). The
 // returned error is always nil: a function error would fail the whole batch.
 func (a *App) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	log := a.invocationLogger(ctx)
+	log := a.InvocationLogger(ctx)
 	metrics := a.startMetrics()
 	defer metrics.flush(ctx, log)
 	invocation := ctx
@@ -75,7 +106,7 @@ func (a *App) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 			outcomes[i] = a.handleRecord(ctx, recLog, rec)
 			if outcomes[i] == recordFailed {
 				// The record's own context may be the one that ran out.
-				a.retrySoon(invocation, recLog, rec)
+				retrySoon(invocation, recLog, a.Queue, rec)
 			}
 		})
 	}
@@ -166,11 +197,11 @@ func retryBackoff(receives int, jitter float64) time.Duration {
 // retrySoon shortens a failed record's visibility to its backoff. It is
 // best effort: if it fails, the record is still reported as failed and comes
 // back after the queue's visibility timeout instead.
-func (a *App) retrySoon(ctx context.Context, log *slog.Logger, rec events.SQSMessage) {
+func retrySoon(ctx context.Context, log *slog.Logger, q *sqs.Queue, rec events.SQSMessage) {
 	backoff := retryBackoff(sqs.FromLambda(rec).ReceiveCount, rand.Float64())
 	ctx, cancel := context.WithTimeout(ctx, retryCallBudget)
 	defer cancel()
-	if err := a.Queue.ChangeVisibility(ctx, rec.ReceiptHandle, backoff); err != nil {
+	if err := q.ChangeVisibility(ctx, rec.ReceiptHandle, backoff); err != nil {
 		log.WarnContext(ctx, "could not schedule the failed message's retry; it comes back after the queue's visibility timeout instead",
 			"error", err, "backoff_ms", backoff.Milliseconds())
 		return

@@ -1,4 +1,4 @@
-package lambdafn
+package work
 
 import (
 	"bytes"
@@ -7,12 +7,44 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
+
+// ForceDeleteHandler is what lambda.Start runs for the ForceDeleteFunction,
+// which an operator invokes directly.
+type ForceDeleteHandler func(ctx context.Context, input json.RawMessage) (*ForceDeleteResult, error)
+
+// ForceDelete is the ForceDeleteFunction, built from the environment on
+// the first invocation.
+func ForceDelete() ForceDeleteHandler {
+	return NewForceDelete(FromEnvironment(lambdafn.RoleForceDelete), nil)
+}
+
+// NewForceDelete is the ForceDeleteFunction with its Options from options;
+// a failed start is logged to log (nil: JSON lines on stdout) and returned
+// to the operator.
+func NewForceDelete(options OptionsFunc, log *slog.Logger) ForceDeleteHandler {
+	app := lambdafn.NewLazy(lambdafn.RoleForceDelete, func(ctx context.Context) (*App, error) {
+		opts, err := options(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return Build(ctx, lambdafn.RoleForceDelete, opts)
+	}, log)
+	return func(ctx context.Context, input json.RawMessage) (*ForceDeleteResult, error) {
+		a, err := app.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return a.HandleForceDelete(ctx, input)
+	}
+}
 
 // ForceDeleteRequest is the ForceDeleteFunction's input:
 //
@@ -77,11 +109,12 @@ func (e *ForceDeleteFailedError) Error() string {
 
 func (e *ForceDeleteFailedError) Unwrap() error { return e.Err }
 
-// HandleForceDelete is the operator's delete (engine.ForceDelete): from any
-// live state, to pending_delete, or pending_force_delete with force, which
-// completes even if GitHub or the provider keep failing.
+// HandleForceDelete is the operator's delete (engine.OperatorDelete): from
+// any live state, to pending_delete (engine.RequestDelete), or with force
+// to pending_force_delete (engine.ForceDelete), which completes even if
+// GitHub or the provider keep failing.
 func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*ForceDeleteResult, error) {
-	log := a.invocationLogger(ctx)
+	log := a.InvocationLogger(ctx)
 	req, err := decodeForceDelete(input)
 	if err != nil {
 		log.WarnContext(ctx, "force delete refused", "error", err)
@@ -92,7 +125,11 @@ func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*Fo
 	if err != nil {
 		return nil, &ForceDeleteFailedError{Name: req.Name, Err: err}
 	}
-	inst, err := eng.OperatorDelete(ctx, req.Name, engine.DeleteMode(req.Force))
+	mode := engine.Graceful
+	if req.Force {
+		mode = engine.Forced
+	}
+	inst, err := eng.OperatorDelete(ctx, req.Name, mode)
 	var busy *engine.BusyError
 	switch {
 	case errors.Is(err, store.ErrNotFound):

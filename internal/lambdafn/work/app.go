@@ -1,0 +1,131 @@
+// Package work holds the Lambda functions of the engine's work side: the
+// worker, the reconciler and the operator's delete. They call GitHub (and
+// the worker and reconciler the providers), so they alone link the GitHub
+// client and the provider SDKs; the webhook and metadata functions, in
+// package lambdafn, link neither.
+//
+// functions/<name>/main.go hands Worker(), Reconciler() or ForceDelete() to
+// lambda.Start.
+package work
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/metadata"
+	"github.com/runfleet/runfleet/internal/wiring"
+	"github.com/runfleet/runfleet/providers"
+)
+
+// Options are what a work function is built from.
+type Options struct {
+	lambdafn.Options
+	// GitHub and Providers, when set, are used instead of what the config
+	// asks for: tests give several functions one simulated GitHub and one
+	// set of simulated machines, as a real GitHub and cloud are shared.
+	GitHub    github.GitHub
+	Providers map[string]providers.Provider
+	// Metrics receives the CloudWatch EMF lines (default: stdout, where
+	// Lambda's logs go).
+	Metrics io.Writer
+}
+
+// OptionsFunc returns a work function's Options when it starts.
+type OptionsFunc func(ctx context.Context) (Options, error)
+
+// FromEnvironment reads a deployed work function's Options (see
+// lambdafn.FromEnvironment).
+func FromEnvironment(role lambdafn.Role) OptionsFunc {
+	base := lambdafn.FromEnvironment(role)
+	return func(ctx context.Context) (Options, error) {
+		opts, err := base(ctx)
+		return Options{Options: opts}, err
+	}
+}
+
+// App is a work function's: the shared App plus the GitHub client, a
+// provider per pool and the engine's settings. Its handlers make a fresh
+// engine per invocation (a few allocations) so every line it logs names the
+// Lambda request.
+type App struct {
+	*lambdafn.App
+	GitHub    github.GitHub
+	Providers map[string]providers.Provider
+
+	engineOptions engine.Options
+	// metricsOut is where EMF lines go (metrics.go).
+	metricsOut io.Writer
+}
+
+// Build loads role's App and builds its GitHub client and providers. Every
+// problem it can see up front (config, providers, GitHub) is reported here,
+// all at once, at the first invocation.
+func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) {
+	switch role {
+	case lambdafn.RoleWorker, lambdafn.RoleReconciler, lambdafn.RoleForceDelete:
+	default:
+		return nil, fmt.Errorf("work: %q is not a work function", role)
+	}
+	base, err := lambdafn.Load(ctx, role, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	// Read once per execution environment: pools' provider-side ids derive
+	// from it, and providers list and tag machines by them.
+	installationID, err := base.Store.InstallationID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("work: read the installation id: %w", err)
+	}
+	provs, gh := opts.Providers, opts.GitHub
+	var problems []error
+	if provs == nil {
+		provs, err = wiring.Providers(base.Config, installationID)
+		problems = append(problems, err)
+	}
+	if gh == nil {
+		gh, err = wiring.GitHub(base.Config, base.Logger)
+		problems = append(problems, err)
+	}
+	if err := errors.Join(problems...); err != nil {
+		return nil, fmt.Errorf("config parameter %s cannot run on Lambda:\n%w", opts.Env.ConfigParameter, err)
+	}
+
+	o := wiring.EngineOptions(base.Config)
+	o.InstallationID = installationID
+	o.Store, o.Queue, o.GitHub, o.Providers = base.Store, base.Queue, gh, provs
+	// No worker outlives its function timeout, so a creating instance older
+	// than that has lost its worker, whatever the pool's bootstrap timeout.
+	o.CreatingTimeout = opts.Env.WorkerTimeout
+	if base.Tokens != nil && base.MetadataURL != "" {
+		// Runner bootstrap: tokens are minted and providers get the
+		// metadata function's URLs.
+		o.MetadataURL, o.CallbackURL = metadata.BaseURLs(base.MetadataURL)
+		o.InstanceToken = base.Tokens.Mint
+	}
+	app := &App{App: base, GitHub: gh, Providers: provs, engineOptions: o, metricsOut: opts.Metrics}
+	if app.metricsOut == nil {
+		app.metricsOut = os.Stdout
+	}
+	if _, err := app.engine(base.Logger); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// engine makes the engine for one invocation, logging through log.
+func (a *App) engine(log *slog.Logger) (*engine.Engine, error) {
+	o := a.engineOptions
+	o.Logger = log
+	eng, err := engine.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("work: %w", err)
+	}
+	return eng, nil
+}

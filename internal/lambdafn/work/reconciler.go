@@ -1,0 +1,75 @@
+package work
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/lambdafn"
+)
+
+// ScheduleHandler is what lambda.Start runs for the ReconcilerFunction: an
+// EventBridge schedule's ticks.
+type ScheduleHandler func(ctx context.Context, ev events.EventBridgeEvent) (engine.ReconcileReport, error)
+
+// Reconciler is the ReconcilerFunction, built from the environment on the
+// first invocation.
+func Reconciler() ScheduleHandler {
+	return NewReconciler(FromEnvironment(lambdafn.RoleReconciler), nil)
+}
+
+// NewReconciler is the ReconcilerFunction with its Options from options; a
+// failed start is logged to log (nil: JSON lines on stdout) and is the
+// invocation's error, so the function's Errors metric shows it; the next
+// tick tries again.
+func NewReconciler(options OptionsFunc, log *slog.Logger) ScheduleHandler {
+	app := lambdafn.NewLazy(lambdafn.RoleReconciler, func(ctx context.Context) (*App, error) {
+		opts, err := options(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return Build(ctx, lambdafn.RoleReconciler, opts)
+	}, log)
+	return func(ctx context.Context, ev events.EventBridgeEvent) (engine.ReconcileReport, error) {
+		a, err := app.Get(ctx)
+		if err != nil {
+			return engine.ReconcileReport{}, err
+		}
+		return a.HandleSchedule(ctx, ev)
+	}
+}
+
+// HandleSchedule runs one reconcile pass per EventBridge schedule tick and
+// logs what it did. Per-instance failures come back joined as the error,
+// after the whole pass, so the function's Errors metric shows them; the
+// next tick retries, as every reconcile step is safe to repeat.
+func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (engine.ReconcileReport, error) {
+	log := a.InvocationLogger(ctx).With("schedule", ev.Resources, "scheduled_at", ev.Time)
+	eng, err := a.engine(log)
+	if err != nil {
+		return engine.ReconcileReport{}, err
+	}
+	metrics := a.startMetrics()
+	defer metrics.flush(ctx, log)
+	started := time.Now()
+	rep, err := eng.Reconcile(ctx)
+	metrics.liveInstances(rep.Live)
+	attrs := []any{
+		"examined", rep.Examined,
+		"creates_resent", rep.CreatesResent,
+		"deletes_resent", rep.DeletesResent,
+		"stuck_creating_recovered", rep.StuckCreating,
+		"stuck_deleting_recovered", rep.StuckDeleting,
+		"errors_scheduled", rep.ErrorsScheduled,
+		"duration_ms", time.Since(started).Milliseconds(),
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "reconcile pass finished with errors", append(attrs, "error", err)...)
+		return rep, err
+	}
+	log.InfoContext(ctx, "reconcile pass finished", attrs...)
+	return rep, nil
+}

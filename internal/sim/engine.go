@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// NewEngine builds the real engine over a process's ports, as serve does
+// at start: the installation id is read from the store, and everything
+// else comes from Deps. Runner bootstrap is on (instance tokens), so
+// credentials writes are crash points too.
+func NewEngine(ctx context.Context, d Deps) (Controller, error) {
+	installation, err := d.Store.InstallationID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read installation id: %w", err)
+	}
+	e, err := engine.New(engine.Options{
+		ControllerID:     d.ControllerID,
+		InstallationID:   installation,
+		Store:            d.Store,
+		Queue:            d.Queue,
+		GitHub:           d.GitHub,
+		Providers:        d.Providers,
+		Pools:            d.Pools,
+		Logger:           d.Logger,
+		Now:              d.Now,
+		Rand:             d.Rand,
+		DeleteBackoffMin: d.BackoffMin,
+		DeleteBackoffMax: d.BackoffMax,
+		ProviderTimeout:  d.ProviderTimeout,
+		MetadataURL:      "http://runfleet.sim/metadata",
+		CallbackURL:      "http://runfleet.sim/callback",
+		InstanceToken: func(inst, _ string, attempt int, _ time.Duration) (string, error) {
+			return fmt.Sprintf("token-%s-%d", inst, attempt), nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return engineController{e}, nil
+}
+
+type engineController struct{ e *engine.Engine }
+
+func (c engineController) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (string, error) {
+	out, err := c.e.OnWorkflowJob(ctx, deliveryID, ev)
+	if out.Instance != "" {
+		return out.Result + " " + out.Instance, err
+	}
+	return out.Result, err
+}
+
+// HandleMessage acknowledges done and malformed work, as serve's workers
+// do.
+func (c engineController) HandleMessage(ctx context.Context, body []byte) (bool, error) {
+	err := c.e.HandleMessage(ctx, body)
+	return err == nil || errors.Is(err, engine.ErrMalformed), err
+}
+
+func (c engineController) Reconcile(ctx context.Context) error {
+	_, err := c.e.Reconcile(ctx)
+	return err
+}
+
+func (c engineController) RecoverAtStart(ctx context.Context) error { return c.e.RecoverAtStart(ctx) }
+
+func (c engineController) ForceDelete(ctx context.Context, instance string) error {
+	_, err := c.e.ForceDelete(ctx, instance)
+	return err
+}

@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	flagSeed       = flag.Uint64("seed", 0, "replay this one seed (with its full failure report)")
+	flagSeeds      = flag.Int("seeds", 200, "how many seeds TestSimulation runs (1, 2, …)")
+	flagJobs       = flag.Int("jobs", 50, "workflow jobs per seed")
+	flagLifecycles = flag.Int("lifecycles", 0, "total job lifecycles to simulate; sets -seeds to lifecycles/jobs (make sim: 1000000)")
+	flagTrace      = flag.Bool("simtrace", false, "print every trace line of a -seed replay as it happens")
+)
+
+// seedConfig is the configuration of one seed, the same in a run of many
+// seeds and in its replay: every tenth seed also runs the 25-hour tail.
+func seedConfig(seed uint64, jobs int) Config {
+	cfg := DefaultConfig(seed)
+	cfg.Jobs = jobs
+	cfg.LongTail = seed%10 == 0
+	return cfg
+}
+
+func replayLine(seed uint64, jobs int) string {
+	return fmt.Sprintf("go test ./internal/sim -run 'TestSimulation$' -seed %d -jobs %d", seed, jobs)
+}
+
+// TestSimulation runs the real engine over the real bbolt store and local
+// queue against the simulated GitHub and cloud, seed after seed; see
+// doc.go. A failing seed prints the line that replays it.
+func TestSimulation(t *testing.T) {
+	seeds, jobs := *flagSeeds, *flagJobs
+	if testing.Short() && *flagLifecycles == 0 {
+		seeds, jobs = 20, 30
+	}
+	if *flagLifecycles > 0 {
+		seeds = (*flagLifecycles + jobs - 1) / jobs
+	}
+	if *flagSeed != 0 {
+		runOneSeed(t, *flagSeed, jobs)
+		return
+	}
+	started := time.Now()
+	results := runSeeds(t, seeds, jobs)
+	total := newStats()
+	var failed []*Result
+	lifecycles := 0
+	for _, r := range results {
+		total.Merge(r.Stats)
+		lifecycles += r.Lifecycles
+		if r.Failed() {
+			failed = append(failed, r)
+		}
+	}
+	t.Logf("%d seeds, %d job lifecycles, %d failing seeds, %s real time", len(results), lifecycles, len(failed), time.Since(started).Round(time.Millisecond))
+	t.Logf("figures:\n%s", total)
+	for i, r := range failed {
+		if i < 3 {
+			t.Error(failureReport(r, jobs))
+			continue
+		}
+		t.Errorf("seed %d: %s\n  replay: %s", r.Seed, r.Violations[0], replayLine(r.Seed, jobs))
+	}
+}
+
+func runOneSeed(t *testing.T, seed uint64, jobs int) {
+	cfg := seedConfig(seed, jobs)
+	cfg.LogToTrace = true
+	if *flagTrace {
+		cfg.Echo = func(line string) { fmt.Println(line) }
+	}
+	r := Run(cfg, BoltBackend{Dir: t.TempDir()}, NewEngine)
+	t.Logf("seed %d: %d job lifecycles over %s of virtual time; trace %s\n%s", seed, r.Lifecycles, r.Virtual.Round(time.Second), r.Digest, r.Stats)
+	if r.Failed() {
+		t.Fatal(failureReport(r, jobs))
+	}
+}
+
+// runSeeds runs seeds 1..n, as many at once as there are CPUs: each seed
+// is a world of its own, so running them side by side changes nothing in
+// any of them.
+func runSeeds(t *testing.T, n, jobs int) []*Result {
+	results := make([]*Result, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				seed := uint64(i + 1)
+				results[i] = Run(seedConfig(seed, jobs), BoltBackend{Dir: seedDir(t, seed)}, NewEngine)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results
+}
+
+// seedDir is a fresh directory for one seed's state file.
+func seedDir(t *testing.T, seed uint64) string {
+	return fmt.Sprintf("%s/seed-%d", t.TempDir(), seed)
+}
+
+func failureReport(r *Result, jobs int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d broke an invariant:\n", r.Seed)
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	fmt.Fprintf(&b, "replay: %s\nlast %d trace lines:\n%s", replayLine(r.Seed, jobs), len(r.Trace), indent(r.Trace))
+	return b.String()
+}
+
+// Two runs of one seed must do the same things at the same virtual times.
+func TestSimulationIsDeterministic(t *testing.T) {
+	for _, seed := range []uint64{3, 10} {
+		cfg := seedConfig(seed, 20)
+		a := Run(cfg, BoltBackend{Dir: t.TempDir()}, NewEngine)
+		b := Run(cfg, BoltBackend{Dir: t.TempDir()}, NewEngine)
+		if a.Digest != b.Digest {
+			t.Errorf("seed %d ran two ways: traces %s and %s\nfirst run's end:\n%s\nsecond run's end:\n%s", seed, a.Digest, b.Digest, indent(a.Trace[max(len(a.Trace)-30, 0):]), indent(b.Trace[max(len(b.Trace)-30, 0):]))
+		}
+	}
+}
