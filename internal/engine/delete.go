@@ -45,12 +45,17 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 		return nil
 	}
 	forced := claimedFrom == runner.StatusPendingForceDelete
+	// The claim is ours: whatever happens to the caller's deadline, what
+	// the calls below did must be recorded, or the instance would wait in
+	// deleting for the reconciler's timeout.
+	record, cancel := e.cleanupContext(ctx)
+	defer cancel()
 	log = log.With("forced", forced, "attempts", claimed.Attempts)
 
 	var faults []string
 	if err := e.removeRunner(ctx, claimed); err != nil {
 		if !forced {
-			return e.retryDelete(ctx, log, claimed, msg.DeliveryID, err)
+			return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
 		}
 		faults = append(faults, err.Error())
 		log.Warn("forced delete: ignoring GitHub error", "error", err)
@@ -61,13 +66,13 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	}
 	if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
 		if !forced {
-			return e.retryDelete(ctx, log, claimed, msg.DeliveryID, err)
+			return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
 		}
 		faults = append(faults, providers.Fault(err))
 		log.Warn("forced delete: ignoring provider error", "error", err)
 	}
 
-	deleted, done, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
+	deleted, done, err := e.mutateFrom(record, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		// Status, not version: a field update (or another worker's reclaim)
 		// since our claim does not change that the machine is gone now.
 		if cur.Status != runner.StatusDeleting {
@@ -93,7 +98,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 		if claimed.RunnerStatus != runner.RunnerTerminated {
 			// It ended without finishing a job of its own: the job it was
 			// made for may still wait.
-			e.serveJobOf(ctx, log, deleted)
+			e.serveJobOf(record, log, deleted)
 		}
 	}
 	return nil

@@ -48,8 +48,9 @@ func TestWarmPoolKeepsMinIdleRunners(t *testing.T) {
 		t.Fatalf("warm runner name %q", warm)
 	}
 
-	// A job arrives; a warm runner takes it before the job's own instance is up.
-	w.RunJob(150_001) // its own instance is up too
+	// A job arrives and its own instance comes up; GitHub gives the job to a
+	// warm runner all the same.
+	w.RunJob(150_001)
 	w.Deliver(enginetest.Event(runner.ActionInProgress, 150_001, warm))
 	w.Deliver(enginetest.Event(runner.ActionCompleted, 150_001, warm))
 	w.WaitStatus(warm, runner.StatusDeleted)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
 )
@@ -44,7 +43,7 @@ func BenchmarkJobAWSCost(b *testing.B) {
 func benchmarkJobs(b *testing.B, perBatch int) {
 	meter := newAWSMeter()
 	s := newStack(b, stackOptions{meter: meter, infoLogs: true})
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 
 	jobID := int64(7100000000)
 	lifecycles := func() {
@@ -52,12 +51,12 @@ func benchmarkJobs(b *testing.B, perBatch int) {
 		for i := range perBatch {
 			jobID++
 			ids[i], names[i] = jobID, runner.InstanceName(linuxPool, jobID, 1)
-			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionQueued, ids[i], "")))
+			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, runner.ActionQueued, ids[i], "")))
 		}
 		s.drain(b, worker, 10*time.Second, "runners running", s.allHaveStatus(names, runner.StatusRunning))
 		for i := range perBatch {
-			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionInProgress, ids[i], names[i])))
-			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, events.ActionCompleted, ids[i], names[i])))
+			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, runner.ActionInProgress, ids[i], names[i])))
+			s.deliver(b, intake, functionURLEvent(b, jobPayload(b, runner.ActionCompleted, ids[i], names[i])))
 		}
 		s.drain(b, worker, 10*time.Second, "runners deleted", s.allHaveStatus(names, runner.StatusDeleted))
 	}

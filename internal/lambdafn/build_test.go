@@ -84,27 +84,27 @@ func TestFailedStartIsReportedAndRetried(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	missing := "/" + testenv.UniqueName(t, "not-yet") + "/config"
 	t.Setenv(lambdafn.EnvConfigParameter, missing)
-	worker, intake := s.function(lambdafn.RoleWorker), s.function(lambdafn.RoleWebhook)
+	worker, intake := s.worker(), s.webhook()
 
 	ctx, id := s.invocation()
-	if _, err := worker.HandleSQS(ctx, events.SQSEvent{}); err == nil || !strings.Contains(err.Error(), missing) {
+	if _, err := worker(ctx, events.SQSEvent{}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("worker with a missing config parameter: %v, want an error naming %s", err, missing)
 	}
 	if lines := s.logs.Lines(t, map[string]any{"aws_request_id": id, "level": "ERROR", "function": "worker"}); len(lines) != 1 ||
 		!strings.Contains(lines[0]["error"].(string), missing) {
 		t.Fatalf("failed start logged as %v, want one error line with the request id and the reason", lines)
 	}
-	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, "queued", 7000000901, "")))
+	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionQueued, 7000000901, "")))
 	if status != http.StatusServiceUnavailable || strings.Contains(reply.Message, missing) {
 		t.Fatalf("webhook that cannot start: %d %+v; want 503 that does not reveal the configuration", status, reply)
 	}
 
 	s.putParameter(t, missing, testConfig)
 	ctx, _ = s.invocation()
-	if _, err := worker.HandleSQS(ctx, events.SQSEvent{}); err != nil {
+	if _, err := worker(ctx, events.SQSEvent{}); err != nil {
 		t.Fatalf("after the parameter was created: %v", err)
 	}
-	if status, _ := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, "queued", 7000000902, ""))); status != http.StatusOK {
+	if status, _ := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionQueued, 7000000902, ""))); status != http.StatusOK {
 		t.Fatalf("webhook after the parameter was created: %d", status)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/lambdafn/work"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/providers/simulated"
@@ -21,11 +21,11 @@ import (
 // and the instance moves through DynamoDB to a simulated machine and back.
 func TestJobLifecycleThroughWebhookQueueAndWorker(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 	const jobID = 7000000101
 	name := runner.InstanceName(linuxPool, jobID, 1)
 
-	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, events.ActionQueued, jobID, "")))
+	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionQueued, jobID, "")))
 	if status != http.StatusOK || reply.Outcome == nil || reply.Result != engine.ResultCreated || reply.Instance != name {
 		t.Fatalf("queued: %d %+v, want 200 with %s for %s", status, reply, engine.ResultCreated, name)
 	}
@@ -52,7 +52,7 @@ func TestJobLifecycleThroughWebhookQueueAndWorker(t *testing.T) {
 		t.Fatalf("GitHub runners = %+v, want %s", runners, name)
 	}
 
-	status, reply = s.deliver(t, intake, functionURLEvent(t, jobPayload(t, events.ActionInProgress, jobID, name)))
+	status, reply = s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionInProgress, jobID, name)))
 	if status != http.StatusOK || reply.Result != engine.ResultBound {
 		t.Fatalf("in_progress: %d %+v", status, reply)
 	}
@@ -60,7 +60,7 @@ func TestJobLifecycleThroughWebhookQueueAndWorker(t *testing.T) {
 		t.Fatalf("after in_progress: runner %s job %d, want active on %d", inst.RunnerStatus, inst.ActiveJobID, jobID)
 	}
 
-	status, reply = s.deliver(t, intake, functionURLEvent(t, jobPayload(t, events.ActionCompleted, jobID, name)))
+	status, reply = s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionCompleted, jobID, name)))
 	if status != http.StatusOK || reply.Result != engine.ResultDeleteScheduled {
 		t.Fatalf("completed: %d %+v", status, reply)
 	}
@@ -95,12 +95,12 @@ func TestJobLifecycleThroughWebhookQueueAndWorker(t *testing.T) {
 // and completes once the provider recovers.
 func TestFailedDeleteIsResentWithGrowingDelays(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 	name := s.runJob(t, intake, worker, 7000000201)
 
 	provider := s.simulated(linuxPool)
 	provider.SetFaults(simulated.Faults{AlwaysFailDelete: true})
-	if status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, events.ActionCompleted, 7000000201, name))); status != http.StatusOK {
+	if status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionCompleted, 7000000201, name))); status != http.StatusOK {
 		t.Fatalf("completed: %d %+v", status, reply)
 	}
 
@@ -134,10 +134,10 @@ func TestFailedDeleteIsResentWithGrowingDelays(t *testing.T) {
 
 // runJob takes job id through queued and its create, returning the running
 // instance's name.
-func (s *stack) runJob(t *testing.T, intake, worker *lambdafn.Function, jobID int64) string {
+func (s *stack) runJob(t *testing.T, intake lambdafn.FunctionURLHandler, worker work.SQSHandler, jobID int64) string {
 	t.Helper()
 	name := runner.InstanceName(linuxPool, jobID, 1)
-	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, events.ActionQueued, jobID, "")))
+	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionQueued, jobID, "")))
 	if status != http.StatusOK || reply.Status != webhook.StatusProcessed {
 		t.Fatalf("queued %d: %d %+v", jobID, status, reply)
 	}

@@ -28,7 +28,7 @@ func lambdaErrorType(err error) string {
 
 func TestForceDeleteRefusesBadInputAndUnknownInstances(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	fn := s.function(lambdafn.RoleForceDelete)
+	fn := s.forceDelete()
 	for _, tc := range []struct {
 		payload  string
 		wantType string
@@ -42,7 +42,7 @@ func TestForceDeleteRefusesBadInputAndUnknownInstances(t *testing.T) {
 		{`{"name": "runfleet-linux-x64-1-1", "force": true}`, "InstanceNotFoundError", `instance "runfleet-linux-x64-1-1" not found`},
 	} {
 		ctx, _ := s.invocation()
-		res, err := fn.HandleForceDelete(ctx, json.RawMessage(tc.payload))
+		res, err := fn(ctx, json.RawMessage(tc.payload))
 		if err == nil {
 			t.Errorf("%s: succeeded with %+v, want %s", tc.payload, res, tc.wantType)
 			continue
@@ -51,7 +51,7 @@ func TestForceDeleteRefusesBadInputAndUnknownInstances(t *testing.T) {
 			t.Errorf("%s: errorType %s, message %q; want %s containing %q", tc.payload, got, err, tc.wantType, tc.wantText)
 		}
 	}
-	if _, err := fn.HandleForceDelete(t.Context(), json.RawMessage(`{"name": "runfleet-linux-x64-1-1"}`)); !errors.Is(err, store.ErrNotFound) {
+	if _, err := fn(t.Context(), json.RawMessage(`{"name": "runfleet-linux-x64-1-1"}`)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown instance: %v does not match store.ErrNotFound", err)
 	}
 }
@@ -60,14 +60,14 @@ func TestForceDeleteRefusesBadInputAndUnknownInstances(t *testing.T) {
 // once and changes nothing; with force it goes ahead.
 func TestForceDeleteOfABusyRunner(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake, worker, fd := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker), s.function(lambdafn.RoleForceDelete)
+	intake, worker, fd := s.webhook(), s.worker(), s.forceDelete()
 	name := s.runJob(t, intake, worker, 7000000501)
 	if !s.gh.SetBusy(name, true) {
 		t.Fatalf("runner %s is not registered in the simulated GitHub", name)
 	}
 
 	ctx, _ := s.invocation()
-	_, err := fd.HandleForceDelete(ctx, json.RawMessage(`{"name": "`+name+`"}`))
+	_, err := fd(ctx, json.RawMessage(`{"name": "`+name+`"}`))
 	if lambdaErrorType(err) != "RunnerBusyError" || !errors.Is(err, github.ErrRunnerBusy) {
 		t.Fatalf("ordinary delete of a busy runner: %v (%s), want RunnerBusyError", err, lambdaErrorType(err))
 	}
@@ -79,7 +79,7 @@ func TestForceDeleteOfABusyRunner(t *testing.T) {
 	}
 
 	ctx, _ = s.invocation()
-	res, err := fd.HandleForceDelete(ctx, json.RawMessage(`{"name": "`+name+`", "force": true}`))
+	res, err := fd(ctx, json.RawMessage(`{"name": "`+name+`", "force": true}`))
 	if err != nil || !res.OK || res.Instance.Status != runner.StatusPendingForceDelete {
 		t.Fatalf("forced delete of a busy runner: %+v, %v; want ok, pending_force_delete", res, err)
 	}
@@ -90,12 +90,12 @@ func TestForceDeleteOfABusyRunner(t *testing.T) {
 // and the fault is recorded on the instance.
 func TestForcedDeleteCompletesDespiteAFailingProvider(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake, worker, fd := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker), s.function(lambdafn.RoleForceDelete)
+	intake, worker, fd := s.webhook(), s.worker(), s.forceDelete()
 	name := s.runJob(t, intake, worker, 7000000601)
 	s.simulated(linuxPool).SetFaults(simulated.Faults{AlwaysFailDelete: true})
 
 	ctx, _ := s.invocation()
-	res, err := fd.HandleForceDelete(ctx, json.RawMessage(`{"name": "`+name+`", "force": true}`))
+	res, err := fd(ctx, json.RawMessage(`{"name": "`+name+`", "force": true}`))
 	if err != nil {
 		t.Fatalf("forced delete: %v", err)
 	}

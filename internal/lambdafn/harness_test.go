@@ -31,6 +31,7 @@ import (
 	"github.com/runfleet/runfleet/internal/github"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/lambdafn/work"
 	"github.com/runfleet/runfleet/internal/runner"
 	dynamostore "github.com/runfleet/runfleet/internal/store/dynamodb"
 	"github.com/runfleet/runfleet/internal/testenv"
@@ -65,6 +66,9 @@ pools:
     provider:
       type: simulated
 `
+
+// workerTimeout is RUNFLEET_WORKER_TIMEOUT as template.yaml sets it.
+const workerTimeout = "300s"
 
 // stack is one test's deployment: a fresh DynamoDB table in DynamoDB Local,
 // a fresh SQS queue, the config in SSM and the webhook secret in Secrets
@@ -167,6 +171,7 @@ func newStack(t testing.TB, opts stackOptions) *stack {
 		lambdafn.EnvWebhookSecretARN: aws.ToString(secret.ARN),
 		lambdafn.EnvGitHubSecretARN:  "",
 		lambdafn.EnvLogLevel:         "debug",
+		lambdafn.EnvWorkerTimeout:    workerTimeout,
 	} {
 		t.Setenv(name, value)
 	}
@@ -205,36 +210,58 @@ func simulatedProviders(t testing.TB, yaml string) map[string]providers.Provider
 	return out
 }
 
-// function builds a Function for role the way a deployed one is built,
-// from the environment variables, but with the test's shared GitHub and
-// providers and a logger the test can read.
-func (s *stack) function(role lambdafn.Role) *lambdafn.Function {
-	return lambdafn.NewFunction(role, func(ctx context.Context) (*lambdafn.App, error) {
-		opts, err := s.options(role)
-		if err != nil {
-			return nil, err
-		}
-		return lambdafn.Build(ctx, opts)
-	}, s.logs.Logger(s.logLevel))
+// The functions, built the way deployed ones are, from the environment
+// variables, but with the test's shared GitHub and providers, a logger and
+// a metrics sink the test can read.
+
+func (s *stack) webhook() lambdafn.FunctionURLHandler {
+	return lambdafn.NewWebhook(s.optionsFunc(lambdafn.RoleWebhook), s.logs.Logger(s.logLevel))
 }
 
-// options are Build's options for role, read from the environment.
+func (s *stack) metadata() lambdafn.FunctionURLHandler {
+	return lambdafn.NewMetadata(s.optionsFunc(lambdafn.RoleMetadata), s.logs.Logger(s.logLevel))
+}
+
+func (s *stack) worker() work.SQSHandler {
+	return work.NewWorker(s.workOptionsFunc(lambdafn.RoleWorker), s.logs.Logger(s.logLevel))
+}
+
+func (s *stack) reconciler() work.ScheduleHandler {
+	return work.NewReconciler(s.workOptionsFunc(lambdafn.RoleReconciler), s.logs.Logger(s.logLevel))
+}
+
+func (s *stack) forceDelete() work.ForceDeleteHandler {
+	return work.NewForceDelete(s.workOptionsFunc(lambdafn.RoleForceDelete), s.logs.Logger(s.logLevel))
+}
+
+// options are role's Options, read from the environment.
 func (s *stack) options(role lambdafn.Role) (lambdafn.Options, error) {
 	env, err := lambdafn.ReadEnv(role, os.LookupEnv)
-	var gh github.GitHub = s.gh
-	if s.github != nil {
-		gh = s.github
-	}
 	return lambdafn.Options{
-		Role:            role,
 		Env:             env,
 		AWS:             s.aws,
 		Logger:          s.logs.Logger(s.logLevel),
 		DynamoDBOptions: []func(*dynamodb.Options){disableChecksum},
-		GitHub:          gh,
-		Providers:       s.provs,
-		Metrics:         s.metrics,
 	}, err
+}
+
+func (s *stack) optionsFunc(role lambdafn.Role) lambdafn.OptionsFunc {
+	return func(context.Context) (lambdafn.Options, error) { return s.options(role) }
+}
+
+// workOptions are role's work.Options: its Options with the shared GitHub
+// and providers.
+func (s *stack) workOptions(role lambdafn.Role) (work.Options, error) {
+	opts, err := s.options(role)
+	var gh github.GitHub = s.gh
+	if s.github != nil {
+		gh = s.github
+	}
+	return work.Options{Options: opts, GitHub: gh, Providers: s.provs, Metrics: s.metrics}, err
+}
+
+func (s *stack) workOptionsFunc(role lambdafn.Role) work.OptionsFunc {
+	return func(context.Context) (work.Options, error) { return s.workOptions(role) }
 }
 
 func (s *stack) simulated(pool string) *simulated.Provider {
@@ -250,21 +277,22 @@ func (s *stack) invocation() (context.Context, string) {
 
 // --- webhook deliveries ----------------------------------------------------
 
-// jobPayload is a workflow_job delivery body for job id in the given action;
-// runnerName is set for in_progress and completed.
-func jobPayload(t testing.TB, action string, id int64, runnerName string) []byte {
+// jobPayload is a workflow_job delivery body for job id in the given action
+// (runfleet's names for jobs' actions are GitHub's); runnerName is set for
+// in_progress and completed.
+func jobPayload(t testing.TB, action runner.JobAction, id int64, runnerName string) []byte {
 	t.Helper()
 	var payload map[string]any
 	mustUnmarshal(t, readTestdata(t, "workflow-job.json"), &payload)
-	payload["action"] = action
+	payload["action"] = string(action)
 	job := payload["workflow_job"].(map[string]any)
 	job["id"] = id
-	job["status"] = action
+	job["status"] = string(action)
 	if runnerName != "" {
 		job["runner_name"] = runnerName
 		job["runner_id"] = 42
 	}
-	if action == "completed" {
+	if action == runner.ActionCompleted {
 		job["conclusion"] = "success"
 	}
 	body, err := json.MarshalIndent(payload, "", "  ")
@@ -292,11 +320,11 @@ func functionURLEvent(t testing.TB, body []byte) events.LambdaFunctionURLRequest
 
 // deliver sends one webhook through the webhook function and returns the
 // HTTP status and decoded reply.
-func (s *stack) deliver(t testing.TB, fn *lambdafn.Function, ev events.LambdaFunctionURLRequest) (int, webhook.Reply) {
+func (s *stack) deliver(t testing.TB, fn lambdafn.FunctionURLHandler, ev events.LambdaFunctionURLRequest) (int, webhook.Reply) {
 	t.Helper()
 	ctx, _ := s.invocation()
 	started := time.Now()
-	resp, err := fn.HandleWebhook(asCaller(ctx, "webhook"), ev)
+	resp, err := fn(asCaller(ctx, "webhook"), ev)
 	took := time.Since(started)
 	if err != nil {
 		t.Fatalf("HandleWebhook returned an error (a Function URL would answer 502): %v", err)
@@ -323,7 +351,7 @@ func (s *stack) deliver(t testing.TB, fn *lambdafn.Function, ev events.LambdaFun
 // would build, then delete the ones not reported as batch item failures.
 // It returns the records delivered (none if the queue stayed empty for wait)
 // and the worker's response.
-func (s *stack) poll(t testing.TB, worker *lambdafn.Function, wait time.Duration) ([]events.SQSMessage, events.SQSEventResponse) {
+func (s *stack) poll(t testing.TB, worker work.SQSHandler, wait time.Duration) ([]events.SQSMessage, events.SQSEventResponse) {
 	t.Helper()
 	ctx := asCaller(context.Background(), "esm")
 	out, err := s.sqs.ReceiveMessage(ctx, &sqsapi.ReceiveMessageInput{
@@ -342,7 +370,7 @@ func (s *stack) poll(t testing.TB, worker *lambdafn.Function, wait time.Duration
 	event := s.sqsEvent(t, out.Messages)
 	ictx, _ := s.invocation()
 	started := time.Now()
-	resp, err := worker.HandleSQS(asCaller(ictx, "worker"), event)
+	resp, err := worker(asCaller(ictx, "worker"), event)
 	took := time.Since(started)
 	if err != nil {
 		t.Fatalf("HandleSQS returned a function error, which fails the whole batch (P1): %v", err)
@@ -404,7 +432,7 @@ func (s *stack) sqsEvent(t testing.TB, msgs []sqstypes.Message) events.SQSEvent 
 }
 
 // drain polls until until() holds, failing the test after timeout.
-func (s *stack) drain(t testing.TB, worker *lambdafn.Function, timeout time.Duration, what string, until func() bool) {
+func (s *stack) drain(t testing.TB, worker work.SQSHandler, timeout time.Duration, what string, until func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !until() {

@@ -44,7 +44,7 @@ func TestMetadataFunctionServesABootingMachine(t *testing.T) {
 	t.Setenv(lambdafn.EnvInstanceTokenKeyARN, aws.ToString(key.ARN))
 	t.Setenv(lambdafn.EnvMetadataURL, metadataFunctionURL)
 	recorder := &createRecorder{}
-	intake := s.function(lambdafn.RoleWebhook)
+	intake := s.webhook()
 	worker, meta := s.bootFunction(lambdafn.RoleWorker, recorder), s.bootFunction(lambdafn.RoleMetadata, recorder)
 
 	name := s.runJob(t, intake, worker, 7000000301)
@@ -175,7 +175,7 @@ func (s *stack) callMetadata(t *testing.T, fn *lambdafn.Function, method string,
 		ev.Body = body
 	}
 	ctx, _ := s.invocation()
-	resp, err := fn.HandleMetadata(asCaller(ctx, "metadata"), ev)
+	resp, err := fn(asCaller(ctx, "metadata"), ev)
 	if err != nil {
 		t.Fatalf("HandleMetadata returned an error (a Function URL would answer 502): %v", err)
 	}

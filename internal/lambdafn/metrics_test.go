@@ -48,7 +48,7 @@ func TestWorkerAndReconcilerPublishEMFMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newStack(t, stackOptions{github: client})
-	intake, worker, reconciler := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker), s.function(lambdafn.RoleReconciler)
+	intake, worker, reconciler := s.webhook(), s.worker(), s.reconciler()
 
 	name := s.queue(t, intake, 7000002001, "x64")
 	s.drain(t, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
@@ -69,7 +69,7 @@ func TestWorkerAndReconcilerPublishEMFMetrics(t *testing.T) {
 	var tick events.EventBridgeEvent
 	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
 	ctx, _ := s.invocation()
-	if _, err := reconciler.HandleSchedule(ctx, tick); err != nil {
+	if _, err := reconciler(ctx, tick); err != nil {
 		t.Fatal(err)
 	}
 	live := s.emfValues(t, lambdafn.MetricLiveInstances, map[string]any{"ControllerId": "lambda-test", "Pool": linuxPool, "Status": "running"})
@@ -88,13 +88,13 @@ func TestWorkerAndReconcilerPublishEMFMetrics(t *testing.T) {
 // published, the live set still is.
 func TestSimulatedGitHubPublishesNoGitHubMetrics(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake, worker, reconciler := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker), s.function(lambdafn.RoleReconciler)
+	intake, worker, reconciler := s.webhook(), s.worker(), s.reconciler()
 	name := s.queue(t, intake, 7000002002, "x64")
 	s.drain(t, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
 	var tick events.EventBridgeEvent
 	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
 	ctx, _ := s.invocation()
-	if _, err := reconciler.HandleSchedule(ctx, tick); err != nil {
+	if _, err := reconciler(ctx, tick); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range s.metrics.Lines(t, nil) {

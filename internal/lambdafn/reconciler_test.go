@@ -18,7 +18,7 @@ import (
 // re-sends the create, and the worker then creates it.
 func TestScheduledReconcileResendsALostCreate(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	reconciler, worker := s.function(lambdafn.RoleReconciler), s.function(lambdafn.RoleWorker)
+	reconciler, worker := s.reconciler(), s.worker()
 	admitted := time.Now().Add(-2 * time.Minute)
 	name := runner.InstanceName(linuxPool, 7000001001, 1)
 	err := s.store.CreateInstance(context.Background(), &runner.Instance{
@@ -33,7 +33,7 @@ func TestScheduledReconcileResendsALostCreate(t *testing.T) {
 	var tick events.EventBridgeEvent
 	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
 	ctx, id := s.invocation()
-	report, err := reconciler.HandleSchedule(ctx, tick)
+	report, err := reconciler(ctx, tick)
 	if err != nil {
 		t.Fatal(err)
 	}

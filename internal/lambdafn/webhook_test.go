@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	runfleetevents "github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
@@ -19,8 +18,8 @@ import (
 // says why, and change nothing: no item in DynamoDB, no message in SQS.
 func TestInvalidWebhookRequestsChangeNothing(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake := s.function(lambdafn.RoleWebhook)
-	valid := jobPayload(t, runfleetevents.ActionQueued, 7000000701, "")
+	intake := s.webhook()
+	valid := jobPayload(t, runner.ActionQueued, 7000000701, "")
 	oversize := append(bytes.Repeat([]byte(" "), 65537), valid...)
 
 	for _, tc := range []struct {
@@ -75,12 +74,12 @@ func TestInvalidWebhookRequestsChangeNothing(t *testing.T) {
 // false); the signature is checked over the same bytes either way.
 func TestPlainAndBase64BodiesAreBothAccepted(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake := s.function(lambdafn.RoleWebhook)
-	body := jobPayload(t, runfleetevents.ActionQueued, 7000000801, "")
+	intake := s.webhook()
+	body := jobPayload(t, runner.ActionQueued, 7000000801, "")
 	if status, reply := s.deliver(t, intake, plainBody(functionURLEvent(t, body), body)); status != http.StatusOK || reply.Status != webhook.StatusProcessed {
 		t.Fatalf("plain body: %d %+v", status, reply)
 	}
-	body = jobPayload(t, runfleetevents.ActionQueued, 7000000802, "")
+	body = jobPayload(t, runner.ActionQueued, 7000000802, "")
 	if status, reply := s.deliver(t, intake, functionURLEvent(t, body)); status != http.StatusOK || reply.Status != webhook.StatusProcessed {
 		t.Fatalf("base64 body: %d %+v", status, reply)
 	}

@@ -16,7 +16,6 @@ import (
 	sqsapi "github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	runfleetevents "github.com/runfleet/runfleet/events"
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
@@ -55,7 +54,7 @@ func TestOnlyFailingRecordsAreBatchItemFailures(t *testing.T) {
 	buggy := &panickingProvider{Provider: s.provs["arm64"]}
 	buggy.armed.Store(true)
 	s.provs["arm64"] = buggy
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 
 	good := []string{s.queue(t, intake, 7000000301, "x64"), s.queue(t, intake, 7000000304, "x64")}
 	poisoned := s.queue(t, intake, 7000000302, "x64")
@@ -124,7 +123,7 @@ const templateVisibility = 1800 * time.Second
 // within seconds.
 func TestFailedRecordIsRetriedAfterABackoffNotTheVisibilityTimeout(t *testing.T) {
 	s := newStack(t, stackOptions{visibility: templateVisibility})
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 	name := s.queue(t, intake, 7000000501, "x64")
 	s.setVersionAttribute(t, name, &ddbtypes.AttributeValueMemberS{Value: "not-a-number"})
 
@@ -160,7 +159,7 @@ func TestFailedRecordIsRetriedAfterABackoffNotTheVisibilityTimeout(t *testing.T)
 // it comes back after the visibility timeout rather than being deleted.
 func TestRecordStaysFailedWhenItsRetryCannotBeScheduled(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 	name := s.queue(t, intake, 7000000601, "x64")
 	s.setVersionAttribute(t, name, &ddbtypes.AttributeValueMemberS{Value: "not-a-number"})
 
@@ -174,7 +173,7 @@ func TestRecordStaysFailedWhenItsRetryCannotBeScheduled(t *testing.T) {
 	event := s.sqsEvent(t, out.Messages)
 	event.Records[0].ReceiptHandle = "not-a-receipt-handle"
 	ctx, _ := s.invocation()
-	resp, err := worker.HandleSQS(ctx, event)
+	resp, err := worker(ctx, event)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +192,7 @@ func TestRecordStaysFailedWhenItsRetryCannotBeScheduled(t *testing.T) {
 // good record in the same batch completes.
 func TestMalformedMessagesAreAcknowledgedNotRetried(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 	bad := map[string]string{
 		s.send(t, `{"v":1,"kind":"create","instance":`):                   "not JSON",
 		s.send(t, `{"v":99,"kind":"create","instance":"runfleet-x-1-1"}`): "unknown version",
@@ -229,7 +228,7 @@ func TestMalformedMessagesAreAcknowledgedNotRetried(t *testing.T) {
 func TestHungRecordIsReportedBeforeTheFunctionTimesOut(t *testing.T) {
 	s := newStack(t, stackOptions{config: twoPoolConfig})
 	s.simulated("arm64").SetFaults(simulated.Faults{HangCreates: true})
-	intake, worker := s.function(lambdafn.RoleWebhook), s.function(lambdafn.RoleWorker)
+	intake, worker := s.webhook(), s.worker()
 	done := s.queue(t, intake, 7000001101, "x64")
 	hung := s.queue(t, intake, 7000001102, "arm64")
 
@@ -245,7 +244,7 @@ func TestHungRecordIsReportedBeforeTheFunctionTimesOut(t *testing.T) {
 	ctx, _ := s.invocation()
 	ctx, cancel := context.WithTimeout(ctx, 7*time.Second)
 	defer cancel()
-	resp, err := worker.HandleSQS(ctx, event)
+	resp, err := worker(ctx, event)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,9 +266,9 @@ func TestHungRecordIsReportedBeforeTheFunctionTimesOut(t *testing.T) {
 // null) when everything succeeded.
 func TestWorkerResponseShape(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	worker := s.function(lambdafn.RoleWorker)
+	worker := s.worker()
 	ctx, _ := s.invocation()
-	resp, err := worker.HandleSQS(ctx, events.SQSEvent{})
+	resp, err := worker(ctx, events.SQSEvent{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,10 +279,10 @@ func TestWorkerResponseShape(t *testing.T) {
 
 // queue delivers a queued webhook for a job with the given architecture
 // label and returns its instance name.
-func (s *stack) queue(t *testing.T, intake *lambdafn.Function, jobID int64, arch string) string {
+func (s *stack) queue(t *testing.T, intake lambdafn.FunctionURLHandler, jobID int64, arch string) string {
 	t.Helper()
 	var payload map[string]any
-	mustUnmarshal(t, jobPayload(t, runfleetevents.ActionQueued, jobID, ""), &payload)
+	mustUnmarshal(t, jobPayload(t, runner.ActionQueued, jobID, ""), &payload)
 	payload["workflow_job"].(map[string]any)["labels"] = []string{"self-hosted", "linux", arch}
 	body := mustMarshal(t, payload)
 	status, reply := s.deliver(t, intake, functionURLEvent(t, body))
@@ -313,7 +312,7 @@ func instancesOf(t *testing.T, records []events.SQSMessage) []string {
 	t.Helper()
 	var out []string
 	for _, r := range records {
-		msg, err := runfleetevents.Decode([]byte(r.Body))
+		msg, err := engine.DecodeMessage([]byte(r.Body))
 		if err != nil {
 			t.Fatalf("record %s: %v", r.MessageId, err)
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,18 +40,10 @@ type bootRecord struct {
 // a token for another instance, an expired one and one used after idle are
 // all refused.
 func TestExternalProviderMachineBootstraps(t *testing.T) {
-	dir := t.TempDir()
-	bin := buildBootProvider(t, dir)
-	machines := filepath.Join(dir, "machines")
-	if err := os.Mkdir(machines, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfgFile := filepath.Join(dir, "provider.json")
-	if err := os.WriteFile(cfgFile, []byte(`{"dir": "`+machines+`"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	boot := enginetest.BuildBootProvider(t)
+	machines := boot.Machines
 	settings, err := external.ParseSettings(map[string]any{
-		"provider_executable": bin, "config_file": cfgFile, "timeout": "30s", "os_type": "linux", "arch": "amd64",
+		"provider_executable": boot.Executable, "config_file": boot.ConfigFile, "timeout": "30s", "os_type": "linux", "arch": "amd64",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -151,19 +142,4 @@ func readBoot(t *testing.T, dir, name string) bootRecord {
 		t.Fatal(err)
 	}
 	return rec
-}
-
-// buildBootProvider compiles testdata/bootprovider (go test puts the go
-// command on PATH).
-func buildBootProvider(t *testing.T, dir string) string {
-	t.Helper()
-	out := filepath.Join(dir, "bootprovider")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/bootprovider")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	var msg bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &msg, &msg
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build the boot provider: %v\n%s", err, msg.String())
-	}
-	return out
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,22 +116,9 @@ func TestShortKeyFileRefused(t *testing.T) {
 // token and this server's URLs, and the machine's callback moving the
 // runner in the store.
 func TestServeHandsMachinesAWorkingToken(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bootprovider")
-	build := exec.Command("go", "build", "-o", bin, "github.com/runfleet/runfleet/internal/metadata/testdata/bootprovider")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the boot provider: %v\n%s", err, out)
-	}
-	machines := filepath.Join(dir, "machines")
-	if err := os.Mkdir(machines, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	providerCfg := filepath.Join(dir, "provider.json")
-	if err := os.WriteFile(providerCfg, []byte(`{"dir": "`+machines+`"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
+	boot := enginetest.BuildBootProvider(t)
+	machines := boot.Machines
+	state := filepath.Join(t.TempDir(), "state")
 	s := startServe(t, func(base string) string {
 		return `
 controller_id: ctl
@@ -148,7 +134,7 @@ pools:
     max_runners: 1
     provider:
       type: external
-      settings: {provider_executable: ` + bin + `, config_file: ` + providerCfg + `}
+      settings: {provider_executable: ` + boot.Executable + `, config_file: ` + boot.ConfigFile + `}
 `
 	})
 	body, _ := json.Marshal(webhook.WorkflowJobEvent{
@@ -163,22 +149,22 @@ pools:
 		t.Fatalf("queued webhook: %v %+v", err, res)
 	}
 	name := runner.InstanceName("p", 9, 1)
-	record := filepath.Join(machines, name+".boot.json")
+	recordFile := filepath.Join(machines, name+".boot.json")
 	enginetest.Eventually(t, "the provider to create the machine", func() bool {
 		_, err := os.Stat(filepath.Join(machines, name+".json"))
 		return err == nil
 	})
-	var boot struct {
+	var machine struct {
 		Token       string         `json:"token"`
 		MetadataURL string         `json:"metadata_url"`
 		Statuses    map[string]int `json:"statuses"`
 	}
-	data, err := os.ReadFile(record)
-	if err != nil || json.Unmarshal(data, &boot) != nil {
+	data, err := os.ReadFile(recordFile)
+	if err != nil || json.Unmarshal(data, &machine) != nil {
 		t.Fatalf("boot record: %v %s", err, data)
 	}
-	if boot.Token == "" || boot.MetadataURL != s.base+"/metadata/"+name || boot.Statuses["installing"] != http.StatusOK {
-		t.Fatalf("machine: token %t, metadata URL %q, calls %v", boot.Token != "", boot.MetadataURL, boot.Statuses)
+	if machine.Token == "" || machine.MetadataURL != s.base+"/metadata/"+name || machine.Statuses["installing"] != http.StatusOK {
+		t.Fatalf("machine: token %t, metadata URL %q, calls %v", machine.Token != "", machine.MetadataURL, machine.Statuses)
 	}
 	s.stop()
 
