@@ -28,7 +28,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet lambdas run test test-short emulators bench lint fmt clean \
+.PHONY: all build runfleet lambdas run test test-short emulators bench lint fmt clean fuzz \
 	lint-go lint-template lambda-check template-tools \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -78,6 +78,22 @@ bench: runfleet
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/serve ./internal/queue/local ./internal/store/bolt 2>&1 | tee $(BIN)/bench.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench.txt
 	$(GO) run ./cmd/runfleet-bench -bin $(BIN)/runfleet -out $(BIN)/bench-load.md
+
+FUZZTIME ?= 20s
+FUZZ_TARGETS := \
+	internal/engine:FuzzDecodeMessage internal/engine:FuzzEncodeMessage \
+	internal/config:FuzzParse \
+	internal/metadata:FuzzTokenVerify internal/metadata:FuzzTokenMint \
+	internal/webhook:FuzzIntakeHandle \
+	providers/external:FuzzDecodeInstance providers/external:FuzzDecodeInstances providers/external:FuzzOutputLimits
+
+## fuzz: each fuzz target for FUZZTIME (`make test` already runs their seed
+## corpora); a failure leaves its input in the package's testdata/fuzz
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $${t##*:} (./$${t%%:*}) for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
+	done
 
 ## lint: formatting, vet, staticcheck; cfn-lint and the SAM transform of
 ## template.yaml; SAM's build of every function checked

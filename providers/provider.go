@@ -113,9 +113,9 @@ type Address struct {
 var ErrNotFound = errors.New("provider: instance not found")
 
 // ErrWrongPool is a create or list naming a pool other than the one the
-// provider was built for. Such a provider is refused rather than obeyed:
-// its deletes by name look only in its own pool, so a machine it made for
-// another pool could never be found again.
+// provider was built for. Such a call is refused rather than obeyed: the
+// provider's deletes by name look only in its own pool, so a machine it
+// made for another pool could never be found again.
 var ErrWrongPool = errors.New("provider: the call names a pool this provider does not serve")
 
 // CheckPool returns nil when requested is served, the provider-side pool

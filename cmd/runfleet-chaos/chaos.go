@@ -19,7 +19,7 @@ import (
 
 // finalReserve is what the deadline keeps back from settling, for the
 // final reads and runfleet's graceful stop.
-const finalReserve = 45 * time.Second
+const finalReserve = time.Minute
 
 // chaos runs the whole thing and returns its report. An error is a failure
 // of the run itself (runfleet would not start, the driver broke), not a
@@ -114,7 +114,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	rep.settleEnded = time.Since(start)
 
 	// Final reads while runfleet still runs, then a graceful stop.
-	finalCtx, cancelFinal := context.WithTimeout(context.Background(), 30*time.Second)
+	finalCtx, cancelFinal := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancelFinal()
 	obs, obsErr := observe(finalCtx, w, send, gh, cl, op)
 	stopRun()
@@ -187,12 +187,22 @@ func showProgress(ctx context.Context, stderr io.Writer, start time.Time, w *wor
 	}
 }
 
+// outDir makes the run's directory. A given one must be empty: runfleet's
+// store and the cloud's state left by an earlier run would be this run's
+// starting state.
 func outDir(out string) (string, error) {
 	if out == "" {
 		return os.MkdirTemp("", "runfleet-chaos-")
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return "", err
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return "", err
+	}
+	if len(entries) > 0 {
+		return "", fmt.Errorf("-out %s is not empty (an earlier run's state would carry over): remove it or name another", out)
 	}
 	return filepath.Abs(out)
 }

@@ -21,8 +21,8 @@ const (
 // retries or reconciles happens many times within the run.
 const (
 	reconcileInterval = 2 * time.Second
-	deleteBackoffMin  = 200 * time.Millisecond
-	deleteBackoffMax  = 2 * time.Second
+	deleteBackoffMin  = 500 * time.Millisecond
+	deleteBackoffMax  = 10 * time.Second
 	// visibilityTimeout must outlast the longest create (the bootstrap
 	// timeout plus the delete after it fails), or a second worker would
 	// receive a message the first still works on; it is also how long a

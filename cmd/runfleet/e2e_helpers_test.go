@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/serve"
@@ -123,25 +125,20 @@ func startServe(t *testing.T, storeDir string, disableWorkers bool) *running {
 	}
 	t.Cleanup(r.stop)
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	enginetest.Eventually(t, "serve to answer /healthz", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("serve.Run returned at start: %v\nlogs:\n%s", err, logs)
 		default:
 		}
 		resp, err := http.Get(r.url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return r
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became healthy: %v\nlogs:\n%s", err, logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, func() string { return "logs:\n" + logs.String() })
+	return r
 }
 
 func (r *running) client(t *testing.T) *httpapi.Client {
@@ -153,26 +150,21 @@ func (r *running) client(t *testing.T) *httpapi.Client {
 	return c
 }
 
-// waitFor polls the operator API until the instance satisfies ok. It tests
-// behaviour, not speed: the deadline is far beyond what any pass needs.
+// waitFor polls the operator API until the instance satisfies ok.
 func (r *running) waitFor(t *testing.T, name, what string, ok func(*runner.Instance) bool) *runner.Instance {
 	t.Helper()
 	c := r.client(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		inst, err := c.GetInstance(context.Background(), name)
-		if err == nil && ok(inst) {
-			return inst
-		}
+	var inst *runner.Instance
+	enginetest.Eventually(t, "instance "+name+" to become "+what, func() bool {
+		got, err := c.GetInstance(context.Background(), name)
 		var apiErr *httpapi.Error
 		if err != nil && !(errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound) {
 			t.Fatalf("show %s: %v", name, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instance %s never became %s (last: %+v, %v)\nlogs:\n%s", name, what, inst, err, r.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		inst = got
+		return err == nil && ok(got)
+	}, func() string { return fmt.Sprintf("last: %+v\nlogs:\n%s", inst, r.logs) })
+	return inst
 }
 
 func (r *running) waitStatus(t *testing.T, name string, want runner.Status) *runner.Instance {

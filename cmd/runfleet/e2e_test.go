@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,11 +55,25 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("webhook send queued-broken: %+v", res)
 	}
 	srv.waitFor(t, brokenInstance, "failing", func(i *runner.Instance) bool { return i.ProviderFault != "" })
-	res = runCLI(t, env, "instances", "delete", brokenInstance, "--force")
-	if res.code != exitOK || !strings.Contains(res.stdout, "delete accepted") {
-		t.Fatalf("instances delete --force: %+v", res)
+	// While the job is queued, each of its instances that fails for good is
+	// replaced (within max_runners). GitHub cancels it: no more are made.
+	res = runCLI(t, env, "webhook", "send", cancelled(t, "queued-broken.json"))
+	if res.code != exitOK || !strings.Contains(res.stdout, "completed") {
+		t.Fatalf("webhook send of the cancelled job: %+v", res)
 	}
-	srv.waitStatus(t, brokenInstance, runner.StatusDeleted)
+	stuck, err := srv.client(t).ListInstances(context.Background(), "always-fails")
+	if err != nil || !slices.ContainsFunc(stuck, func(i *runner.Instance) bool { return i.Name == brokenInstance }) {
+		t.Fatalf("the always-fails pool's instances: %+v, %v; want %s among them", stuck, err, brokenInstance)
+	}
+	for _, inst := range stuck {
+		res = runCLI(t, env, "instances", "delete", inst.Name, "--force")
+		if res.code != exitOK || !strings.Contains(res.stdout, "delete accepted") {
+			t.Fatalf("instances delete %s --force: %+v", inst.Name, res)
+		}
+	}
+	for _, inst := range stuck {
+		srv.waitStatus(t, inst.Name, runner.StatusDeleted)
+	}
 
 	res = runCLI(t, env, "instances", "list")
 	if res.code != exitOK || strings.TrimSpace(res.stdout) != "no live instances" {
@@ -89,6 +105,30 @@ func TestServeKeepsAcceptedWorkAcrossRestart(t *testing.T) {
 	second.waitStatus(t, linuxInstance, runner.StatusRunning)
 }
 
+// cancelled writes the example payload name as its job's completed
+// delivery, the job cancelled, and returns the file's path.
+func cancelled(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(payload(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	job := doc["workflow_job"].(map[string]any)
+	doc["action"], job["status"], job["conclusion"] = "completed", "completed", "cancelled"
+	if data, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cancelled-"+name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func sendPayload(t *testing.T, url, name, delivery string) *webhook.SendResult {
 	t.Helper()
 	body, err := os.ReadFile(payload(t, name))
@@ -103,8 +143,8 @@ func sendPayload(t *testing.T, url, name, delivery string) *webhook.SendResult {
 }
 
 // TestServeRejectsBadWebhooks: bad requests through the real server get
-// their status and change nothing — no instance, and no delivery marked
-// (the same delivery id, sent properly afterwards, is processed).
+// their status and change nothing — no instance; the same delivery id,
+// sent properly afterwards, is processed.
 func TestServeRejectsBadWebhooks(t *testing.T) {
 	srv := startServe(t, t.TempDir(), false)
 	queued, err := os.ReadFile(payload(t, "queued.json"))
@@ -163,7 +203,7 @@ func TestServeRejectsBadWebhooks(t *testing.T) {
 	}
 	res := sendPayload(t, srv.url+"/webhook", "queued.json", delivery)
 	if res.StatusCode != http.StatusOK || res.Reply == nil || res.Reply.Status != webhook.StatusProcessed {
-		t.Fatalf("the delivery id of rejected requests was marked: %d %s", res.StatusCode, res.Body)
+		t.Fatalf("the proper delivery after the rejected ones: %d %s", res.StatusCode, res.Body)
 	}
 	srv.waitStatus(t, linuxInstance, runner.StatusRunning)
 }

@@ -129,7 +129,7 @@ type Pool struct {
 	// ProviderTimeout bounds every provider call but create (delete, list);
 	// default 5m.
 	ProviderTimeout time.Duration `yaml:"provider_timeout"`
-	Provider         Provider      `yaml:"provider"`
+	Provider        Provider      `yaml:"provider"`
 }
 
 // Provider selects and configures a provider for a pool.

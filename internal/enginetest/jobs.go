@@ -25,9 +25,11 @@ const (
 func Labels() []string { return []string{"self-hosted", "linux", "x64"} }
 
 // OnePool is the default pool, changed by adjust when it is not nil: Pool,
-// of Owner, for Labels, up to 10 runners, a 5 s bootstrap timeout.
+// of Owner, for Labels, up to 10 runners. Its bootstrap timeout, a minute,
+// is far beyond any test's pace, so that no runner is reaped as "never came
+// online" because the machine running the test is slow.
 func OnePool(adjust func(*runner.Pool)) runner.Pools {
-	p := runner.Pool{Name: Pool, Owner: Owner, Labels: Labels(), MaxRunners: 10, BootstrapTimeout: 5 * time.Second}
+	p := runner.Pool{Name: Pool, Owner: Owner, Labels: Labels(), MaxRunners: 10, BootstrapTimeout: time.Minute}
 	if adjust != nil {
 		adjust(&p)
 	}

@@ -11,7 +11,7 @@ import (
 
 // Patience is how long Eventually waits. It is generous: tests assert
 // behaviour, not speed, on a shared machine.
-const Patience = 30 * time.Second
+const Patience = time.Minute
 
 const pollEvery = 10 * time.Millisecond
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,6 +16,8 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/lambdafn/work"
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testenv"
 )
 
@@ -28,9 +31,9 @@ func TestReadEnvNamesEveryProblem(t *testing.T) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
 	}
-	complete := map[string]string{lambdafn.EnvTable: "t", lambdafn.EnvQueueURL: "q", lambdafn.EnvConfigParameter: "/p"}
+	complete := map[string]string{lambdafn.EnvTable: "t", lambdafn.EnvQueueURL: "q", lambdafn.EnvConfigParameter: "/p", lambdafn.EnvWorkerTimeout: "300s"}
 	env, err := lambdafn.ReadEnv(lambdafn.RoleWorker, lookup(complete))
-	if err != nil || env.Table != "t" || env.QueueURL != "q" || env.ConfigParameter != "/p" {
+	if err != nil || env.Table != "t" || env.QueueURL != "q" || env.ConfigParameter != "/p" || env.WorkerTimeout != 300*time.Second {
 		t.Errorf("worker without secret ARNs: %+v, %v; want it accepted (the GitHub secret is optional while simulated)", env, err)
 	}
 	if _, err := lambdafn.ReadEnv(lambdafn.Role("cron"), lookup(complete)); err == nil {
@@ -38,8 +41,38 @@ func TestReadEnvNamesEveryProblem(t *testing.T) {
 	}
 }
 
+// The reconciler recovers an instance left in creating once no worker can
+// still be working on it, so it must know the worker's timeout; the
+// functions that never recover one do not ask for it.
+func TestWorkerTimeoutIsRequiredWhereInstancesAreRecovered(t *testing.T) {
+	base := map[string]string{lambdafn.EnvTable: "t", lambdafn.EnvQueueURL: "q", lambdafn.EnvConfigParameter: "/p", lambdafn.EnvWebhookSecretARN: "arn"}
+	lookup := func(extra map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if v, ok := extra[k]; ok {
+				return v, true
+			}
+			v, ok := base[k]
+			return v, ok
+		}
+	}
+	for _, role := range []lambdafn.Role{lambdafn.RoleWorker, lambdafn.RoleReconciler} {
+		for _, value := range []string{"", "300", "-5s", "soon"} {
+			_, err := lambdafn.ReadEnv(role, lookup(map[string]string{lambdafn.EnvWorkerTimeout: value}))
+			if err == nil || !strings.Contains(err.Error(), lambdafn.EnvWorkerTimeout) {
+				t.Errorf("%s with %s=%q: %v, want an error naming it", role, lambdafn.EnvWorkerTimeout, value, err)
+			}
+		}
+	}
+	for _, role := range []lambdafn.Role{lambdafn.RoleWebhook, lambdafn.RoleForceDelete} {
+		if env, err := lambdafn.ReadEnv(role, lookup(nil)); err != nil || env.WorkerTimeout != 0 {
+			t.Errorf("%s without %s: %+v, %v; want it accepted", role, lambdafn.EnvWorkerTimeout, env, err)
+		}
+	}
+}
+
 // Each function fetches only the secrets it uses: the worker runs from the
 // same config without being granted the webhook secret, and holds no copy.
+// The webhook function builds no provider and no GitHub client.
 func TestSecretsComeFromSecretsManagerPerFunction(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	ctx := context.Background()
@@ -48,30 +81,32 @@ func TestSecretsComeFromSecretsManagerPerFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Providers, opts.GitHub = nil, nil // build them from the config
-	app, err := lambdafn.Build(ctx, opts)
+	intake, err := lambdafn.BuildWebhook(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(app.Config.Webhook.Secret) != testSecret {
-		t.Fatalf("webhook function's secret = %q, want the one in Secrets Manager", app.Config.Webhook.Secret)
+	if string(intake.Config.Webhook.Secret) != testSecret {
+		t.Fatalf("webhook function's secret = %q, want the one in Secrets Manager", intake.Config.Webhook.Secret)
 	}
-	if app.Providers[linuxPool] == nil {
-		t.Fatal("no provider built for the pool")
+	if intake.Config.GitHub.Token != "" || (intake.Config.GitHub.App != nil && intake.Config.GitHub.App.PrivateKey != nil) {
+		t.Fatal("webhook function holds a GitHub credential")
 	}
 
 	t.Setenv(lambdafn.EnvWebhookSecretARN, "")
-	opts, err = s.options(lambdafn.RoleWorker)
+	wopts, err := s.workOptions(lambdafn.RoleWorker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Providers, opts.GitHub = nil, nil
-	app, err = lambdafn.Build(ctx, opts)
+	wopts.Providers, wopts.GitHub = nil, nil // build them from the config
+	app, err := work.Build(ctx, lambdafn.RoleWorker, wopts)
 	if err != nil {
 		t.Fatalf("worker without the webhook secret: %v", err)
 	}
 	if app.Config.Webhook.Secret != nil {
 		t.Fatalf("worker holds a webhook secret %q, want none", app.Config.Webhook.Secret)
+	}
+	if app.Providers[linuxPool] == nil {
+		t.Fatal("no provider built for the pool")
 	}
 	if app.GitHub == nil || len(s.logs.Lines(t, map[string]any{"level": "WARN", "github_simulated": true})) == 0 {
 		t.Fatal("simulated GitHub built without a loud warning")
@@ -84,13 +119,15 @@ func TestFailedStartIsReportedAndRetried(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	missing := "/" + testenv.UniqueName(t, "not-yet") + "/config"
 	t.Setenv(lambdafn.EnvConfigParameter, missing)
-	worker, intake := s.worker(), s.webhook()
+	reconciler, intake, worker := s.reconciler(), s.webhook(), s.worker()
 
+	var tick events.EventBridgeEvent
+	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
 	ctx, id := s.invocation()
-	if _, err := worker(ctx, events.SQSEvent{}); err == nil || !strings.Contains(err.Error(), missing) {
-		t.Fatalf("worker with a missing config parameter: %v, want an error naming %s", err, missing)
+	if _, err := reconciler(ctx, tick); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("reconciler with a missing config parameter: %v, want an error naming %s", err, missing)
 	}
-	if lines := s.logs.Lines(t, map[string]any{"aws_request_id": id, "level": "ERROR", "function": "worker"}); len(lines) != 1 ||
+	if lines := s.logs.Lines(t, map[string]any{"aws_request_id": id, "level": "ERROR", "function": "reconciler"}); len(lines) != 1 ||
 		!strings.Contains(lines[0]["error"].(string), missing) {
 		t.Fatalf("failed start logged as %v, want one error line with the request id and the reason", lines)
 	}
@@ -98,15 +135,21 @@ func TestFailedStartIsReportedAndRetried(t *testing.T) {
 	if status != http.StatusServiceUnavailable || strings.Contains(reply.Message, missing) {
 		t.Fatalf("webhook that cannot start: %d %+v; want 503 that does not reveal the configuration", status, reply)
 	}
+	ctx, _ = s.invocation()
+	if _, err := worker(ctx, events.SQSEvent{}); err != nil {
+		t.Fatalf("worker that cannot start returned a function error: %v", err)
+	}
 
 	s.putParameter(t, missing, testConfig)
 	ctx, _ = s.invocation()
-	if _, err := worker(ctx, events.SQSEvent{}); err != nil {
+	if _, err := reconciler(ctx, tick); err != nil {
 		t.Fatalf("after the parameter was created: %v", err)
 	}
 	if status, _ := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionQueued, 7000000902, ""))); status != http.StatusOK {
 		t.Fatalf("webhook after the parameter was created: %d", status)
 	}
+	name := runner.InstanceName(linuxPool, 7000000902, 1)
+	s.drain(t, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
 }
 
 // What cannot run is refused at start with every reason at once: a pool
@@ -128,12 +171,12 @@ pools:
     provider: {type: external}
 `)
 	t.Setenv(lambdafn.EnvConfigParameter, param)
-	opts, err := s.options(lambdafn.RoleWorker)
+	opts, err := s.workOptions(lambdafn.RoleWorker)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Providers, opts.GitHub = nil, nil
-	_, err = lambdafn.Build(context.Background(), opts)
+	_, err = work.Build(context.Background(), lambdafn.RoleWorker, opts)
 	for _, want := range []string{param, `pools[0].provider`, `pool "metal"`, "github.app"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v\ndoes not contain %q", err, want)
@@ -150,7 +193,7 @@ func TestSecretProblemsAreExplained(t *testing.T) {
 	s.putParameter(t, param, testConfig+"server: {api_token_env: RUNFLEET_API_TOKEN}\n")
 	t.Setenv(lambdafn.EnvConfigParameter, param)
 	opts, _ := s.options(lambdafn.RoleWebhook)
-	_, err := lambdafn.Build(ctx, opts)
+	_, err := lambdafn.BuildWebhook(ctx, opts)
 	for _, want := range []string{"RUNFLEET_API_TOKEN is not set", "answered from Secrets Manager", "embedded mode only"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("unknown secret name: %v\ndoes not contain %q", err, want)
@@ -161,7 +204,7 @@ func TestSecretProblemsAreExplained(t *testing.T) {
 	t.Setenv(lambdafn.EnvConfigParameter, s.env.ConfigParameter)
 	t.Setenv(lambdafn.EnvWebhookSecretARN, "arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf")
 	opts, _ = s.options(lambdafn.RoleWebhook)
-	_, err = lambdafn.Build(ctx, opts)
+	_, err = lambdafn.BuildWebhook(ctx, opts)
 	if err == nil || !strings.Contains(err.Error(), "read RUNFLEET_WEBHOOK_SECRET from secret arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf") {
 		t.Errorf("missing secret: %v", err)
 	}
@@ -169,7 +212,7 @@ func TestSecretProblemsAreExplained(t *testing.T) {
 
 // The forcedelete function's output is JSON an operator can read.
 func TestForceDeleteResultJSON(t *testing.T) {
-	out, err := json.Marshal(lambdafn.ForceDeleteResult{OK: true, Message: "delete scheduled"})
+	out, err := json.Marshal(work.ForceDeleteResult{OK: true, Message: "delete scheduled"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestJobLifecycleThroughWebhookQueueAndWorker(t *testing.T) {
 
 	// Every line the engine wrote while a function handled this job names
 	// the Lambda request it belongs to.
-	for _, msg := range []string{"instance admitted", "instance created", "runner bound to job", "instance deleted"} {
+	for _, msg := range []string{"instance admitted for job", "instance created", "runner bound to job", "instance deleted"} {
 		lines := s.logs.Lines(t, map[string]any{"msg": msg, "instance": name})
 		if len(lines) == 0 {
 			t.Errorf("no %q log line", msg)

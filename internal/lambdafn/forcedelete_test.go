@@ -10,7 +10,6 @@ import (
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
-	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/providers/simulated"

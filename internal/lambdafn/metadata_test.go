@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/lambdafn/work"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/testenv"
@@ -45,7 +46,7 @@ func TestMetadataFunctionServesABootingMachine(t *testing.T) {
 	t.Setenv(lambdafn.EnvMetadataURL, metadataFunctionURL)
 	recorder := &createRecorder{}
 	intake := s.webhook()
-	worker, meta := s.bootFunction(lambdafn.RoleWorker, recorder), s.bootFunction(lambdafn.RoleMetadata, recorder)
+	worker, meta := s.bootWorker(recorder), s.metadata()
 
 	name := s.runJob(t, intake, worker, 7000000301)
 	req := recorder.request(t, name)
@@ -135,26 +136,22 @@ func TestMetadataFunctionNeedsTheTokenKey(t *testing.T) {
 	}
 }
 
-// bootFunction is s.function(role) with providers that record create
-// requests.
-func (s *stack) bootFunction(role lambdafn.Role, rec *createRecorder) *lambdafn.Function {
-	return lambdafn.NewFunction(role, func(ctx context.Context) (*lambdafn.App, error) {
-		opts, err := s.options(role)
-		if err != nil {
-			return nil, err
-		}
+// bootWorker is s.worker() with providers that record create requests.
+func (s *stack) bootWorker(rec *createRecorder) work.SQSHandler {
+	return work.NewWorker(func(context.Context) (work.Options, error) {
+		opts, err := s.workOptions(lambdafn.RoleWorker)
 		provs := map[string]providers.Provider{}
 		for pool, p := range s.provs {
 			provs[pool] = &recordingProvider{Provider: p, rec: rec}
 		}
 		opts.Providers = provs
-		return lambdafn.Build(ctx, opts)
+		return opts, err
 	}, s.logs.Logger(s.logLevel))
 }
 
 // callMetadata sends the machine's request to the metadata function as the
 // Function URL event Lambda would deliver.
-func (s *stack) callMetadata(t *testing.T, fn *lambdafn.Function, method string, req providers.CreateRequest, endpoint, token, body string) events.LambdaFunctionURLResponse {
+func (s *stack) callMetadata(t *testing.T, fn lambdafn.FunctionURLHandler, method string, req providers.CreateRequest, endpoint, token, body string) events.LambdaFunctionURLResponse {
 	t.Helper()
 	var ev events.LambdaFunctionURLRequest
 	mustUnmarshal(t, readTestdata(t, "metadata-function-url-event.json"), &ev)

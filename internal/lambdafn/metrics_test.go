@@ -8,7 +8,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
-	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/lambdafn/work"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -54,10 +54,10 @@ func TestWorkerAndReconcilerPublishEMFMetrics(t *testing.T) {
 	s.drain(t, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
 
 	ctl := map[string]any{"ControllerId": "lambda-test", "Operation": rest.OpGenerateJITConfig}
-	if got := s.emfValues(t, lambdafn.MetricGitHubAPICalls, ctl); len(got) != 1 || got[0] != 1 {
+	if got := s.emfValues(t, work.MetricGitHubAPICalls, ctl); len(got) != 1 || got[0] != 1 {
 		t.Fatalf("worker GitHubAPICalls{GenerateJITConfig} = %v, want one invocation with 1 call", got)
 	}
-	remaining := s.emfValues(t, lambdafn.MetricGitHubRateLimitRemaining, map[string]any{"ControllerId": "lambda-test", "Installation": "0"})
+	remaining := s.emfValues(t, work.MetricGitHubRateLimitRemaining, map[string]any{"ControllerId": "lambda-test", "Installation": "0"})
 	if len(remaining) == 0 || remaining[len(remaining)-1] >= 1000 || remaining[len(remaining)-1] < 900 {
 		t.Fatalf("GitHubRateLimitRemaining{Installation=0} = %v, want the fake's budget after a few calls (limit 1000)", remaining)
 	}
@@ -72,14 +72,14 @@ func TestWorkerAndReconcilerPublishEMFMetrics(t *testing.T) {
 	if _, err := reconciler(ctx, tick); err != nil {
 		t.Fatal(err)
 	}
-	live := s.emfValues(t, lambdafn.MetricLiveInstances, map[string]any{"ControllerId": "lambda-test", "Pool": linuxPool, "Status": "running"})
+	live := s.emfValues(t, work.MetricLiveInstances, map[string]any{"ControllerId": "lambda-test", "Pool": linuxPool, "Status": "running"})
 	if len(live) != 1 || live[0] != 1 {
 		t.Fatalf("LiveInstances{linux-x64, running} = %v, want 1", live)
 	}
-	if got := s.emfValues(t, lambdafn.MetricGitHubAPICalls, map[string]any{"ControllerId": "lambda-test", "Operation": rest.OpListRunners}); len(got) != 1 || got[0] < 1 {
+	if got := s.emfValues(t, work.MetricGitHubAPICalls, map[string]any{"ControllerId": "lambda-test", "Operation": rest.OpListRunners}); len(got) != 1 || got[0] < 1 {
 		t.Fatalf("reconciler GitHubAPICalls{ListRunners} = %v, want the pass's runner listing", got)
 	}
-	if got := s.emfValues(t, lambdafn.MetricGitHubAPICalls, ctl); len(got) != 0 {
+	if got := s.emfValues(t, work.MetricGitHubAPICalls, ctl); len(got) != 0 {
 		t.Fatalf("reconciler reported GenerateJITConfig calls %v: the worker's calls were counted again", got)
 	}
 }
@@ -98,14 +98,14 @@ func TestSimulatedGitHubPublishesNoGitHubMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range s.metrics.Lines(t, nil) {
-		if _, ok := line[lambdafn.MetricGitHubAPICalls]; ok {
+		if _, ok := line[work.MetricGitHubAPICalls]; ok {
 			t.Errorf("GitHub metric published with the simulated GitHub: %v", line)
 		}
-		if _, ok := line[lambdafn.MetricGitHubRateLimitRemaining]; ok {
+		if _, ok := line[work.MetricGitHubRateLimitRemaining]; ok {
 			t.Errorf("GitHub metric published with the simulated GitHub: %v", line)
 		}
 	}
-	if live := s.emfValues(t, lambdafn.MetricLiveInstances, map[string]any{"ControllerId": "lambda-test", "Pool": linuxPool, "Status": "running"}); len(live) != 1 || live[0] != 1 {
+	if live := s.emfValues(t, work.MetricLiveInstances, map[string]any{"ControllerId": "lambda-test", "Pool": linuxPool, "Status": "running"}); len(live) != 1 || live[0] != 1 {
 		t.Fatalf("LiveInstances{linux-x64, running} = %v, want 1", live)
 	}
 }

@@ -9,23 +9,33 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 // The scheduled reconciler finds an instance whose create message was lost
-// (admitted two minutes ago, still pending_create, nothing on the queue),
-// re-sends the create, and the worker then creates it.
+// (admitted for its job two minutes ago, still pending_create, nothing on
+// the queue), re-sends the create, and the worker then creates it.
 func TestScheduledReconcileResendsALostCreate(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	reconciler, worker := s.reconciler(), s.worker()
 	admitted := time.Now().Add(-2 * time.Minute)
-	name := runner.InstanceName(linuxPool, 7000001001, 1)
-	err := s.store.CreateInstance(context.Background(), &runner.Instance{
-		Name: name, Pool: linuxPool, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
-		JobID: 7000001001, RunAttempt: 1, Owner: "octo-org", Labels: []string{"self-hosted", "linux", "x64"},
-		CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
-	}, 50)
+	job := &runner.Job{
+		ID: 7000001001, RunAttempt: 1, Pool: linuxPool, Owner: "octo-org", Repository: "octo-org/app",
+		Labels: []string{"self-hosted", "linux", "x64"}, Status: runner.JobOpen, Made: 1,
+		QueuedAt: admitted, CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
+	}
+	job.Instance = job.InstanceFor(1)
+	name := job.Instance
+	err := s.store.CreateInstance(context.Background(), store.Admission{
+		Instance: &runner.Instance{
+			Name: name, Pool: linuxPool, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
+			JobID: job.ID, RunAttempt: 1, Owner: "octo-org", Labels: []string{"self-hosted", "linux", "x64"},
+			CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
+		},
+		MaxRunners: 50,
+		Job:        job,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,10 @@ import (
 	sqsapi "github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testenv"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
@@ -152,6 +154,41 @@ func TestFailedRecordIsRetriedAfterABackoffNotTheVisibilityTimeout(t *testing.T)
 	if visible, inFlight, delayed := s.queueDepth(t); visible+inFlight+delayed != 0 {
 		t.Fatalf("queue holds %d/%d/%d messages after the retry succeeded, want none", visible, inFlight, delayed)
 	}
+}
+
+// A worker that cannot start (here its config parameter is missing, as an
+// SSM or Secrets Manager outage at a cold start looks) returns no function
+// error: every record of the batch is a batch item failure, hidden for the
+// same short backoff as any failed record rather than the queue's 30-minute
+// visibility timeout, and handled within seconds once the worker can start.
+func TestWorkerThatCannotStartRetriesTheWholeBatchSoon(t *testing.T) {
+	s := newStack(t, stackOptions{visibility: templateVisibility})
+	names := []string{s.queue(t, s.webhook(), 7000001201, "x64"), s.queue(t, s.webhook(), 7000001202, "x64")}
+	t.Setenv(lambdafn.EnvConfigParameter, "/"+testenv.UniqueName(t, "gone")+"/config")
+	worker := s.worker()
+
+	records, resp := s.poll(t, worker, 5*time.Second)
+	if got := failedInstances(t, records, resp); len(records) != 2 || !sameSet(got, names) {
+		t.Fatalf("%d records, batch item failures for %v; want both records of the batch failed", len(records), got)
+	}
+	for _, rec := range records {
+		lines := s.logs.Lines(t, map[string]any{"msg": "failed message scheduled for retry", "message_id": rec.MessageId})
+		if len(lines) != 1 {
+			t.Fatalf("record %s: no log line scheduling its retry: %v", rec.MessageId, lines)
+		}
+		// First delivery: 5 s, jittered down to no less than half.
+		if ms := lines[0]["backoff_ms"].(float64); ms < 2500 || ms > 5000 {
+			t.Fatalf("record %s: retry backoff %v ms, want 2500..5000", rec.MessageId, ms)
+		}
+	}
+	if lines := s.logs.Lines(t, map[string]any{"level": "WARN", "function": "worker", "records": float64(2)}); len(lines) != 1 {
+		t.Fatalf("the unhandled batch is not logged once as a warning: %v", lines)
+	}
+
+	t.Setenv(lambdafn.EnvConfigParameter, s.env.ConfigParameter)
+	s.drain(t, worker, 15*time.Second, "both instances running", func() bool {
+		return s.hasStatus(names[0], runner.StatusRunning)() && s.hasStatus(names[1], runner.StatusRunning)()
+	})
 }
 
 // Scheduling the retry is best effort: when SQS refuses it (here, a

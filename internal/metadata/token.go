@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -47,6 +48,10 @@ func (c instanceClaims) Validate() error {
 		return fmt.Errorf("create attempt %d is not positive", c.Attempt)
 	case c.Pool == "":
 		return errors.New("no pool")
+	case !utf8.ValidString(c.Subject) || !utf8.ValidString(c.Pool):
+		// JSON would carry U+FFFD instead: the token would name another
+		// instance or pool than the one it was minted for.
+		return errors.New("instance or pool is not valid UTF-8")
 	}
 	return nil
 }

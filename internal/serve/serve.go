@@ -81,7 +81,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}()
 
-	provs, perr := wiring.Providers(cfg)
+	// Providers are checked before anything is opened, so a bad config is
+	// reported as such; they are built for real once the store has given
+	// the installation id their pool ids derive from.
+	_, perr := wiring.Providers(cfg, "config-check")
 	gh, gerr := wiring.GitHub(cfg, log)
 	if err := errors.Join(perr, gerr); err != nil {
 		return err
@@ -105,6 +108,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	installationID, err := st.InstallationID(ctx)
 	if err != nil {
 		return fmt.Errorf("serve: read the installation id from the store: %w", err)
+	}
+	provs, err := wiring.Providers(cfg, installationID)
+	if err != nil {
+		return err
 	}
 	engOpts := wiring.EngineOptions(cfg)
 	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log

@@ -13,17 +13,19 @@ import (
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/runner"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
-// ProviderFactory builds a pool's provider from its config.
-type ProviderFactory func(cfg *config.Config, pool *config.Pool) (providers.Provider, error)
+// ProviderFactory builds a pool's provider from its config, for the pool's
+// provider-side id (runner.PoolID: what the provider tags and lists by).
+type ProviderFactory func(cfg *config.Config, pool *config.Pool, poolID string) (providers.Provider, error)
 
 // providerFactories are the provider types this build can run.
 var providerFactories = map[string]ProviderFactory{
-	simulated.Type: func(_ *config.Config, pool *config.Pool) (providers.Provider, error) {
+	simulated.Type: func(_ *config.Config, pool *config.Pool, _ string) (providers.Provider, error) {
 		return simulated.New(pool.Provider.Settings)
 	},
 }
@@ -41,7 +43,11 @@ func ProviderTypes() []string {
 // Providers makes one provider per pool. Every problem is a
 // *config.FieldError naming the pool's field; all are returned at once, in
 // pool order.
-func Providers(cfg *config.Config) (map[string]providers.Provider, error) {
+//
+// installationID is the store's (store.Store.InstallationID): each pool's
+// provider works under runner.PoolID(installationID, pool), never the bare
+// pool name another installation may share.
+func Providers(cfg *config.Config, installationID string) (map[string]providers.Provider, error) {
 	var problems []error
 	out := make(map[string]providers.Provider, len(cfg.Pools))
 	for i := range cfg.Pools {
@@ -53,7 +59,7 @@ func Providers(cfg *config.Config) (map[string]providers.Provider, error) {
 				pool.Name, pool.Provider.Type, strings.Join(ProviderTypes(), ", ")))
 			continue
 		}
-		p, err := factory(cfg, pool)
+		p, err := factory(cfg, pool, runner.PoolID(installationID, pool.Name))
 		if err != nil {
 			problems = append(problems, fieldError(fmt.Sprintf("pools[%d].provider.settings", i), "pool %q: %v", pool.Name, err))
 			continue

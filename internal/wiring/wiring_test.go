@@ -15,7 +15,7 @@ func TestProvidersReportsEveryPoolProblemByField(t *testing.T) {
 		{Name: "cloud", Provider: config.Provider{Type: "nope"}},
 		{Name: "odd", Provider: config.Provider{Type: "simulated", Settings: map[string]any{"failure_rate": 7}}},
 	}}
-	provs, err := Providers(cfg)
+	provs, err := Providers(cfg, "test-installation")
 	if provs["ok"] == nil {
 		t.Fatal("the valid pool got no provider")
 	}

@@ -47,7 +47,8 @@ type Options struct {
 }
 
 // Provider is one pool's external provider. It is safe for concurrent use:
-// every call is its own process, and dies with runfleet (see run).
+// every call is its own process (on Linux, one that dies with runfleet:
+// see runPinned).
 type Provider struct {
 	settings     Settings
 	controllerID string
