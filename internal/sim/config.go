@@ -36,6 +36,9 @@ type Config struct {
 	// MinIdle is the linux pool's min_idle (warm runners).
 	MinIdle int
 
+	// StopAtFirst ends the run at the first broken invariant.
+	StopAtFirst bool
+
 	// TraceLines is how many trace lines a failure report shows.
 	TraceLines int
 	// Echo, when set, receives every trace line as it is written.
@@ -140,7 +143,7 @@ func DefaultConfig(seed uint64) Config {
 			DeleteByNameNoop: []string{"gpu"},
 		},
 		Crashes: CrashFaults{
-			PerWrite:        0.002,
+			PerWrite:        0.0005,
 			PerProviderCall: 0.005,
 		},
 		World: WorldRates{

@@ -66,6 +66,7 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 	w.cloud = newCloud(w)
 	defer func() {
 		if r := recover(); r != nil {
+			w.broken = true
 			w.violate("the simulation runs to its end", "%v", r)
 		}
 		res = w.finish()
@@ -224,7 +225,7 @@ func (w *world) bury(p *process) {
 		}
 	}
 	w.realPending = nil
-	w.sched.after(between(w.rng, 2*time.Second, 30*time.Second), 0, w.start)
+	w.sched.after(between(w.rng, time.Second, 10*time.Second), 0, w.start)
 }
 
 // finish stops every task left and reports.
@@ -239,12 +240,21 @@ func (w *world) finish() *Result {
 	return &Result{
 		Seed:       w.cfg.Seed,
 		Violations: w.violations,
-		Trace:      w.tr.last(max(w.cfg.TraceLines, 1)),
+		Trace:      w.reportTrace(),
 		Digest:     w.tr.digest(),
 		Stats:      w.stats,
 		Lifecycles: len(w.gh.jobs),
 		Virtual:    w.now().Sub(w.tr.start),
 	}
+}
+
+// reportTrace is the trace as it stood at the first violation, else its
+// end.
+func (w *world) reportTrace() []string {
+	if w.firstTrace != nil {
+		return w.firstTrace
+	}
+	return w.tr.last(max(w.cfg.TraceLines, 1))
 }
 
 // drained: no job is running, and none runfleet was told about and could

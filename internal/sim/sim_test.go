@@ -3,6 +3,8 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"runtime"
 	"strings"
 	"sync"
@@ -60,6 +62,9 @@ func TestSimulation(t *testing.T) {
 	}
 	t.Logf("%d seeds, %d job lifecycles, %d failing seeds, %s real time", len(results), lifecycles, len(failed), time.Since(started).Round(time.Millisecond))
 	t.Logf("figures:\n%s", total)
+	if len(failed) > 0 {
+		t.Logf("violations by invariant (seeds):\n%s", tally(failed))
+	}
 	for i, r := range failed {
 		if i < 3 {
 			t.Error(failureReport(r, jobs))
@@ -108,6 +113,21 @@ func runSeeds(t *testing.T, n, jobs int) []*Result {
 // seedDir is a fresh directory for one seed's state file.
 func seedDir(t *testing.T, seed uint64) string {
 	return fmt.Sprintf("%s/seed-%d", t.TempDir(), seed)
+}
+
+// tally lists, per invariant, the seeds that broke it.
+func tally(failed []*Result) string {
+	seeds := map[string][]string{}
+	for _, r := range failed {
+		for _, v := range r.Violations {
+			seeds[v.Invariant] = append(seeds[v.Invariant], fmt.Sprint(r.Seed))
+		}
+	}
+	var b strings.Builder
+	for _, inv := range slices.Sorted(maps.Keys(seeds)) {
+		fmt.Fprintf(&b, "  %-62s %4d: %s\n", inv, len(seeds[inv]), strings.Join(seeds[inv][:min(len(seeds[inv]), 25)], " "))
+	}
+	return b.String()
 }
 
 func failureReport(r *Result, jobs int) string {

@@ -41,6 +41,11 @@ type world struct {
 	// storeDirty says a store write happened since the last check.
 	storeDirty bool
 
+	// firstTrace is the trace as it was at the first violation.
+	firstTrace []string
+	// broken: the simulation cannot go on (a task panicked or hung).
+	broken bool
+
 	startFailures  int
 	nextDrainCheck time.Time
 	// realPending (real-time backends only) holds, per message received
@@ -62,15 +67,27 @@ func (v Violation) String() string {
 	return fmt.Sprintf("[%s] %s: %s", stamp(v.At), v.Invariant, v.Detail)
 }
 
-// violate records a broken invariant; the run stops at the end of the
-// step.
+// violate records a broken invariant. The first violation's trace is kept
+// for the report; the run goes on (unless Config.StopAtFirst), so that one
+// seed can show several distinct failures and the run's figures stay
+// whole. Only the first violation of each invariant is kept.
 func (w *world) violate(invariant, format string, args ...any) {
 	v := Violation{At: w.clock.Now().Sub(w.tr.start), Invariant: invariant, Detail: fmt.Sprintf(format, args...)}
-	w.violations = append(w.violations, v)
 	w.tr.add("VIOLATION %s: %s", invariant, v.Detail)
+	w.stats.inc("violations")
+	for _, seen := range w.violations {
+		if seen.Invariant == invariant {
+			return
+		}
+	}
+	if len(w.violations) == 0 {
+		w.firstTrace = w.tr.last(max(w.cfg.TraceLines, 1))
+	}
+	w.violations = append(w.violations, v)
 }
 
-// failed reports whether an invariant broke.
-func (w *world) failed() bool { return len(w.violations) > 0 }
+// failed reports whether the run must stop: an invariant broke and the
+// configuration says to stop there, or the simulation itself broke.
+func (w *world) failed() bool { return len(w.violations) > 0 && (w.cfg.StopAtFirst || w.broken) }
 
 func (w *world) now() time.Time { return w.clock.Now() }
