@@ -4,25 +4,33 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
 )
 
-// The functions of notes/lambda-contract.md and the environment variables
-// each must get from template.yaml.
+// The five functions (internal/lambdafn) and the environment variables each
+// must get from template.yaml (lambdafn.ReadEnv refuses to start without
+// them).
 var contractEnv = map[string][]string{
 	"WebhookFunction":     {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_WEBHOOK_SECRET_ARN"},
-	"WorkerFunction":      {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN", "RUNFLEET_METADATA_URL", "RUNFLEET_INSTANCE_TOKEN_KEY_ARN"},
+	"WorkerFunction":      {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN", "RUNFLEET_METADATA_URL", "RUNFLEET_INSTANCE_TOKEN_KEY_ARN", "RUNFLEET_WORKER_TIMEOUT"},
 	"ForceDeleteFunction": {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN"},
-	"ReconcilerFunction":  {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN"},
+	"ReconcilerFunction":  {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN", "RUNFLEET_WORKER_TIMEOUT"},
 	"MetadataFunction":    {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_INSTANCE_TOKEN_KEY_ARN"},
 }
+
+// providerFunctions build a provider per pool (package work); the others
+// never depend on a provider binary or the provider's permissions.
+var providerFunctions = []string{"WorkerFunction", "ReconcilerFunction", "ForceDeleteFunction"}
 
 // Secret values reach the functions from Secrets Manager through
 // config.Parse's lookupEnv; as real environment variables they would show
@@ -174,6 +182,108 @@ func TestWorkQueueOutlastsTheWorker(t *testing.T) {
 	visibility := queue.get("Properties").get("VisibilityTimeout").num(t)
 	if visibility < 6*seconds+window {
 		t.Errorf("%s VisibilityTimeout = %v s, want ≥ 6 × WorkerFunction Timeout (%v s) + batching window (AWS's rule for SQS event sources)", queueID, visibility, seconds)
+	}
+}
+
+// The reconciler treats an instance still creating after the worker's
+// timeout as abandoned, so the timeout it is told must be the worker's
+// real one: shorter would recover instances a live worker is creating,
+// longer would leave jobs waiting.
+func TestWorkerTimeoutIsTheWorkersTimeout(t *testing.T) {
+	tpl := loadTemplate(t)
+	want := time.Duration(tpl.resource("WorkerFunction").get("Properties").get("Timeout").num(t)) * time.Second
+	for id := range contractEnv {
+		v := tpl.resource(id).get("Properties").get("Environment").get("Variables").get("RUNFLEET_WORKER_TIMEOUT")
+		if v.v == nil {
+			continue
+		}
+		if got, err := time.ParseDuration(v.str()); err != nil || got != want {
+			t.Errorf("%s RUNFLEET_WORKER_TIMEOUT = %s, want %s (WorkerFunction's Timeout)", id, asJSON(v.v), want)
+		}
+	}
+}
+
+// The webhook's reservation is a parameter whose "" and "0" mean none; the
+// worker's is its event source's MaximumConcurrency (a lower reservation
+// would throttle the event source), unless switched off. With the defaults
+// both fit an account at AWS's default limit of 1000, which must keep 100
+// unreserved. No other function reserves any.
+func TestReservedConcurrency(t *testing.T) {
+	tpl := loadTemplate(t)
+	defaults := map[string]string{}
+	for name, p := range tpl.get("Parameters").mapping() {
+		if d := (value{p}).get("Default").v; d != nil {
+			defaults[name] = fmt.Sprint(d)
+		}
+	}
+	with := func(name, v string) map[string]string {
+		params := maps.Clone(defaults)
+		params[name] = v
+		return params
+	}
+
+	webhook := tpl.resource("WebhookFunction").get("Properties").get("ReservedConcurrentExecutions")
+	cond, reserved, none := ifBranches(t, webhook)
+	if reserved.ref() != "WebhookReservedConcurrency" || none.ref() != "AWS::NoValue" {
+		t.Fatalf("WebhookFunction ReservedConcurrentExecutions = %s, want !If [cond, !Ref WebhookReservedConcurrency, !Ref AWS::NoValue]", asJSON(webhook.v))
+	}
+	for v, want := range map[string]bool{"": false, "0": false, "10": true, "25": true} {
+		if got := tpl.condition(t, cond, with("WebhookReservedConcurrency", v)); got != want {
+			t.Errorf("WebhookReservedConcurrency %q: condition %s is %t, want %t", v, cond, got, want)
+		}
+	}
+
+	worker := tpl.resource("WorkerFunction").get("Properties")
+	cond, reserved, none = ifBranches(t, worker.get("ReservedConcurrentExecutions"))
+	var maxConcurrency string
+	for _, ev := range worker.get("Events").mapping() {
+		if e := (value{ev}); e.get("Type").str() == "SQS" {
+			maxConcurrency = e.get("Properties").get("ScalingConfig").get("MaximumConcurrency").ref()
+		}
+	}
+	if maxConcurrency == "" || reserved.ref() != maxConcurrency || none.ref() != "AWS::NoValue" {
+		t.Fatalf("WorkerFunction ReservedConcurrentExecutions = %s, want !If [cond, !Ref %s (the event source's MaximumConcurrency), !Ref AWS::NoValue]",
+			asJSON(worker.get("ReservedConcurrentExecutions").v), maxConcurrency)
+	}
+	if !tpl.condition(t, cond, defaults) {
+		t.Errorf("the worker reserves no concurrency by default: it could take the whole account's")
+	}
+
+	total := 0
+	for _, name := range []string{"WebhookReservedConcurrency", maxConcurrency} {
+		n, err := strconv.Atoi(defaults[name])
+		if err != nil {
+			t.Fatalf("%s default %q is not a number", name, defaults[name])
+		}
+		total += n
+	}
+	if total > 1000-100 {
+		t.Errorf("the default reservations total %d, more than an account at the default limit (1000) may reserve (900)", total)
+	}
+	for id := range contractEnv {
+		if id != "WebhookFunction" && id != "WorkerFunction" && tpl.resource(id).get("Properties").get("ReservedConcurrentExecutions").v != nil {
+			t.Errorf("%s reserves concurrency; only the webhook and the worker need a guarantee", id)
+		}
+	}
+}
+
+// External provider binaries come in a layer: every function that builds
+// providers needs it, and the others never get it, so intake can never
+// depend on one.
+func TestProviderLayerGoesWhereProvidersAreBuilt(t *testing.T) {
+	tpl := loadTemplate(t)
+	for id := range contractEnv {
+		layers := tpl.resource(id).get("Properties").get("Layers")
+		if !slices.Contains(providerFunctions, id) {
+			if layers.v != nil {
+				t.Errorf("%s has Layers %s, but builds no provider", id, asJSON(layers.v))
+			}
+			continue
+		}
+		cond, layer, none := ifBranches(t, layers)
+		if cond != "HasProviderLayer" || len(layer.list()) != 1 || (value{layer.list()[0]}).ref() != "ProviderLayerArn" || none.ref() != "AWS::NoValue" {
+			t.Errorf("%s Layers = %s, want !If [HasProviderLayer, [!Ref ProviderLayerArn], !Ref AWS::NoValue]", id, asJSON(layers.v))
+		}
 	}
 }
 
@@ -341,4 +451,76 @@ func TestDefaultConfigIsValid(t *testing.T) {
 	if len(cfg.Pools) == 0 {
 		t.Error("RunfleetConfig default has no pools")
 	}
+}
+
+// ifBranches splits an !If into its condition and its two values.
+func ifBranches(tb testing.TB, v value) (cond string, then, otherwise value) {
+	tb.Helper()
+	op, _ := v.intrinsic("!If", "Fn::If")
+	args, _ := op.([]any)
+	if len(args) != 3 {
+		tb.Fatalf("%s is not an !If [condition, then, else]", asJSON(v.v))
+	}
+	cond, _ = args[0].(string)
+	return cond, value{args[1]}, value{args[2]}
+}
+
+// condition evaluates the template's condition name with the given
+// parameter values, as CloudFormation would: !Equals of !Ref'd parameters
+// and literals, !Not, !And, !Or and !Condition.
+func (t template) condition(tb testing.TB, name string, params map[string]string) bool {
+	tb.Helper()
+	def := t.get("Conditions").get(name)
+	if def.v == nil {
+		tb.Fatalf("no condition %s", name)
+	}
+	return t.evalCondition(tb, def, params)
+}
+
+func (t template) evalCondition(tb testing.TB, v value, params map[string]string) bool {
+	tb.Helper()
+	operands := func(short, long string) ([]value, bool) {
+		op, ok := v.intrinsic(short, long)
+		var out []value
+		for _, o := range (value{op}).list() {
+			out = append(out, value{o})
+		}
+		return out, ok
+	}
+	scalar := func(o value) string {
+		if ref := o.ref(); ref != "" {
+			p, ok := params[ref]
+			if !ok {
+				tb.Fatalf("condition refers to %s, which has no value", ref)
+			}
+			return p
+		}
+		return fmt.Sprint(o.v)
+	}
+	if ops, ok := operands("!Equals", "Fn::Equals"); ok && len(ops) == 2 {
+		return scalar(ops[0]) == scalar(ops[1])
+	}
+	if ops, ok := operands("!Not", "Fn::Not"); ok && len(ops) == 1 {
+		return !t.evalCondition(tb, ops[0], params)
+	}
+	if ops, ok := operands("!And", "Fn::And"); ok {
+		all := true
+		for _, o := range ops {
+			all = t.evalCondition(tb, o, params) && all
+		}
+		return all
+	}
+	if ops, ok := operands("!Or", "Fn::Or"); ok {
+		anyTrue := false
+		for _, o := range ops {
+			anyTrue = t.evalCondition(tb, o, params) || anyTrue
+		}
+		return anyTrue
+	}
+	if op, ok := v.intrinsic("!Condition", "Condition"); ok {
+		name, _ := op.(string)
+		return t.condition(tb, name, params)
+	}
+	tb.Fatalf("cannot evaluate condition %s", asJSON(v.v))
+	return false
 }
