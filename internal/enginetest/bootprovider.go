@@ -49,3 +49,33 @@ func BuildBootProvider(tb testing.TB) BootProvider {
 	}
 	return p
 }
+
+// BootRecord is what the boot provider's machine did (<instance>.boot.json).
+type BootRecord struct {
+	// Stdin is the BootstrapInstance the provider was given.
+	Stdin       string `json:"stdin"`
+	Token       string `json:"token"`
+	MetadataURL string `json:"metadata_url"`
+	CallbackURL string `json:"callback_url"`
+	// Files are the JIT credential files the machine fetched, by name.
+	Files       map[string]string `json:"files"`
+	ServiceName string            `json:"service_name"`
+	UnitFile    string            `json:"unit_file"`
+	// Statuses are the HTTP statuses of the machine's calls, by step.
+	Statuses map[string]int `json:"statuses"`
+}
+
+// Record reads what instance's machine did, failing the test if it left no
+// record.
+func (p BootProvider) Record(tb testing.TB, instance string) BootRecord {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(p.Machines, instance+".boot.json"))
+	if err != nil {
+		tb.Fatalf("the boot provider left no record for %s: %v", instance, err)
+	}
+	var rec BootRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		tb.Fatalf("boot record of %s: %v", instance, err)
+	}
+	return rec
+}

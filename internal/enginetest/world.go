@@ -64,6 +64,9 @@ type Options struct {
 	// admits through a plain store and a send, as it does on DynamoDB and
 	// SQS, rather than through store.Outbox.
 	SeparateQueue bool
+	// WrapStore, when set, stands between the engine and the store (a
+	// crash injected between two writes). It is called at every open.
+	WrapStore func(store.Store) store.Store
 	// Logger replaces the captured log (World.Logs stays empty): for
 	// benchmarks, which must not keep everything they log.
 	Logger *slog.Logger
@@ -190,10 +193,14 @@ func (w *World) open() {
 		}
 		w.installationID = id
 	}
+	var engineStore store.Store = w.Store
+	if w.opts.WrapStore != nil {
+		engineStore = w.opts.WrapStore(w.Store)
+	}
 	opts := engine.Options{
 		ControllerID:     Controller,
 		InstallationID:   w.installationID,
-		Store:            w.Store,
+		Store:            engineStore,
 		Queue:            w.Queue,
 		GitHub:           w.github,
 		Providers:        w.engineProvs,
@@ -224,6 +231,28 @@ func (w *World) Restart() {
 	w.open()
 	if err := w.Engine.RecoverAtStart(context.Background()); err != nil {
 		w.TB.Fatalf("recover at start: %v", err)
+	}
+}
+
+// Crash kills the process abruptly: the state files are closed under the
+// running workers — whatever they were writing fails — and every bit of
+// memory (engine, in-flight work) is dropped; nothing is shut down in
+// order. Then it starts again from the same files, recovering what was
+// left in flight, and restarts n workers (none when n is 0). GitHub and
+// the provider's machines, being outside the process, live on.
+func (w *World) Crash(n int) {
+	w.TB.Helper()
+	if w.closeState != nil {
+		_ = w.closeState()
+		w.closeState = nil
+	}
+	w.StopWorkers()
+	w.open()
+	if err := w.Engine.RecoverAtStart(context.Background()); err != nil {
+		w.TB.Logf("recover at start after a crash: %v", err)
+	}
+	if n > 0 {
+		w.StartWorkers(n)
 	}
 }
 

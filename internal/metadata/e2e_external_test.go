@@ -20,18 +20,6 @@ import (
 	"github.com/runfleet/runfleet/providers/external"
 )
 
-// bootRecord is what testdata/bootprovider wrote about its machine.
-type bootRecord struct {
-	Stdin       string            `json:"stdin"`
-	Token       string            `json:"token"`
-	MetadataURL string            `json:"metadata_url"`
-	CallbackURL string            `json:"callback_url"`
-	Files       map[string]string `json:"files"`
-	ServiceName string            `json:"service_name"`
-	UnitFile    string            `json:"unit_file"`
-	Statuses    map[string]int    `json:"statuses"`
-}
-
 // End to end through a GARM external provider: a signed queued webhook →
 // the worker creates the instance through providers/external, whose
 // executable reads BootstrapInstance from stdin and, acting as the machine,
@@ -61,7 +49,7 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 	a, b := enginetest.InstanceName(301), enginetest.InstanceName(302)
 	instA := h.WaitStatus(a, runner.StatusRunning)
 	h.WaitStatus(b, runner.StatusRunning)
-	recA, recB := readBoot(t, machines, a), readBoot(t, machines, b)
+	recA, recB := boot.Record(t, a), boot.Record(t, b)
 
 	// The provider got a working token and per-instance URLs, and never
 	// the credentials themselves.
@@ -129,17 +117,4 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 		t.Fatalf("machine file of the deleted instance: %v, want it removed by DeleteInstance", err)
 	}
 	requireNoSecretsLogged(t, h, recA.Token, jit)
-}
-
-func readBoot(t *testing.T, dir, name string) bootRecord {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, name+".boot.json"))
-	if err != nil {
-		t.Fatalf("the provider left no boot record for %s: %v", name, err)
-	}
-	var rec bootRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
-	return rec
 }

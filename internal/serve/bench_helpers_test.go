@@ -101,6 +101,9 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	return bs
 }
 
+// benchConfig is what the routes and the workers read (the webhook secret
+// and limits, engine.workers); the engine serves the world's pool, which
+// this one mirrors.
 func benchConfig(tb testing.TB, dir string, workers int) *config.Config {
 	tb.Helper()
 	yaml := fmt.Sprintf(`
@@ -115,7 +118,7 @@ pools:
     labels: [self-hosted, linux, x64]
     max_runners: 1000000
     provider: {type: simulated}
-`, dir, workers)
+`, dir, workers, enginetest.Pool)
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return string(benchSecret), true }, nil)
 	if err != nil {
 		tb.Fatalf("bench config: %v", err)

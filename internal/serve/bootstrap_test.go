@@ -117,7 +117,6 @@ func TestShortKeyFileRefused(t *testing.T) {
 // runner in the store.
 func TestServeHandsMachinesAWorkingToken(t *testing.T) {
 	boot := enginetest.BuildBootProvider(t)
-	machines := boot.Machines
 	state := filepath.Join(t.TempDir(), "state")
 	s := startServe(t, func(base string) string {
 		return `
@@ -149,20 +148,11 @@ pools:
 		t.Fatalf("queued webhook: %v %+v", err, res)
 	}
 	name := runner.InstanceName("p", 9, 1)
-	recordFile := filepath.Join(machines, name+".boot.json")
 	enginetest.Eventually(t, "the provider to create the machine", func() bool {
-		_, err := os.Stat(filepath.Join(machines, name+".json"))
+		_, err := os.Stat(filepath.Join(boot.Machines, name+".json"))
 		return err == nil
 	})
-	var machine struct {
-		Token       string         `json:"token"`
-		MetadataURL string         `json:"metadata_url"`
-		Statuses    map[string]int `json:"statuses"`
-	}
-	data, err := os.ReadFile(recordFile)
-	if err != nil || json.Unmarshal(data, &machine) != nil {
-		t.Fatalf("boot record: %v %s", err, data)
-	}
+	machine := boot.Record(t, name)
 	if machine.Token == "" || machine.MetadataURL != s.base+"/metadata/"+name || machine.Statuses["installing"] != http.StatusOK {
 		t.Fatalf("machine: token %t, metadata URL %q, calls %v", machine.Token != "", machine.MetadataURL, machine.Statuses)
 	}

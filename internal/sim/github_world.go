@@ -271,7 +271,7 @@ func (g *githubWorld) start(j *ghJob, r *ghRunner) {
 	}
 	w.tr.add("github: job %d in_progress on %s", j.ID, r.Name)
 	g.emit(j, runner.ActionInProgress)
-	w.sched.after(between(w.rng, 30*time.Second, 10*time.Minute), 0, func() { g.finish(j, r) })
+	w.sched.after(between(w.rng, 30*time.Second, 5*time.Minute), 0, func() { g.finish(j, r) })
 }
 
 // finish completes a job on a runner whose machine is still there; an

@@ -45,8 +45,9 @@ func wrapStore(real store.Store, p *process) (store.Store, *storePort) {
 
 func (s *storePort) read(ctx context.Context) error { return s.p.enter(ctx) }
 
-// write runs one store write with its crash point.
-func (s *storePort) write(ctx context.Context, what string, fn func() error) error {
+// write runs one store write with its crash point. instances says the
+// write may change instances, which the safety checks then re-read.
+func (s *storePort) write(ctx context.Context, what string, instances bool, fn func() error) error {
 	p := s.p
 	if err := p.enter(ctx); err != nil {
 		return err
@@ -57,7 +58,9 @@ func (s *storePort) write(ctx context.Context, what string, fn func() error) err
 		return errKilled
 	}
 	err := fn()
-	p.w.storeDirty = true
+	if instances && err == nil {
+		p.w.storeDirty = true
+	}
 	if when == crashAfter {
 		p.die("after store write " + what + result(err))
 		return errKilled
@@ -74,11 +77,11 @@ func result(err error) string {
 }
 
 func (s *storePort) CreateInstance(ctx context.Context, a store.Admission) error {
-	return s.write(ctx, describeAdmission("create_instance", a), func() error { return s.Store.CreateInstance(ctx, a) })
+	return s.write(ctx, describeAdmission("create_instance", a), true, func() error { return s.Store.CreateInstance(ctx, a) })
 }
 
 func (s *outboxPort) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
-	err := s.write(ctx, describeAdmission("create_instance_and_send", a), func() error { return s.outbox.CreateInstanceAndSend(ctx, a, body) })
+	err := s.write(ctx, describeAdmission("create_instance_and_send", a), true, func() error { return s.outbox.CreateInstanceAndSend(ctx, a, body) })
 	if err == nil {
 		s.p.wakeAt(s.p.w.now())
 	}
@@ -94,7 +97,7 @@ func describeAdmission(op string, a store.Admission) string {
 }
 
 func (s *storePort) UpdateInstance(ctx context.Context, from runner.Status, next *runner.Instance) error {
-	return s.write(ctx, "update_instance "+next.Name+" "+string(from)+"->"+string(next.Status), func() error { return s.Store.UpdateInstance(ctx, from, next) })
+	return s.write(ctx, "update_instance "+next.Name+" "+string(from)+"->"+string(next.Status), true, func() error { return s.Store.UpdateInstance(ctx, from, next) })
 }
 
 func (s *storePort) GetInstance(ctx context.Context, name string) (*runner.Instance, error) {
@@ -126,11 +129,11 @@ func (s *storePort) PoolUsage(ctx context.Context, pool string) (int, error) {
 }
 
 func (s *storePort) CreateJob(ctx context.Context, job *runner.Job) error {
-	return s.write(ctx, "create_job "+job.Key()+" "+string(job.Status), func() error { return s.Store.CreateJob(ctx, job) })
+	return s.write(ctx, "create_job "+job.Key()+" "+string(job.Status), false, func() error { return s.Store.CreateJob(ctx, job) })
 }
 
 func (s *storePort) UpdateJob(ctx context.Context, from runner.JobStatus, next *runner.Job) error {
-	return s.write(ctx, "update_job "+next.Key()+" "+string(from)+"->"+string(next.Status)+" instance="+next.Instance, func() error { return s.Store.UpdateJob(ctx, from, next) })
+	return s.write(ctx, "update_job "+next.Key()+" "+string(from)+"->"+string(next.Status)+" instance="+next.Instance, false, func() error { return s.Store.UpdateJob(ctx, from, next) })
 }
 
 func (s *storePort) GetJob(ctx context.Context, key string) (*runner.Job, error) {
@@ -148,7 +151,7 @@ func (s *storePort) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
 }
 
 func (s *storePort) PutRunnerCredentials(ctx context.Context, c store.RunnerCredentials, ttl time.Duration) error {
-	return s.write(ctx, "put_credentials "+c.Instance, func() error { return s.Store.PutRunnerCredentials(ctx, c, ttl) })
+	return s.write(ctx, "put_credentials "+c.Instance, false, func() error { return s.Store.PutRunnerCredentials(ctx, c, ttl) })
 }
 
 func (s *storePort) GetRunnerCredentials(ctx context.Context, instance string) (*store.RunnerCredentials, error) {
@@ -159,7 +162,7 @@ func (s *storePort) GetRunnerCredentials(ctx context.Context, instance string) (
 }
 
 func (s *storePort) DeleteRunnerCredentials(ctx context.Context, instance string) error {
-	return s.write(ctx, "delete_credentials "+instance, func() error { return s.Store.DeleteRunnerCredentials(ctx, instance) })
+	return s.write(ctx, "delete_credentials "+instance, false, func() error { return s.Store.DeleteRunnerCredentials(ctx, instance) })
 }
 
 func (s *storePort) InstallationID(ctx context.Context) (string, error) {

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/queue"
@@ -129,6 +130,7 @@ func (p *process) work(ctx context.Context) {
 			return
 		}
 		m := msgs[0]
+		p.w.stats.inc("messages.kind." + messageKind(m.Body))
 		ack, err := p.ctl.HandleMessage(ctx, m.Body)
 		switch {
 		case p.dead:
@@ -177,4 +179,15 @@ func (p *process) tick() {
 		w.operatorForceDelete(p)
 	}
 	w.sched.after(w.cfg.ReconcileInterval, p.gen, p.tick)
+}
+
+// messageKind reads the "kind" of a queue message for the figures, without
+// decoding it (the controller owns the format).
+func messageKind(body []byte) string {
+	_, rest, ok := strings.Cut(string(body), `"kind":"`)
+	if !ok {
+		return "other"
+	}
+	kind, _, _ := strings.Cut(rest, `"`)
+	return kind
 }

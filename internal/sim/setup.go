@@ -26,7 +26,7 @@ const (
 // cover the job's), so jobs regularly run on runners made for others.
 func simPools(cfg Config) runner.Pools {
 	return runner.Pools{
-		{Name: "linux", Owner: org, Labels: []string{"linux", "x64"}, MaxRunners: 5, MinIdle: cfg.MinIdle,
+		{Name: "linux", Owner: org, Labels: []string{"linux", "x64"}, MaxRunners: 6, MinIdle: cfg.MinIdle,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
 		{Name: "gpu", Owner: org, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 3,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -93,6 +94,7 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 	if !w.runUntil(w.now().Add(drainLimit), w.drained) {
 		return
 	}
+	w.tr.add("=== drained (or gave up draining): %s ===", w.undrained())
 	settle := cfg.Quiescence
 	if cfg.LongTail {
 		settle += 25 * time.Hour
@@ -264,12 +266,21 @@ func (w *world) drained() bool {
 		return false
 	}
 	w.nextDrainCheck = w.now().Add(time.Minute)
+	return w.undrained() == "nothing left"
+}
+
+// undrained names what keeps the world from being quiet.
+func (w *world) undrained() string {
+	var left []string
 	for _, j := range w.gh.jobs {
-		if j.Status == jobInProgress || (j.Status == jobQueued && w.gh.known(j)) {
-			return false
+		if j.Status == jobInProgress || (j.Status == jobQueued && j.Pool != "" && w.gh.known(j)) {
+			left = append(left, fmt.Sprintf("job %d %s", j.ID, j.Status))
 		}
 	}
-	return true
+	if len(left) == 0 {
+		return "nothing left"
+	}
+	return strings.Join(left, ", ")
 }
 
 func (w *world) maxRunners(pool string) int {
