@@ -30,7 +30,7 @@ var contractEnv = map[string][]string{
 
 // providerFunctions build a provider per pool (package work); the others
 // never depend on a provider binary or the provider's permissions.
-var providerFunctions = []string{"WorkerFunction", "ReconcilerFunction", "ForceDeleteFunction"}
+var providerFunctions = []string{"WorkerFunction", "ReconcilerFunction"}
 
 // Secret values reach the functions from Secrets Manager through
 // config.Parse's lookupEnv; as real environment variables they would show

@@ -115,7 +115,7 @@ func errorsOf(texts []string) []error {
 // removeRunner deregisters the instance's runner from GitHub. Removed and
 // never-registered are both success. Busy (422) comes back as
 // github.ErrRunnerBusy so the machine is never destroyed under a running job.
-func (e *Engine) removeRunner(ctx context.Context, inst *runner.Instance) error {
+func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) error {
 	if inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (e *Engine) removeRunner(ctx context.Context, inst *runner.Instance) error 
 		return err
 	}
 	owner.InstallationID = inst.InstallationID
-	return e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
+	return o.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
 }
 
 // retryDelete puts a failed ordinary delete back to pending_delete with the

@@ -77,8 +77,7 @@ type Options struct {
 // Engine runs runfleet's use cases over its ports. It is safe for
 // concurrent use: all coordination goes through conditional store writes.
 type Engine struct {
-	*Intake
-	github    github.GitHub
+	*Operator
 	providers map[string]providers.Provider
 	opts      Options
 	tools     toolsCache // runner downloads per owner (tools.go)
@@ -122,8 +121,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	opts.Pools = intake.pools
 	return &Engine{
-		Intake:    intake,
-		github:    opts.GitHub,
+		Operator:  &Operator{Intake: intake, github: opts.GitHub},
 		providers: opts.Providers,
 		opts:      opts,
 	}, nil

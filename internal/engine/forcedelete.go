@@ -20,6 +20,27 @@ func (e *BusyError) Error() string {
 // Unwrap lets errors.Is(err, github.ErrRunnerBusy) match.
 func (e *BusyError) Unwrap() error { return github.ErrRunnerBusy }
 
+// Operator is what an operator's delete needs: intake's store, queue and
+// pools, and GitHub to refuse a busy runner at once. It never calls a
+// provider — the delete itself runs in a worker — so a function that only
+// takes operators' deletes (the forcedelete Lambda) builds no provider.
+type Operator struct {
+	*Intake
+	github github.GitHub
+}
+
+// NewOperator builds the operator part alone.
+func NewOperator(opts IntakeOptions, gh github.GitHub) (*Operator, error) {
+	if gh == nil {
+		return nil, errors.New("engine: no GitHub client")
+	}
+	intake, err := NewIntake(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Operator{Intake: intake, github: gh}, nil
+}
+
 // DeleteMode says how hard an operator's delete is.
 type DeleteMode bool
 
@@ -35,24 +56,24 @@ const (
 // stuck creating or deleting included — the instance goes to
 // pending_delete. The runner is removed from GitHub first; if GitHub says it
 // is busy the operator gets a *BusyError at once.
-func (e *Engine) RequestDelete(ctx context.Context, name string) (*runner.Instance, error) {
-	return e.OperatorDelete(ctx, name, Graceful)
+func (o *Operator) RequestDelete(ctx context.Context, name string) (*runner.Instance, error) {
+	return o.OperatorDelete(ctx, name, Graceful)
 }
 
 // ForceDelete is the operator's forced delete: the instance goes to
 // pending_force_delete from any live state, which completes even if GitHub
 // or the provider keeps failing (the fault is recorded on the instance),
 // and a busy runner does not stop it.
-func (e *Engine) ForceDelete(ctx context.Context, name string) (*runner.Instance, error) {
-	return e.OperatorDelete(ctx, name, Forced)
+func (o *Operator) ForceDelete(ctx context.Context, name string) (*runner.Instance, error) {
+	return o.OperatorDelete(ctx, name, Forced)
 }
 
 // OperatorDelete is RequestDelete or ForceDelete, as mode says: for the
 // transports (HTTP API, Lambda) that receive the choice as data.
-func (e *Engine) OperatorDelete(ctx context.Context, name string, mode DeleteMode) (*runner.Instance, error) {
+func (o *Operator) OperatorDelete(ctx context.Context, name string, mode DeleteMode) (*runner.Instance, error) {
 	force := mode == Forced
-	log := e.log.With("instance", name, "force", force, "operator", true)
-	inst, err := e.store.GetInstance(ctx, name)
+	log := o.log.With("instance", name, "force", force, "operator", true)
+	inst, err := o.store.GetInstance(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +82,7 @@ func (e *Engine) OperatorDelete(ctx context.Context, name string, mode DeleteMod
 		return inst, nil
 	}
 	if inst.GitHubRunnerID != 0 {
-		err := e.removeRunner(ctx, inst)
+		err := o.removeRunner(ctx, inst)
 		switch {
 		case errors.Is(err, github.ErrRunnerBusy) && !force:
 			log.Warn("operator delete refused: runner is busy")
@@ -75,16 +96,16 @@ func (e *Engine) OperatorDelete(ctx context.Context, name string, mode DeleteMod
 	if force {
 		target = runner.StatusPendingForceDelete
 	}
-	next, _, err := e.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
+	next, _, err := o.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if !cur.Status.Live() || cur.Status == target || cur.Status == runner.StatusPendingForceDelete {
 			return nil, errNoChange
 		}
-		next, err := cur.Transition(target, e.now())
+		next, err := cur.Transition(target, o.now())
 		if err != nil {
 			return nil, err
 		}
 		next.Attempts = 0
-		next.NextAttemptAt = e.now()
+		next.NextAttemptAt = o.now()
 		return next, nil
 	})
 	if err != nil {
@@ -93,7 +114,7 @@ func (e *Engine) OperatorDelete(ctx context.Context, name string, mode DeleteMod
 	if next.Status.PendingDeletion() {
 		// Sent even when the status was already pending: a retrying delete's
 		// delayed message is overtaken and the operator sees it happen now.
-		if err := e.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
+		if err := o.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
 			return next, fmt.Errorf("enqueue delete for %s: %w", name, err)
 		}
 	}

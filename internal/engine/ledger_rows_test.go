@@ -173,8 +173,8 @@ func TestLedgerJobCancelledWhileWaitingForCapacityGetsNoMachine(t *testing.T) {
 		t.Fatalf("job 2: %s, want awaiting capacity", out.Result)
 	}
 	w.Deliver(enginetest.Event(runner.ActionCompleted, 2, "")) // cancelled while waiting
-	serveAndFinish(t, w, []int64{1})                   // frees the slot
-	time.Sleep(300 * time.Millisecond)                 // the scale-up retry comes and goes
+	serveAndFinish(t, w, []int64{1})                           // frees the slot
+	time.Sleep(300 * time.Millisecond)                         // the scale-up retry comes and goes
 	w.reconcile()
 	if job := w.Job(2); job.Status != runner.JobClosed || job.Made != 0 {
 		t.Fatalf("cancelled job: %s, %d instances made; want closed, 0", job.Status, job.Made)

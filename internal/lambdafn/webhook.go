@@ -12,6 +12,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/webhook"
+	"github.com/runfleet/runfleet/internal/wiring/policy"
 )
 
 // FunctionURLHandler is what lambda.Start runs for a function behind a
@@ -70,7 +71,7 @@ func BuildWebhook(ctx context.Context, opts Options) (*WebhookApp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: read the installation id: %w", err)
 	}
-	o := intakeOptions(app.Config)
+	o := policy.IntakeOptions(app.Config)
 	o.InstallationID, o.Store, o.Queue = installationID, app.Store, app.Queue
 	w := &WebhookApp{App: app, intake: o}
 	if _, err := w.newIntake(app.Logger); err != nil {

@@ -168,3 +168,17 @@ func recordState(inst *runner.Instance, err error) string {
 	}
 	return string(inst.Status)
 }
+
+// recordOf describes an instance's record for a violation message, read
+// from the current process's store.
+func (w *world) recordOf(name string) string {
+	p := w.proc
+	if p == nil || p.buried || p.state.Store == nil {
+		return "store closed"
+	}
+	inst, err := p.state.Store.GetInstance(context.Background(), name)
+	if err != nil {
+		return err.Error()
+	}
+	return string(inst.Status)
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"slices"
 	"time"
 )
@@ -51,7 +52,13 @@ func (c *cloud) launch(pool, poolID, name string) *machine {
 	c.byPID[m.pid] = m
 	w.stats.inc("machines.made")
 	if max := w.maxRunners(pool); c.alive(pool) > max {
-		w.violate("never more than max_runners machines per pool", "pool %s has %d live machines, max_runners %d", pool, c.alive(pool), max)
+		var names []string
+		for _, m := range c.machines {
+			if m.alive && m.pool == pool {
+				names = append(names, m.pid+" "+m.name+" ("+w.recordOf(m.name)+")")
+			}
+		}
+		w.violate("never more than max_runners machines per pool", "pool %s has %d live machines, max_runners %d: %s", pool, c.alive(pool), max, strings.Join(names, ", "))
 	}
 	boot := between(w.rng, 20*time.Second, 90*time.Second)
 	if w.faultsOn && chance(w.rng, w.cfg.Provider.SlowBoot) {

@@ -94,7 +94,7 @@ func runSeeds(t *testing.T, n, jobs int) []*Result {
 	results := make([]*Result, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range 2 * runtime.GOMAXPROCS(0) {
+	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
 				seed := uint64(i + 1)

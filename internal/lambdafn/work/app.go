@@ -85,7 +85,9 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	}
 	provs, gh := opts.Providers, opts.GitHub
 	var problems []error
-	if provs == nil {
+	// An operator's delete runs in the worker: forcedelete builds no
+	// provider (and needs no provider binary or cloud permission).
+	if provs == nil && role != lambdafn.RoleForceDelete {
 		provs, err = wiring.Providers(base.Config, installationID)
 		problems = append(problems, err)
 	}
@@ -113,10 +115,35 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	if app.metricsOut == nil {
 		app.metricsOut = os.Stdout
 	}
-	if _, err := app.engine(base.Logger); err != nil {
+	if role == lambdafn.RoleForceDelete {
+		_, err = app.operator(base.Logger)
+	} else {
+		_, err = app.engine(base.Logger)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return app, nil
+}
+
+// operator makes the operator part of the engine for one invocation: what
+// an operator's delete needs, without providers.
+func (a *App) operator(log *slog.Logger) (*engine.Operator, error) {
+	o := a.engineOptions
+	op, err := engine.NewOperator(engine.IntakeOptions{
+		ControllerID:     o.ControllerID,
+		InstallationID:   o.InstallationID,
+		Store:            o.Store,
+		Queue:            o.Queue,
+		Pools:            o.Pools,
+		Logger:           log,
+		DeleteBackoffMin: o.DeleteBackoffMin,
+		DeleteBackoffMax: o.DeleteBackoffMax,
+	}, o.GitHub)
+	if err != nil {
+		return nil, fmt.Errorf("work: %w", err)
+	}
+	return op, nil
 }
 
 // engine makes the engine for one invocation, logging through log.

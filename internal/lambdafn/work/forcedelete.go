@@ -121,7 +121,7 @@ func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*Fo
 		return nil, err
 	}
 	log = log.With("instance", req.Name, "force", req.Force)
-	eng, err := a.engine(log)
+	eng, err := a.operator(log)
 	if err != nil {
 		return nil, &ForceDeleteFailedError{Name: req.Name, Err: err}
 	}

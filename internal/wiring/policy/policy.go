@@ -1,0 +1,46 @@
+// Package policy turns the configured pools into the domain's
+// (runner.Pool) and the options intake runs with. It imports no adapter —
+// no GitHub client, no provider — so the webhook function can use it and
+// still link neither.
+package policy
+
+import (
+	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// IntakeOptions are the intake settings the config decides; the caller
+// adds the store, the queue, the installation id and the logger.
+func IntakeOptions(cfg *config.Config) engine.IntakeOptions {
+	return engine.IntakeOptions{
+		ControllerID:     cfg.ControllerID,
+		Pools:            Pools(cfg),
+		DeleteBackoffMin: cfg.Engine.DeleteBackoffMin,
+		DeleteBackoffMax: cfg.Engine.DeleteBackoffMax,
+	}
+}
+
+// Pools turns the configured pools into the domain's: the policy without
+// the YAML (and without the provider settings, which only wiring reads).
+func Pools(cfg *config.Config) runner.Pools {
+	out := make(runner.Pools, 0, len(cfg.Pools))
+	for i := range cfg.Pools {
+		out = append(out, Pool(&cfg.Pools[i]))
+	}
+	return out
+}
+
+// Pool is one configured pool as the domain sees it.
+func Pool(p *config.Pool) runner.Pool {
+	return runner.Pool{
+		Name:             p.Name,
+		Owner:            p.Owner,
+		Labels:           append([]string(nil), p.Labels...),
+		MinIdle:          p.MinIdle,
+		MaxRunners:       p.MaxRunners,
+		RunnerGroup:      p.RunnerGroup,
+		BootstrapTimeout: p.BootstrapTimeout,
+		ProviderTimeout:  p.ProviderTimeout,
+	}
+}
