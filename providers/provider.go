@@ -54,10 +54,10 @@ type CreateRequest struct {
 	CallbackURL      string
 	InstanceToken    string
 	JITConfigEnabled bool
-	// Tools are the runner builds GitHub offers the owner (every OS and
+	// RunnerDownloads are the runner builds GitHub offers the owner (every OS and
 	// architecture; the provider picks its machine's). Empty when GitHub
 	// could not be asked: a provider that needs them must say so.
-	Tools []RunnerTool
+	RunnerDownloads []RunnerDownload
 
 	OSType     string
 	Arch       string
@@ -66,10 +66,10 @@ type CreateRequest struct {
 	ExtraSpecs json.RawMessage
 }
 
-// RunnerTool is one downloadable build of the runner application (GARM's
+// RunnerDownload is one downloadable build of the runner application (GARM's
 // RunnerApplicationDownload; GitHub's names for OS and Architecture: linux,
 // win, osx; x64, arm, arm64).
-type RunnerTool struct {
+type RunnerDownload struct {
 	OS           string `json:"os"`
 	Architecture string `json:"architecture"`
 	DownloadURL  string `json:"download_url"`

@@ -20,9 +20,8 @@ const (
 // Engine timings of the served config: short, so everything runfleet
 // retries or reconciles happens many times within the run.
 const (
-	reconcileInterval = 2 * time.Second
-	deleteBackoffMin  = 500 * time.Millisecond
-	deleteBackoffMax  = 10 * time.Second
+	deleteBackoffMin = 500 * time.Millisecond
+	deleteBackoffMax = 10 * time.Second
 	// visibilityTimeout must outlast the longest create (the bootstrap
 	// timeout plus the delete after it fails), or a second worker would
 	// receive a message the first still works on; it is also how long a
@@ -66,7 +65,7 @@ pools:
         config_file: %q
         timeout: %s
 `, s.seed, githubURL, ghTokenEnv, secretEnv, port, base, apiTokenEnv, storeDir,
-		s.workers, reconcileInterval, deleteBackoffMin, deleteBackoffMax, visibilityTimeout,
+		s.workers, s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout,
 		chaosPool, chaosOrg, s.maxRunners, bootstrapTimeout, providerTimeout, providerBin, providerConfig, providerTimeout)
 	return os.WriteFile(path, []byte(config), 0o600)
 }

@@ -49,6 +49,7 @@ type settings struct {
 	dupRate      float64
 	ignoreByName bool
 	logLevel     string
+	reconcile    time.Duration
 	// replay is the command line that repeats this run's schedule.
 	replay string
 }
@@ -80,6 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&s.bootFailRate, "boot-fail-rate", 0.02, "share of machines whose boot reports failed")
 	fs.Float64Var(&s.loseRate, "lose-rate", 0.01, "share of in_progress and of completed deliveries GitHub never sends")
 	fs.Float64Var(&s.dupRate, "dup-rate", 0.05, "share of answered deliveries sent once more later (a manual redelivery)")
+	fs.DurationVar(&s.reconcile, "reconcile-interval", 2*time.Second, "engine.reconcile_interval of the served config")
 	fs.StringVar(&s.logLevel, "log-level", "info", "runfleet serve's --log-level (debug logs every provider call)")
 	fs.BoolVar(&s.ignoreByName, "ignore-delete-by-name", false, "the provider answers deletes by name with success and keeps the machine")
 	if err := fs.Parse(args); err != nil {
@@ -133,8 +135,8 @@ func (s settings) check() error {
 		return fmt.Errorf("-fail-rate + -hang-rate must not exceed 1")
 	case s.jobs < 1 || s.senders < 1 || s.workers < 1 || s.maxRunners < 1:
 		return fmt.Errorf("-jobs, -senders, -workers and -max-runners must be ≥ 1")
-	case s.kills < 0 || s.arrival < 0:
-		return fmt.Errorf("-kills and -arrival must not be negative")
+	case s.kills < 0 || s.arrival < 0 || s.reconcile <= 0:
+		return fmt.Errorf("-kills and -arrival must not be negative, -reconcile-interval must be positive")
 	case s.timeout < time.Minute:
 		return fmt.Errorf("-timeout %s: want at least 1m (settling alone takes most of one)", s.timeout)
 	}

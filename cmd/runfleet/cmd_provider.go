@@ -149,7 +149,7 @@ func (c *cli) providerCheck(ctx context.Context, args []string) int {
 	}
 	template := checkTemplate(pool)
 	var toolsNote string
-	template.Tools, toolsNote = checkTools(ctx, &one, pool)
+	template.RunnerDownloads, toolsNote = checkRunnerDownloads(ctx, &one, pool)
 	report := conformance.Run(ctx, provs[pool.Name], conformance.Options{
 		Pool:          pool.Name,
 		PoolID:        runner.PoolID(installationID, pool.Name),
@@ -223,13 +223,13 @@ func checkTemplate(pool *config.Pool) providers.CreateRequest {
 	return req
 }
 
-// checkTools lists the runner downloads GitHub offers the pool's owner and
+// checkRunnerDownloads lists the runner downloads GitHub offers the pool's owner and
 // converts them as the engine does, so a provider that installs the runner
 // from them (every GARM provider) is checked as it will run. A GitHub that
 // cannot be asked does not stop the check: the note says why the create
 // request carries no downloads, since a provider that needs one then fails
 // the create check for a reason that is not its own.
-func checkTools(ctx context.Context, cfg *config.Config, pool *config.Pool) (tools []providers.RunnerTool, note string) {
+func checkRunnerDownloads(ctx context.Context, cfg *config.Config, pool *config.Pool) (tools []providers.RunnerDownload, note string) {
 	const without = "the create request offered no runner downloads (providers that need one fail the create check; pin them with the provider's tools setting)"
 	owner, err := github.ParseOwner(pool.Owner)
 	if err != nil {
@@ -245,7 +245,7 @@ func checkTools(ctx context.Context, cfg *config.Config, pool *config.Pool) (too
 	if err != nil {
 		return nil, fmt.Sprintf("%s: listing %s's runner downloads failed: %v", without, owner, err)
 	}
-	return engine.ToolsFromDownloads(downloads), ""
+	return engine.ProviderRunnerDownloads(downloads), ""
 }
 
 func writeCheckReport(c *cli, r conformance.Report) {

@@ -78,7 +78,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		MetadataURL:      e.opts.MetadataURL,
 		CallbackURL:      e.opts.CallbackURL,
 		JITConfigEnabled: true,
-		Tools:            e.runnerTools(ctx, log, owner),
+		RunnerDownloads:  e.runnerDownloads(ctx, log, owner),
 	}
 	// Runner bootstrap (bootstrap.go): the JIT configuration is stored for
 	// the machine to fetch with its instance token; it never goes into the

@@ -80,7 +80,7 @@ type Engine struct {
 	*Operator
 	providers map[string]providers.Provider
 	opts      Options
-	tools     toolsCache // runner downloads per owner (tools.go)
+	downloads downloadsCache // runner downloads per owner (tools.go)
 }
 
 // New checks the options and applies defaults.

@@ -118,7 +118,7 @@ func DefaultConfig(seed uint64) Config {
 	return Config{
 		Seed:              seed,
 		Jobs:              50,
-		ArrivalMean:       20 * time.Second,
+		ArrivalMean:       25 * time.Second,
 		Bursts:            0.03,
 		Workers:           4,
 		ReconcileInterval: time.Minute,

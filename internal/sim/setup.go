@@ -26,9 +26,9 @@ const (
 // cover the job's), so jobs regularly run on runners made for others.
 func simPools(cfg Config) runner.Pools {
 	return runner.Pools{
-		{Name: "linux", Owner: org, Labels: []string{"linux", "x64"}, MaxRunners: 6, MinIdle: cfg.MinIdle,
+		{Name: "linux", Owner: org, Labels: []string{"linux", "x64"}, MaxRunners: 8, MinIdle: cfg.MinIdle,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
-		{Name: "gpu", Owner: org, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 3,
+		{Name: "gpu", Owner: org, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 4,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // githubTools is what the engine puts in a request: GitHub's list for the
 // owner, every OS and architecture.
-var githubTools = []providers.RunnerTool{
+var githubTools = []providers.RunnerDownload{
 	{OS: "linux", Architecture: "x64", DownloadURL: "https://github.com/actions/runner/releases/download/v2.328.0/actions-runner-linux-x64-2.328.0.tar.gz", Filename: "actions-runner-linux-x64-2.328.0.tar.gz", SHA256Checksum: "aa11"},
 	{OS: "linux", Architecture: "arm64", DownloadURL: "https://ghes.example/runner/actions-runner-linux-arm64-2.328.0.tar.gz", Filename: "actions-runner-linux-arm64-2.328.0.tar.gz", TempDownloadToken: "short-lived"},
 	{OS: "win", Architecture: "x64", DownloadURL: "https://github.com/actions/runner/releases/download/v2.328.0/actions-runner-win-x64-2.328.0.zip", Filename: "actions-runner-win-x64-2.328.0.zip"},
@@ -34,7 +34,7 @@ func sentBootstrap(t *testing.T, f *fixture) params.BootstrapInstance {
 func TestRequestToolsReachTheProvider(t *testing.T) {
 	f := newFixture(t, externaltest.Config{RequireTools: true}, map[string]any{"os_type": "linux", "arch": "arm64"})
 	req := createRequest("m-tools")
-	req.Tools = githubTools
+	req.RunnerDownloads = githubTools
 	if _, err := f.provider.CreateInstance(context.Background(), req); err != nil {
 		t.Fatalf("a provider needing tools refused them: %v", err)
 	}
@@ -58,7 +58,7 @@ func TestRequestToolsReachTheProvider(t *testing.T) {
 func TestNoToolsFailsAProviderThatNeedsThem(t *testing.T) {
 	f := newFixture(t, externaltest.Config{RequireTools: true}, map[string]any{"os_type": "linux", "arch": "amd64"})
 	req := createRequest("m-none")
-	req.Tools = githubTools[1:] // no linux/x64 build
+	req.RunnerDownloads = githubTools[1:] // no linux/x64 build
 	_, err := f.provider.CreateInstance(context.Background(), req)
 	if err == nil || !strings.Contains(providers.Fault(err), "failed to get tools") {
 		t.Fatalf("create without a fitting tool = %v, want the provider's \"failed to get tools\"", err)
@@ -79,7 +79,7 @@ func TestPoolToolsSettingOverridesGitHubs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, externaltest.Config{}, map[string]any{"tools": tc.setting})
 			req := createRequest("m-pinned")
-			req.Tools = githubTools
+			req.RunnerDownloads = githubTools
 			if _, err := f.provider.CreateInstance(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}

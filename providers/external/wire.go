@@ -45,8 +45,8 @@ func (p *Provider) tools(req providers.CreateRequest) []params.RunnerApplication
 	if p.settings.Tools != nil {
 		return p.settings.Tools
 	}
-	out := make([]params.RunnerApplicationDownload, 0, len(req.Tools))
-	for _, t := range req.Tools {
+	out := make([]params.RunnerApplicationDownload, 0, len(req.RunnerDownloads))
+	for _, t := range req.RunnerDownloads {
 		out = append(out, params.RunnerApplicationDownload{
 			OS:                optional(t.OS),
 			Architecture:      optional(t.Architecture),

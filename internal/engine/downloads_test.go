@@ -15,7 +15,7 @@ import (
 	"github.com/runfleet/runfleet/providers"
 )
 
-func hasBuild(tools []providers.RunnerTool, os, arch string) bool {
+func hasBuild(tools []providers.RunnerDownload, os, arch string) bool {
 	for _, tool := range tools {
 		if tool.OS == os && tool.Architecture == arch && tool.DownloadURL != "" && tool.Filename != "" {
 			return true
@@ -32,13 +32,13 @@ func toolsWorld(t *testing.T, clock *enginetest.Clock) *enginetest.World {
 }
 
 // toolsSent are the runner downloads the create request for name carried.
-func toolsSent(t *testing.T, w *enginetest.World, name string) []providers.RunnerTool {
+func toolsSent(t *testing.T, w *enginetest.World, name string) []providers.RunnerDownload {
 	t.Helper()
 	reqs := w.Recorder.Requests(name)
 	if len(reqs) == 0 {
 		t.Fatalf("no create request for %s", name)
 	}
-	return reqs[len(reqs)-1].Tools
+	return reqs[len(reqs)-1].RunnerDownloads
 }
 
 // The runner downloads reach every create, at the cost of one GitHub call
