@@ -81,24 +81,28 @@ type RunnerDownload struct {
 	TempDownloadToken string `json:"temp_download_token,omitempty"`
 }
 
-// Machine statuses a provider may report (GARM's).
+// MachineStatus is a machine's state as its provider reports it (GARM's
+// vocabulary) — not an instance's status, nor its runner's.
+type MachineStatus string
+
+// Machine statuses a provider may report.
 const (
-	StatusRunning = "running"
-	StatusStopped = "stopped"
-	StatusError   = "error"
-	StatusUnknown = "unknown"
+	StatusRunning MachineStatus = "running"
+	StatusStopped MachineStatus = "stopped"
+	StatusError   MachineStatus = "error"
+	StatusUnknown MachineStatus = "unknown"
 )
 
 // Instance is a machine as the provider reports it.
 type Instance struct {
-	ProviderID string    `json:"provider_id"`
-	Name       string    `json:"name"`
-	Status     string    `json:"status"`
-	OSType     string    `json:"os_type,omitempty"`
-	OSName     string    `json:"os_name,omitempty"`
-	OSVersion  string    `json:"os_version,omitempty"`
-	OSArch     string    `json:"os_arch,omitempty"`
-	Addresses  []Address `json:"addresses,omitempty"`
+	ProviderID string        `json:"provider_id"`
+	Name       string        `json:"name"`
+	Status     MachineStatus `json:"status"`
+	OSType     string        `json:"os_type,omitempty"`
+	OSName     string        `json:"os_name,omitempty"`
+	OSVersion  string        `json:"os_version,omitempty"`
+	OSArch     string        `json:"os_arch,omitempty"`
+	Addresses  []Address     `json:"addresses,omitempty"`
 	// Fault is the provider's explanation when Status is error.
 	Fault string `json:"provider_fault,omitempty"`
 }

@@ -224,7 +224,7 @@ func (a *githubAPI) ListRunners(ctx context.Context, owner github.Owner) ([]gith
 
 // RunnerDownloads offers one linux build. It answers within the caller's
 // turn: the engine's download cache lets one caller list while the others
-// wait on an in-memory channel (engine/tools.go), which a task parked at a
+// wait on an in-memory channel (engine/downloads.go), which a task parked at a
 // port call would never close.
 func (a *githubAPI) RunnerDownloads(ctx context.Context, owner github.Owner) ([]github.RunnerDownload, error) {
 	w := a.g.w

@@ -106,7 +106,7 @@ func toInstance(inst ec2types.Instance) providers.Instance {
 	return out
 }
 
-func status(state ec2types.InstanceStateName) string {
+func status(state ec2types.InstanceStateName) providers.MachineStatus {
 	switch state {
 	case ec2types.InstanceStateNamePending, ec2types.InstanceStateNameRunning:
 		return providers.StatusRunning

@@ -32,7 +32,7 @@ var providerOutputSeeds = []string{
 	`[]`, `null`, ``, "  \n", `{`, `[`, `"running"`, `provider failed: no capacity`,
 }
 
-var protocolStatuses = []string{"running", "error", "stopped", "unknown"}
+var protocolStatuses = []providers.MachineStatus{"running", "error", "stopped", "unknown"}
 
 // FuzzDecodeInstance feeds arbitrary CreateInstance/GetInstance output to
 // decodeInstance. Invariants: it never panics; what it accepts satisfies the

@@ -146,7 +146,7 @@ func toInstance(pi params.ProviderInstance) providers.Instance {
 	in := providers.Instance{
 		ProviderID: pi.ProviderID,
 		Name:       pi.Name,
-		Status:     string(pi.Status),
+		Status:     providers.MachineStatus(pi.Status),
 		OSType:     string(pi.OSType),
 		OSName:     pi.OSName,
 		OSVersion:  pi.OSVersion,

@@ -79,7 +79,7 @@ func (p *Provider) leaveHalfMade(req providers.CreateRequest, fault string) {
 	}
 }
 
-func (p *Provider) addLocked(req providers.CreateRequest, status, fault string) *machine {
+func (p *Provider) addLocked(req providers.CreateRequest, status providers.MachineStatus, fault string) *machine {
 	p.seq++
 	id := fmt.Sprintf("sim-%06d-%08x", p.seq, p.rng.Uint32())
 	m := &machine{poolID: req.PoolID, Instance: providers.Instance{
@@ -192,7 +192,7 @@ func (p *Provider) StopInstance(ctx context.Context, instance string) error {
 	return p.setStatus(ctx, opStop, instance, providers.StatusStopped, func(s *Stats) { s.Stops++ })
 }
 
-func (p *Provider) setStatus(ctx context.Context, op, instance, status string, tally func(*Stats)) error {
+func (p *Provider) setStatus(ctx context.Context, op, instance string, status providers.MachineStatus, tally func(*Stats)) error {
 	if err := ctx.Err(); err != nil {
 		return &providers.Error{Op: op, Instance: instance, Fault: "cancelled", Err: err}
 	}

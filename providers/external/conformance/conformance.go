@@ -275,7 +275,7 @@ func (c *checker) get(ctx context.Context, m *machine) (Status, string) {
 	case in.ProviderID != m.providerID || in.Name != m.name:
 		return Warn, fmt.Sprintf("%sanswered %s (provider id %s), want %s (provider id %s)", cost, in.Name, in.ProviderID, m.name, m.providerID)
 	}
-	return Pass, "status " + in.Status
+	return Pass, "status " + string(in.Status)
 }
 
 func (c *checker) delete(ctx context.Context, id string) (Status, string) {
