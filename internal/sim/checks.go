@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"fmt"
+	"time"
 	"maps"
 	"slices"
 	"strings"
@@ -97,7 +99,7 @@ func (w *world) checkQuiescence() {
 			w.stats.inc("jobs.left_queued_runfleet_never_told")
 		}
 		if j.Status == jobQueued && j.Pool != "" && g.known(j) {
-			w.violate("no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9))
+			w.violate("no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued; ledger: %s", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9), w.ledgerOf(j.ID))
 		}
 	}
 
@@ -181,4 +183,19 @@ func (w *world) recordOf(name string) string {
 		return err.Error()
 	}
 	return string(inst.Status)
+}
+
+// ledgerOf describes a job's ledger record, and the instance it names, for
+// a violation message.
+func (w *world) ledgerOf(id int64) string {
+	p := w.proc
+	if p == nil || p.buried || p.state.Store == nil {
+		return "store closed"
+	}
+	lj, err := p.state.Store.GetJob(context.Background(), runner.JobKey(id, 1))
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s made=%d checked_made=%d next_attempt_at=+%s instance=%s (%s)", lj.Status, lj.Made, lj.CheckedMade,
+		lj.NextAttemptAt.Sub(w.tr.start).Round(time.Second), lj.Instance, w.recordOf(lj.Instance))
 }

@@ -35,6 +35,9 @@ type Config struct {
 
 	// MinIdle is the linux pool's min_idle (warm runners).
 	MinIdle int
+	// Roomy gives the pools room for every job at once (max_runners 30),
+	// so no job waits for capacity: the real-time run's budget.
+	Roomy bool
 
 	// StopAtFirst ends the run at the first broken invariant.
 	StopAtFirst bool

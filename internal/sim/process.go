@@ -178,6 +178,11 @@ func (p *process) tick() {
 	if w.faultsOn && chance(w.rng, w.cfg.World.ForceDelete) {
 		w.operatorForceDelete(p)
 	}
+	if w.backend.RealTime() {
+		// A message a real-time queue shows again after its real
+		// visibility timeout wakes no one on the virtual clock.
+		p.pokeWorkers()
+	}
 	w.sched.after(w.cfg.ReconcileInterval, p.gen, p.tick)
 }
 

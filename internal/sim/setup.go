@@ -25,6 +25,13 @@ const (
 // organization. A linux job can be taken by a gpu runner too (its labels
 // cover the job's), so jobs regularly run on runners made for others.
 func simPools(cfg Config) runner.Pools {
+	if cfg.Roomy {
+		pools := simPools(Config{MinIdle: cfg.MinIdle})
+		for i := range pools {
+			pools[i].MaxRunners = 30
+		}
+		return pools
+	}
 	return runner.Pools{
 		{Name: "linux", Owner: org, Labels: []string{"linux", "x64"}, MaxRunners: 8, MinIdle: cfg.MinIdle,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},

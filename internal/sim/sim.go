@@ -226,7 +226,6 @@ func (w *world) bury(p *process) {
 			w.tr.add("closing gen %d's state: %v", p.gen, err)
 		}
 	}
-	w.realPending = nil
 	w.sched.after(between(w.rng, time.Second, 10*time.Second), 0, w.start)
 }
 

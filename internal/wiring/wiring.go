@@ -13,8 +13,8 @@ import (
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/rest"
-	"github.com/runfleet/runfleet/internal/runner"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
