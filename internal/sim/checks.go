@@ -36,6 +36,7 @@ func (w *world) checkSafety() {
 		return
 	}
 	w.storeDirty = false
+	defer func(t0 time.Time) { w.stats.add("debug.check_ms", time.Since(t0).Milliseconds()) }(time.Now())
 	p := w.proc
 	if p == nil || p.buried || p.state.Store == nil {
 		return
