@@ -36,7 +36,7 @@ func (w *world) checkSafety() {
 		return
 	}
 	w.storeDirty = false
-	defer func(t0 time.Time) { w.stats.add("debug.check_ms", time.Since(t0).Milliseconds()) }(time.Now())
+	defer func(t0 time.Time) { w.stats.add("debug.check_ms", time.Since(t0).Milliseconds()); w.stats.inc("debug.checks") }(time.Now())
 	p := w.proc
 	if p == nil || p.buried || p.state.Store == nil {
 		return

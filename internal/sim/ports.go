@@ -57,7 +57,10 @@ func (s *storePort) write(ctx context.Context, what string, instances bool, fn f
 		p.die("before store write " + what)
 		return errKilled
 	}
+	t0 := time.Now()
 	err := fn()
+	p.w.stats.add("debug.write_ms", time.Since(t0).Milliseconds())
+	p.w.stats.inc("debug.writes")
 	if instances && err == nil {
 		p.w.storeDirty = true
 	}
@@ -118,6 +121,7 @@ func (s *storePort) ListLiveInstances(ctx context.Context) ([]*runner.Instance, 
 	if err := s.read(ctx); err != nil {
 		return nil, err
 	}
+	defer func(t0 time.Time) { s.p.w.stats.add("debug.listlive_ms", time.Since(t0).Milliseconds()); s.p.w.stats.inc("debug.listlive") }(time.Now())
 	return s.Store.ListLiveInstances(ctx)
 }
 
@@ -228,9 +232,15 @@ func (q *queuePort) Receive(ctx context.Context, opts queue.ReceiveOptions) ([]q
 		msgs, err = q.Queue.Receive(ctx, opts)
 		return err
 	})
+	for _, m := range msgs {
+		q.p.w.queueReceived(q.p, m.ID, opts.Visibility)
+		if err != nil {
+			// Received, and the process died before anyone saw it.
+			q.p.w.queueReleased(m.ID)
+		}
+	}
 	if err == nil && len(msgs) > 0 {
 		q.p.w.tr.add("queue receive %s (receive %d): %s", msgs[0].ID, msgs[0].ReceiveCount, msgs[0].Body)
-		q.p.w.queueReceived(q.p, msgs[0].ID, opts.Visibility)
 	}
 	return msgs, err
 }

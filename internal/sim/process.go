@@ -129,26 +129,36 @@ func (p *process) work(ctx context.Context) {
 		if err != nil || len(msgs) == 0 {
 			return
 		}
-		m := msgs[0]
-		p.w.stats.inc("messages.kind." + messageKind(m.Body))
-		ack, err := p.ctl.HandleMessage(ctx, m.Body)
-		switch {
-		case p.dead:
-			return
-		case err != nil && !ack:
-			p.w.stats.inc("messages.failed")
-			p.w.tr.add("message %s (receive %d) failed, left for redelivery: %v", m.ID, m.ReceiveCount, err)
-			continue
-		case err != nil:
-			p.w.stats.inc("messages.malformed")
-			p.w.tr.add("message %s malformed, dropped: %v", m.ID, err)
-		default:
-			p.w.stats.inc("messages.done")
-		}
-		if err := p.queue.Ack(ctx, m); err != nil && !p.dead {
-			p.w.tr.add("ack %s failed: %v", m.ID, err)
+		if !p.handle(ctx, msgs[0]) {
+			p.w.queueReleased(msgs[0].ID)
 		}
 	}
+}
+
+// handle does one message's work and reports whether it was acknowledged.
+func (p *process) handle(ctx context.Context, m queue.Message) bool {
+	p.w.stats.inc("messages.kind." + messageKind(m.Body))
+	ack, err := p.ctl.HandleMessage(ctx, m.Body)
+	switch {
+	case p.dead:
+		return false
+	case err != nil && !ack:
+		p.w.stats.inc("messages.failed")
+		p.w.tr.add("message %s (receive %d) failed, left for redelivery: %v", m.ID, m.ReceiveCount, err)
+		return false
+	case err != nil:
+		p.w.stats.inc("messages.malformed")
+		p.w.tr.add("message %s malformed, dropped: %v", m.ID, err)
+	default:
+		p.w.stats.inc("messages.done")
+	}
+	if err := p.queue.Ack(ctx, m); err != nil {
+		if !p.dead {
+			p.w.tr.add("ack %s failed: %v", m.ID, err)
+		}
+		return false
+	}
+	return true
 }
 
 // tick runs a reconcile pass (one at a time) every interval, and now and

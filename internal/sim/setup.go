@@ -162,9 +162,10 @@ func (w *world) operatorForceDelete(p *process) {
 }
 
 // queueSent and queueReceived tell the workers when something becomes
-// visible. On the virtual clock that is an event; with a real-time queue
-// (SQS), a received message that is not acknowledged comes back after a
-// real visibility timeout, which waitRealTime waits for.
+// visible. On the virtual clock that is an event. A real-time queue (SQS)
+// shows a message that was received and not acknowledged again after a
+// real visibility timeout: once the worker holding it let go of it
+// (queueReleased), waitRealTime waits for that.
 func (w *world) queueSent(p *process, delay time.Duration) {
 	p.wakeAt(w.now().Add(delay))
 }
@@ -174,19 +175,27 @@ func (w *world) queueReceived(p *process, id string, vis time.Duration) {
 		p.wakeAt(w.now().Add(vis))
 		return
 	}
-	if w.realPending == nil {
-		w.realPending = map[string]time.Time{}
+	if w.inFlight == nil {
+		w.inFlight, w.realPending = map[string]time.Time{}, map[string]time.Time{}
 	}
-	w.realPending[id] = time.Now().Add(vis)
+	w.inFlight[id] = time.Now().Add(vis)
+}
+
+func (w *world) queueReleased(id string) {
+	if due, ok := w.inFlight[id]; ok {
+		delete(w.inFlight, id)
+		w.realPending[id] = due
+	}
 }
 
 func (w *world) queueAcked(id string) {
+	delete(w.inFlight, id)
 	delete(w.realPending, id)
 }
 
 // waitRealTime, when nothing can run, waits (in real time) for the first
-// unacknowledged message of a real-time queue to be visible again and
-// pokes the workers. It reports whether it did.
+// released message of a real-time queue to be visible again and pokes the
+// workers. It reports whether it did.
 func (w *world) waitRealTime() bool {
 	if len(w.realPending) == 0 || w.proc == nil || !w.proc.up {
 		return false

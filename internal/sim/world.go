@@ -48,9 +48,10 @@ type world struct {
 
 	startFailures  int
 	nextDrainCheck time.Time
-	// realPending (real-time backends only) holds, per message received
-	// and not yet acknowledged, when the queue shows it again.
-	realPending map[string]time.Time
+	// inFlight and realPending (real-time backends only) hold, per message
+	// received and not acknowledged, when the queue shows it again: while
+	// a worker holds it, and once it let go of it.
+	inFlight, realPending map[string]time.Time
 	// heldQueue is the real queue delayed messages are handed to when due
 	// (real-time backends only): the last one opened.
 	heldQueue queue.Queue
