@@ -158,8 +158,25 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 		fault = providers.Fault(f.cause)
 	}
 	log.Warn("create failed", "stage", f.stage, "error", f.cause, "fault", fault)
-	cleaned := true
-	if f.machineMayExist {
+	cleaned, busy := true, false
+	// GitHub first: a machine that booted meanwhile may have a runner that
+	// already took a job, and such a machine must not be destroyed. The
+	// runner is removed by id when the create got that far, else by name
+	// (a worker that died mid-create never recorded the id).
+	if f.runnerID != 0 || f.machineMayExist {
+		owner, _ := github.ParseOwner(claimed.Owner)
+		owner.InstallationID = claimed.InstallationID
+		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID, Name: claimed.Name})
+		switch {
+		case errors.Is(err, github.ErrRunnerBusy):
+			cleaned, busy = false, true
+			log.Warn("the failed create's runner is running a job; its machine is kept and deleted once the job is done")
+		case err != nil:
+			cleaned = false
+			log.Warn("removing the unused JIT runner failed; instance goes to pending_delete", "error", err)
+		}
+	}
+	if f.machineMayExist && !busy {
 		target := f.providerID
 		if target == "" {
 			target = claimed.Name
@@ -175,14 +192,6 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 		if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, ""); err != nil {
 			cleaned = false
 			log.Warn("listing the pool after a failed create failed; instance goes to pending_delete", "error", err)
-		}
-	}
-	if f.runnerID != 0 {
-		owner, _ := github.ParseOwner(claimed.Owner)
-		owner.InstallationID = claimed.InstallationID
-		if err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID, Name: claimed.Name}); err != nil {
-			cleaned = false
-			log.Warn("removing the unused JIT runner failed; instance goes to pending_delete", "error", err)
 		}
 	}
 	retry := cleaned && claimed.CreateAttempt < e.opts.MaxCreateAttempts && !errors.Is(f.cause, github.ErrMisconfigured)
@@ -209,6 +218,9 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 			next.GitHubRunnerID, next.ProviderID = 0, ""
 		} else {
 			next.GitHubRunnerID, next.ProviderID = f.runnerID, f.providerID
+		}
+		if busy {
+			next.RunnerStatus = runner.RunnerActive
 		}
 		return next, nil
 	})

@@ -71,6 +71,19 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 		faults = append(faults, providers.Fault(err))
 		log.Warn("forced delete: ignoring provider error", "error", err)
 	}
+	// A delete by name may be a no-op (garm-provider-aws), and a retried
+	// create may have left a machine under the same name: unless the one
+	// machine is known by its id, the record says deleted only once the
+	// pool lists no machine of this name, so a freed slot is a freed machine.
+	if claimed.ProviderID == "" || claimed.CreateAttempt > 1 {
+		if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, claimed.ProviderID); err != nil {
+			if !forced {
+				return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
+			}
+			faults = append(faults, err.Error())
+			log.Warn("forced delete: ignoring provider error", "error", err)
+		}
+	}
 
 	deleted, done, err := e.mutateFrom(record, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		// Status, not version: a field update (or another worker's reclaim)

@@ -53,4 +53,3 @@ func (b BoltBackend) Open(clock *Clock) (State, error) {
 
 // RealTime is false: the local queue runs on the virtual clock.
 func (BoltBackend) RealTime() bool { return false }
-

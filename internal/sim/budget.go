@@ -50,7 +50,7 @@ func (g *githubWorld) checkBudget() {
 		n := g.callsByJob[j.ID]
 		total += n
 		if n > MaxCallsPerJob {
-			w.violate("GitHub calls per job within budget", "job %d cost %d GitHub calls (budget %d)", j.ID, n, MaxCallsPerJob)
+			w.violateAbout(aboutJob(j.ID), "GitHub calls per job within budget", "job %d cost %d GitHub calls (budget %d)", j.ID, n, MaxCallsPerJob)
 		}
 	}
 	w.stats.add("github.calls_per_job_total", int64(total))

@@ -3,10 +3,10 @@ package sim
 import (
 	"context"
 	"fmt"
-	"time"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
 )
@@ -36,7 +36,6 @@ func (w *world) checkSafety() {
 		return
 	}
 	w.storeDirty = false
-	defer func(t0 time.Time) { w.stats.add("debug.check_ms", time.Since(t0).Milliseconds()); w.stats.inc("debug.checks") }(time.Now())
 	p := w.proc
 	if p == nil || p.buried || p.state.Store == nil {
 		return
@@ -62,7 +61,7 @@ func (w *world) checkSafety() {
 	}
 	for _, key := range slices.Sorted(maps.Keys(serving)) {
 		if names := serving[key]; len(names) > 1 {
-			w.violate("at most one instance serves a job attempt at a time", "job %s has %d: %s", key, len(names), strings.Join(names, ", "))
+			w.violateAbout([]string{key}, "at most one instance serves a job attempt at a time", "job %s has %d: %s", key, len(names), strings.Join(names, ", "))
 		}
 	}
 }
@@ -100,7 +99,7 @@ func (w *world) checkQuiescence() {
 			w.stats.inc("jobs.left_queued_runfleet_never_told")
 		}
 		if j.Status == jobQueued && j.Pool != "" && g.known(j) {
-			w.violate("no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued; ledger: %s", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9), w.ledgerOf(j.ID))
+			w.violateAbout(aboutJob(j.ID), "no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued; ledger: %s", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9), w.ledgerOf(j.ID))
 		}
 	}
 
@@ -110,7 +109,7 @@ func (w *world) checkQuiescence() {
 		}
 		inst, err := st.GetInstance(ctx, m.name)
 		if err != nil || !inst.Status.Live() {
-			w.violate("no machine without a live record", "machine %s (%s) runs; its record: %s", m.pid, m.name, recordState(inst, err))
+			w.violateAbout([]string{m.name, m.pid}, "no machine without a live record", "machine %s (%s) runs; its record: %s", m.pid, m.name, recordState(inst, err))
 		}
 	}
 
@@ -120,7 +119,7 @@ func (w *world) checkQuiescence() {
 		}
 		inst, err := st.GetInstance(ctx, r.Name)
 		if err != nil || !inst.Status.Live() {
-			w.violate("no runner registered in GitHub without a live record", "runner %s (id %d, online %v) is registered; its record: %s", r.Name, r.ID, r.online, recordState(inst, err))
+			w.violateAbout([]string{r.Name}, "no runner registered in GitHub without a live record", "runner %s (id %d, online %v) is registered; its record: %s", r.Name, r.ID, r.online, recordState(inst, err))
 		}
 	}
 
@@ -132,7 +131,7 @@ func (w *world) checkQuiescence() {
 	idle := map[string]int{}
 	for _, inst := range live {
 		if inst.Status != runner.StatusRunning {
-			w.violate("nothing in a transitional state", "instance %s is %s (runner %s, %d attempts, fault %q)", inst.Name, inst.Status, inst.RunnerStatus, inst.Attempts, inst.ProviderFault)
+			w.violateAbout([]string{inst.Name}, "nothing in a transitional state", "instance %s is %s (runner %s, %d attempts, fault %q)", inst.Name, inst.Status, inst.RunnerStatus, inst.Attempts, inst.ProviderFault)
 			continue
 		}
 		if r := g.registeredByName(inst.Name); r != nil && r.running() {
@@ -158,7 +157,7 @@ func (w *world) checkQuiescence() {
 			if gj != nil {
 				status = gj.Status
 			}
-			w.violate("nothing in a transitional state", "ledger job %s is %s but GitHub says %s", lj.Key(), lj.Status, status)
+			w.violateAbout(aboutJob(lj.ID), "nothing in a transitional state", "ledger job %s is %s but GitHub says %s", lj.Key(), lj.Status, status)
 		}
 	}
 

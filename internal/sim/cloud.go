@@ -2,9 +2,11 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // cloud is the compute provider's side of the world: machines, which boot
@@ -19,12 +21,12 @@ type cloud struct {
 }
 
 type machine struct {
-	pid, name  string
-	pool       string
-	poolID     string
-	alive      bool
-	createdAt  time.Time
-	foreign    bool
+	pid, name string
+	pool      string
+	poolID    string
+	alive     bool
+	createdAt time.Time
+	foreign   bool
 	// jit is the runner registration whose configuration the machine got
 	// (the one registered under its name when it was made); runner is set
 	// once it booted and that runner came online.
@@ -45,20 +47,23 @@ func (c *cloud) launch(pool, poolID, name string) *machine {
 	m.jit = w.gh.registeredByName(name)
 	for _, other := range c.machines {
 		if other.alive && other.name == name {
-			w.violate("never two live machines for one instance", "machine %s made for %s while %s (made %s ago) still runs", m.pid, name, other.pid, w.now().Sub(other.createdAt))
+			w.violateAbout([]string{name}, "never two live machines for one instance", "machine %s made for %s while %s (made %s ago) still runs", m.pid, name, other.pid, w.now().Sub(other.createdAt))
 		}
 	}
 	c.machines = append(c.machines, m)
 	c.byPID[m.pid] = m
 	w.stats.inc("machines.made")
 	if max := w.maxRunners(pool); c.alive(pool) > max {
-		var names []string
+		var names, subjects []string
 		for _, m := range c.machines {
 			if m.alive && m.pool == pool {
 				names = append(names, m.pid+" "+m.name+" ("+w.recordOf(m.name)+")")
+				if w.recordOf(m.name) != string(runner.StatusRunning) {
+					subjects = append(subjects, m.name+" ", m.pid)
+				}
 			}
 		}
-		w.violate("never more than max_runners machines per pool", "pool %s has %d live machines, max_runners %d: %s", pool, c.alive(pool), max, strings.Join(names, ", "))
+		w.violateAbout(subjects, "never more than max_runners machines per pool", "pool %s has %d live machines, max_runners %d: %s", pool, c.alive(pool), max, strings.Join(names, ", "))
 	}
 	boot := between(w.rng, 20*time.Second, 90*time.Second)
 	if w.faultsOn && chance(w.rng, w.cfg.Provider.SlowBoot) {
@@ -99,7 +104,7 @@ func (c *cloud) destroy(m *machine, cause string) {
 		return
 	}
 	if r := m.runner; r != nil && r.running() && cause != causeSpot && !w.forced[m.name] {
-		w.violate("never a machine destroyed while its runner runs a job", "machine %s (%s) destroyed by %s while runner %s runs job %d", m.pid, m.name, cause, r.Name, r.job.ID)
+		w.violateAbout([]string{m.name, m.pid}, "never a machine destroyed while its runner runs a job", "machine %s (%s) destroyed by %s while runner %s runs job %d", m.pid, m.name, cause, r.Name, r.job.ID)
 	}
 	m.alive = false
 	w.stats.inc("machines.destroyed_by_" + cause)

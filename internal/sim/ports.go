@@ -57,10 +57,7 @@ func (s *storePort) write(ctx context.Context, what string, instances bool, fn f
 		p.die("before store write " + what)
 		return errKilled
 	}
-	t0 := time.Now()
 	err := fn()
-	p.w.stats.add("debug.write_ms", time.Since(t0).Milliseconds())
-	p.w.stats.inc("debug.writes")
 	if instances && err == nil {
 		p.w.storeDirty = true
 	}
@@ -121,7 +118,6 @@ func (s *storePort) ListLiveInstances(ctx context.Context) ([]*runner.Instance, 
 	if err := s.read(ctx); err != nil {
 		return nil, err
 	}
-	defer func(t0 time.Time) { s.p.w.stats.add("debug.listlive_ms", time.Since(t0).Milliseconds()); s.p.w.stats.inc("debug.listlive") }(time.Now())
 	return s.Store.ListLiveInstances(ctx)
 }
 

@@ -69,7 +69,9 @@ func createSQSQueue(t *testing.T, client *sqsapi.Client, name string, attrs map[
 	if err != nil {
 		t.Fatalf("create queue %s: %v", name, err)
 	}
-	t.Cleanup(func() { _, _ = client.DeleteQueue(context.Background(), &sqsapi.DeleteQueueInput{QueueUrl: out.QueueUrl}) })
+	t.Cleanup(func() {
+		_, _ = client.DeleteQueue(context.Background(), &sqsapi.DeleteQueueInput{QueueUrl: out.QueueUrl})
+	})
 	return aws.ToString(out.QueueUrl)
 }
 
@@ -80,19 +82,23 @@ func createSQSQueue(t *testing.T, client *sqsapi.Client, name string, attrs map[
 // timeouts pass in real time. It is not replayable to the step: SQS
 // decides delivery order and message ids.
 func TestSimulationServerless(t *testing.T) {
-	jobs, seeds := 20, []uint64{1, 2}
+	jobs, seed := 15, uint64(1)
 	if testing.Short() {
-		jobs, seeds = 10, seeds[:1]
+		jobs = 8
 	}
-	for _, seed := range seeds {
+	{
 		cfg := seedConfig(seed, jobs)
 		cfg.Roomy, cfg.LongTail = true, false
+		// Every store call is a round trip: fewer, longer reconcile
+		// intervals keep the run short; the quiet phase still spans 30
+		// passes, three bootstrap timeouts.
+		cfg.ReconcileInterval, cfg.Quiescence = time.Minute, 30*time.Minute
 		started := time.Now()
 		r := Run(cfg, newServerlessBackend(t), NewEngine)
 		t.Logf("seed %d on DynamoDB Local + moto SQS: %d job lifecycles over %s virtual in %s real\n%s",
 			seed, r.Lifecycles, r.Virtual.Round(time.Second), time.Since(started).Round(time.Millisecond), r.Stats)
 		if r.Failed() {
-			t.Error(failureReport(r, jobs))
+			t.Error(failureReportWith(r, "go test ./internal/sim -run TestSimulationServerless (SQS decides delivery order: the run is not replayable to the step; the bolt run of the same seed is)"))
 		}
 	}
 }

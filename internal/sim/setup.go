@@ -207,7 +207,6 @@ func (w *world) waitRealTime() bool {
 			firstID, first = id, due
 		}
 	}
-	w.stats.add("debug.wait_ms", time.Until(first).Milliseconds())
 	time.Sleep(time.Until(first))
 	delete(w.realPending, firstID)
 	w.proc.pokeWorkers()

@@ -3,9 +3,9 @@ package sim
 import (
 	"context"
 	"fmt"
-	"strings"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/runfleet/runfleet/providers"
@@ -46,7 +46,7 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 		clock:         clock,
 		rng:           rng,
 		sched:         newScheduler(clock, rng),
-		tr:            newTrace(clock, max(cfg.TraceLines, 1)),
+		tr:            newTrace(clock, traceRing),
 		pools:         simPools(cfg),
 		log:           slog.New(slog.DiscardHandler),
 		newController: newController,
@@ -106,6 +106,10 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 	w.checkQuiescence()
 	return
 }
+
+// traceRing is how many trace lines a run keeps, to find the ones about a
+// violation's subjects.
+const traceRing = 20000
 
 // drainLimit bounds how long the quiescence phase waits for the world to
 // drain before checking anyway.
@@ -255,7 +259,7 @@ func (w *world) reportTrace() []string {
 	if w.firstTrace != nil {
 		return w.firstTrace
 	}
-	return w.tr.last(max(w.cfg.TraceLines, 1))
+	return w.reportLines(nil)
 }
 
 // drained: no job is running, and none runfleet was told about and could

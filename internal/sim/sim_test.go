@@ -4,8 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"slices"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,12 +135,16 @@ func tally(failed []*Result) string {
 }
 
 func failureReport(r *Result, jobs int) string {
+	return failureReportWith(r, replayLine(r.Seed, jobs))
+}
+
+func failureReportWith(r *Result, replay string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d broke an invariant:\n", r.Seed)
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "  %s\n", v)
 	}
-	fmt.Fprintf(&b, "replay: %s\nlast %d trace lines:\n%s", replayLine(r.Seed, jobs), len(r.Trace), indent(r.Trace))
+	fmt.Fprintf(&b, "replay: %s\ntrace:\n%s", replay, indent(r.Trace))
 	return b.String()
 }
 

@@ -65,6 +65,27 @@ func (t *trace) last(n int) []string {
 	return all
 }
 
+// related returns up to n of the most recent lines that mention any of
+// the subjects, oldest first.
+func (t *trace) related(subjects []string, n int) []string {
+	if len(subjects) == 0 {
+		return nil
+	}
+	var out []string
+	for _, line := range t.last(len(t.ring)) {
+		for _, s := range subjects {
+			if strings.Contains(line, s) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
 // digest identifies the whole trace: equal for two runs of a seed iff they
 // did the same things at the same virtual times.
 func (t *trace) digest() string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/queue"
@@ -73,6 +74,13 @@ func (v Violation) String() string {
 // seed can show several distinct failures and the run's figures stay
 // whole. Only the first violation of each invariant is kept.
 func (w *world) violate(invariant, format string, args ...any) {
+	w.violateAbout(nil, invariant, format, args...)
+}
+
+// violateAbout is violate for a violation about particular things (a job,
+// an instance, a machine): the report then also shows the trace lines that
+// mention any of subjects, however long ago they were written.
+func (w *world) violateAbout(subjects []string, invariant, format string, args ...any) {
 	v := Violation{At: w.clock.Now().Sub(w.tr.start), Invariant: invariant, Detail: fmt.Sprintf(format, args...)}
 	w.tr.add("VIOLATION %s: %s", invariant, v.Detail)
 	w.stats.inc("violations")
@@ -82,7 +90,7 @@ func (w *world) violate(invariant, format string, args ...any) {
 		}
 	}
 	if len(w.violations) == 0 {
-		w.firstTrace = w.tr.last(max(w.cfg.TraceLines, 1))
+		w.firstTrace = w.reportLines(subjects)
 	}
 	w.violations = append(w.violations, v)
 }
@@ -92,3 +100,22 @@ func (w *world) violate(invariant, format string, args ...any) {
 func (w *world) failed() bool { return len(w.violations) > 0 && (w.cfg.StopAtFirst || w.broken) }
 
 func (w *world) now() time.Time { return w.clock.Now() }
+
+// reportLines is what a failure report shows: the lines about the subjects
+// (half the budget), then the most recent lines.
+func (w *world) reportLines(subjects []string) []string {
+	n := max(w.cfg.TraceLines, 2)
+	about := w.tr.related(subjects, n/2)
+	if len(about) == 0 {
+		return w.tr.last(n)
+	}
+	out := append([]string{"--- lines about " + strings.Join(subjects, " | ") + ":"}, about...)
+	out = append(out, "--- the last lines:")
+	return append(out, w.tr.last(n-len(about))...)
+}
+
+// aboutJob are the trace subjects of a job: its events, its ledger key and
+// the instances made for it.
+func aboutJob(id int64) []string {
+	return []string{fmt.Sprintf("job %d ", id), fmt.Sprintf("job %d:", id), fmt.Sprintf("%d#", id), fmt.Sprintf("-%d-", id), fmt.Sprintf("job_id=%d ", id)}
+}
