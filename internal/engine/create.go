@@ -158,7 +158,10 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 		fault = providers.Fault(f.cause)
 	}
 	log.Warn("create failed", "stage", f.stage, "error", f.cause, "fault", fault)
-	cleaned, busy := true, false
+	// runnerGone: GitHub confirmed the runner is not there (removed, or
+	// never registered). Until it has, the machine is left alone: a
+	// runner GitHub could not be asked about may be running a job.
+	cleaned, busy, runnerGone := true, false, true
 	// GitHub first: a machine that booted meanwhile may have a runner that
 	// already took a job, and such a machine must not be destroyed. The
 	// runner is removed by id when the create got that far, else by name
@@ -169,14 +172,14 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID, Name: claimed.Name})
 		switch {
 		case errors.Is(err, github.ErrRunnerBusy):
-			cleaned, busy = false, true
+			cleaned, busy, runnerGone = false, true, false
 			log.Warn("the failed create's runner is running a job; its machine is kept and deleted once the job is done")
 		case err != nil:
-			cleaned = false
-			log.Warn("removing the unused JIT runner failed; instance goes to pending_delete", "error", err)
+			cleaned, runnerGone = false, false
+			log.Warn("removing the unused JIT runner failed; its machine is kept until the delete path removes the runner first", "error", err)
 		}
 	}
-	if f.machineMayExist && !busy {
+	if f.machineMayExist && runnerGone {
 		target := f.providerID
 		if target == "" {
 			target = claimed.Name

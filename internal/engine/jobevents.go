@@ -199,7 +199,8 @@ func (in *Intake) handOver(ctx context.Context, log *slog.Logger, settled *runne
 	}
 	other := runner.JobKey(taken.JobID, taken.RunAttempt)
 	_, changed, err := in.mutateJob(ctx, other, nil, func(cur *runner.Job) (*runner.Job, error) {
-		if !cur.Status.WantsRunner() || cur.Instance != taken.Name {
+		// Only a runner of the job's own pool covers its labels.
+		if !cur.Status.WantsRunner() || cur.Instance != taken.Name || cur.Pool != spare.Pool {
 			return nil, errNoChange
 		}
 		next := cur.Clone()

@@ -32,6 +32,9 @@ type ReconcileReport struct {
 	OpenJobs    int `json:"open_jobs"`
 	JobsServed  int `json:"jobs_served"`
 	JobsExpired int `json:"jobs_expired"`
+	// WaitingRechecked counts jobs long waiting for approval that GitHub
+	// was asked about.
+	WaitingRechecked int `json:"waiting_rechecked"`
 	// WarmCreated counts runners created to keep pools at min_idle.
 	WarmCreated int `json:"warm_created"`
 	// Live is the live set the pass started from, by pool and status.

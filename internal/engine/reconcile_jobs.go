@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
@@ -43,6 +44,15 @@ func (e *Engine) reconcileJobs(ctx context.Context, live []*runner.Instance, now
 			}
 			continue
 		}
+		if job.Status == runner.JobWaiting {
+			if now.Sub(job.UpdatedAt) > waitingRecheck {
+				rep.WaitingRechecked++
+				if err := e.recheckWaiting(ctx, log, job, now); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			continue
+		}
 		if !job.Status.WantsRunner() || covers(byName[job.Instance], job) || job.NextAttemptAt.After(now) {
 			continue
 		}
@@ -56,4 +66,38 @@ func (e *Engine) reconcileJobs(ctx context.Context, live []*runner.Instance, now
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// waitingRecheck is how often GitHub is asked about a job that has been
+// waiting for approval that long: a completed (or a queued) that was never
+// delivered must not leave it waiting until it expires.
+const waitingRecheck = 10 * time.Minute
+
+// recheckWaiting asks GitHub about a job long waiting for approval and
+// records its answer: still waiting (the clock restarts), queued again
+// (open: served like any open job), started or finished.
+func (e *Engine) recheckWaiting(ctx context.Context, log *slog.Logger, job *runner.Job, now time.Time) error {
+	settled, err := e.stillQueued(ctx, job)
+	if err != nil {
+		return err
+	}
+	to := settled
+	if to == "" {
+		to = runner.JobOpen
+	}
+	_, changed, err := e.mutateJob(ctx, job.Key(), job, func(cur *runner.Job) (*runner.Job, error) {
+		if cur.Status != runner.JobWaiting || cur.Version != job.Version {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(to, now)
+		if err != nil {
+			return nil, err
+		}
+		next.UpdatedAt = now
+		return next, nil
+	})
+	if err == nil && changed && to != runner.JobWaiting {
+		log.Info("GitHub says the job waiting for approval moved on", "job_status", to)
+	}
+	return err
 }

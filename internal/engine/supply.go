@@ -30,7 +30,7 @@ type verifyFunc func(ctx context.Context, job *runner.Job) (runner.JobStatus, er
 // labels cover it, not to the one made for it).
 func covers(inst *runner.Instance, job *runner.Job) bool {
 	switch {
-	case inst == nil || !inst.Status.Live() || inst.Status.PendingDeletion():
+	case inst == nil || !inst.Status.Live() || inst.Status.PendingDeletion() || inst.Pool != job.Pool:
 		return false
 	case inst.Status == runner.StatusDeleting || inst.Status == runner.StatusError:
 		return false

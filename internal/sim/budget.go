@@ -49,6 +49,7 @@ func (g *githubWorld) checkBudget() {
 		jobs++
 		n := g.callsByJob[j.ID]
 		total += n
+		w.stats.inc("budget.jobs_costing_" + costBucket(n))
 		if n > MaxCallsPerJob {
 			w.violateAbout(aboutJob(j.ID), "GitHub calls per job within budget", "job %d cost %d GitHub calls (budget %d)", j.ID, n, MaxCallsPerJob)
 		}
@@ -60,4 +61,19 @@ func (g *githubWorld) checkBudget() {
 	if avg := float64(total) / float64(jobs); avg > AvgCallsPerJob {
 		w.violate("GitHub calls per job within budget", "%s calls per servable job on average (budget %.1f)", fmt.Sprintf("%.2f", avg), AvgCallsPerJob)
 	}
+}
+
+// costBucket groups a job's GitHub calls for the figures.
+func costBucket(n int) string {
+	switch {
+	case n <= 2:
+		return "0-2_calls"
+	case n <= 5:
+		return "3-5_calls"
+	case n <= 10:
+		return "6-10_calls"
+	case n <= 20:
+		return "11-20_calls"
+	}
+	return "over_20_calls"
 }

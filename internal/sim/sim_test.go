@@ -18,6 +18,7 @@ var (
 	flagJobs       = flag.Int("jobs", 50, "workflow jobs per seed")
 	flagLifecycles = flag.Int("lifecycles", 0, "total job lifecycles to simulate; sets -seeds to lifecycles/jobs (make sim: 1000000)")
 	flagTrace      = flag.Bool("simtrace", false, "print every trace line of a -seed replay as it happens")
+	flagFirstSeed  = flag.Uint64("firstseed", 1, "the first seed TestSimulation runs (explore beyond the usual ones)")
 )
 
 // seedConfig is the configuration of one seed, the same in a run of many
@@ -91,7 +92,7 @@ func runOneSeed(t *testing.T, seed uint64, jobs int) {
 	}
 }
 
-// runSeeds runs seeds 1..n, as many at once as there are CPUs: each seed
+// runSeeds runs n seeds from -firstseed on, as many at once as there are CPUs: each seed
 // is a world of its own, so running them side by side changes nothing in
 // any of them.
 func runSeeds(t *testing.T, n, jobs int) []*Result {
@@ -101,7 +102,7 @@ func runSeeds(t *testing.T, n, jobs int) []*Result {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				seed := uint64(i + 1)
+				seed := *flagFirstSeed + uint64(i)
 				results[i] = Run(seedConfig(seed, jobs), BoltBackend{Dir: seedDir(t, seed)}, NewEngine)
 			}
 		})
