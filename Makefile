@@ -28,7 +28,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet lambdas run test test-short emulators bench lint fmt clean fuzz \
+.PHONY: all build runfleet lambdas run test test-short emulators bench lint fmt clean fuzz sim chaos \
 	lint-go lint-template lambda-check template-tools \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -68,10 +68,23 @@ emulators:
 	bash infra/test/install-emulators.sh
 	bash infra/test/install-fixtures.sh
 
-## test: every test, against real DynamoDB Local and moto servers it starts itself
+## test: every test, against real DynamoDB Local and moto servers it starts itself.
+## The simulation (internal/sim) runs without the race detector, which would
+## make its 10,000 job lifecycles over 200 seeds ten times slower; every
+## other package runs with it.
 test: emulators
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
+	$(GO) test -count=1 -timeout 20m ./internal/sim
+
+## sim: the fault simulation at scale: 1,000,000 job lifecycles (docs/reliability.md)
+sim:
+	time $(GO) test -count=1 -timeout 6h -run 'TestSimulation$$' ./internal/sim -lifecycles 1000000
+
+## chaos: kill -9 chaos run of bin/runfleet serve: 1,000 jobs, a faulty external
+## provider, 4 kills; loopback only, at most 10 minutes (CHAOS_FLAGS to tune)
+chaos: runfleet
+	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet $(CHAOS_FLAGS)
 
 ## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve (docs/benchmarks.md)
 bench: runfleet

@@ -124,7 +124,7 @@ func DefaultConfig(seed uint64) Config {
 		ArrivalMean:       25 * time.Second,
 		Bursts:            0.03,
 		Workers:           4,
-		ReconcileInterval: time.Minute,
+		ReconcileInterval: 30 * time.Second,
 		Quiescence:        45 * time.Minute,
 		GitHub: GitHubFaults{
 			ServerError:      0.05,

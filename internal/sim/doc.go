@@ -1,0 +1,167 @@
+// Package sim is runfleet's deterministic fault simulation: the real
+// engine, over the real embedded store and queue (one bbolt file in a
+// temporary directory), against a simulated GitHub and a simulated cloud
+// that misbehave the way the real ones do, on a virtual clock, with the
+// runfleet process crashing between any two writes. A seed replays
+// exactly.
+//
+// # Running it
+//
+//	go test ./internal/sim -run 'TestSimulation$'                    # 200 seeds × 50 jobs (make test)
+//	go test ./internal/sim -run 'TestSimulation$' -short             # 20 seeds × 30 jobs
+//	go test ./internal/sim -run 'TestSimulation$' -seed 31 -jobs 50  # replay one seed, engine logs in the trace
+//	go test ./internal/sim -run 'TestSimulation$' -seed 31 -simtrace # … printing every trace line as it happens
+//	go test ./internal/sim -run 'TestSimulation$' -lifecycles 1000000 -timeout 4h   # make sim
+//	go test ./internal/sim -run 'TestSimulation$' -seeds 600 -firstseed 201         # explore other seeds
+//	go test ./internal/sim -run TestSimulationServerless             # DynamoDB Local + moto SQS
+//
+// A failing seed prints the broken invariants, the line that replays it,
+// and the trace: the lines about the violation's subject (its job, its
+// instance, its machine), then the last lines before it. Every line names
+// the task it comes from ([worker-2], [webhook <delivery id>], [reconcile],
+// [start] for a start's recovery, [operator …]). The run goes on after a
+// violation (to find more, and to keep the figures whole); the report
+// keeps the trace as it was at the first one. TestSimulation logs the
+// figures of all seeds (faults injected by kind, jobs, machines, calls,
+// crashes) and, per invariant, the seeds that broke it.
+//
+// # One thread of control, many tasks
+//
+// The simulation runs the engine as `runfleet serve` does — webhook
+// intakes, four queue workers and a reconcile pass every 30 s, all at once
+// — but only one of them moves at a time. Each is a task (a goroutine) that
+// runs only while the scheduler has handed it the turn, and hands it back
+// at every port call: every store and queue call, every GitHub and
+// provider call. Which waiting task goes next is the seeded generator's
+// choice, so a worker's read and its compare-and-set can be split by
+// another worker's write, a webhook can land between a create's JIT
+// registration and its machine, and yet the run is a pure function of the
+// seed. GitHub and provider calls also take virtual time (tens of
+// milliseconds to seconds) during which everything else runs. Virtual time
+// moves only when no task can run: the clock jumps to the next event (a
+// delivery, a boot, a job's end, a timer). The engine gets the clock as
+// Options.Now, the queue as local.Options.Now and the store as
+// bolt.WithClock; all randomness comes from one math/rand/v2 PCG seeded
+// with the seed (the engine's own, for warm runner names, through
+// Options.Rand); maps are iterated in sorted order. TestSimulationIsDeterministic
+// runs seeds twice and compares hashes of the whole traces.
+//
+// The engine's download cache makes concurrent creates wait on a channel
+// for the one that lists (engine/downloads.go); a task parked there would
+// never get the turn back, so the simulated RunnerDownloads answers within
+// its caller's turn. The engine's contexts carry real-time deadlines,
+// which never expire in a run: a hung provider call instead waits out the
+// caller's timeout on the virtual clock and returns
+// context.DeadlineExceeded. A task that keeps the turn for two minutes of
+// real time fails the run (a loop that never calls a port).
+//
+// # The world
+//
+// GitHub (github_world.go, github_api.go, webhooks.go) behaves like GitHub,
+// not like the engine's wishes. It hands a queued job to ANY idle online
+// runner whose labels cover the job's — a linux job often takes a gpu
+// runner, and jobs regularly run on runners made for others — oldest job
+// first, to a random such runner. A job a runner does not start within 60 s
+// goes back to the queue (a runner whose machine vanished still looks
+// online for 30–90 s); a job queued 24 hours is cancelled; an ephemeral
+// runner runs one job and deregisters itself; a runner whose machine
+// vanishes mid-job looks busy for 10 minutes, then the job fails. Jobs are
+// cancelled while queued (5 %), held for approval queued → waiting →
+// queued (5 %), and some match no pool (another architecture, another
+// organization) and must be left alone. A quarter of the seeds also have
+// runners runfleet did not register at the organization — a static
+// machine, and a runner of another runfleet installation (runfleet's name
+// prefix, another controller label) — which take jobs too.
+//
+// Every workflow_job event is delivered through a fault model, each fault
+// with its own probability: dropped (5 %), duplicated (10 %), delayed by
+// 10 s – 10 min instead of under 2 s (10 %, which also reorders), and
+// redelivered later with the same delivery id (5 %, as an operator's or a
+// script's redelivery). GitHub never retries: a delivery that finds the
+// process down gets a 503 and is lost unless redelivered.
+//
+// The REST API (the github.GitHub port, as the production adapter presents
+// it) answers 5xx before the effect (5 %), 5xx after it — the runner was
+// registered or removed anyway — (3 %), 429 with Retry-After (2 %), 404 for
+// what is gone, 409 for a runner name held by a busy or foreign runner (the
+// adapter clears an idle one of ours and retries, as internal/github/rest
+// does), 422 for removing a runner that has a job, and, in runner
+// listings, busy:false for a runner that is running one (20 % of such
+// readings).
+//
+// The cloud (cloud.go, provider_api.go) fails 30 % of creates, deletes and
+// lists, half of them after the effect (a machine made, or destroyed, and
+// an error returned); hangs 2 % of calls past the caller's timeout (half of
+// them take effect); boots machines in 20–90 s, or slowly in 4–9 minutes
+// (5 %); takes machines away (spot interruption, 5 % per machine-hour);
+// and its gpu pool answers a delete by name with success and does nothing,
+// as garm-provider-aws does. A machine boots with the JIT registration
+// that held its name when it was made: it comes online only if that
+// registration still exists and no other machine used it.
+//
+// # Crashes
+//
+// The process dies at a store or queue write (0.05 % of writes, half
+// before the write, half right after it is durable) and during a provider
+// call (0.5 %, the effect happening or not); a GitHub or provider call in
+// flight when the process dies may still take effect. Every task of the
+// dead process is unwound (each of its port calls fails from then on), the
+// state file is closed, and 1–10 s later a new process opens it, builds a
+// new engine, runs RecoverAtStart, and only then takes webhooks, work and
+// reconcile ticks. Nothing in memory survives; GitHub and the cloud carry
+// on throughout.
+//
+// # Invariants
+//
+// After every step (store-side ones after every step that wrote an
+// instance, the others as the cloud and GitHub act):
+//
+//   - never two live machines for one instance;
+//   - never more than max_runners live instances, or live machines, per
+//     pool (a machine still running for a deleted record counts);
+//   - never a machine destroyed while its runner runs a job, unless an
+//     operator force-deleted that instance (the simulation's operator
+//     force-deletes a random live instance now and then);
+//   - at most one instance serves a job attempt at a time: of the live
+//     instances made for a job, not on their way out and not running
+//     another job, never more than one (P2, P17);
+//   - never a runner removed that runfleet did not register.
+//
+// At quiescence — faults off (crashes, fault rates, lies), approvals
+// through, the world drained (no job running, none runfleet was told of
+// and could serve still queued; at most 6 hours), then 45 minutes more,
+// four bootstrap timeouts and 90 reconcile passes; every tenth seed adds a
+// 25-hour tail so GitHub's queue limit and record retention play out:
+//
+//   - no job left queued in GitHub that runfleet could serve: a job whose
+//     latest queued-or-waiting event runfleet acknowledged (2xx) is a
+//     queued one, and that a pool matches. A job every queued delivery of
+//     which was lost is invisible to runfleet; those are counted
+//     (jobs.left_queued_runfleet_never_told), not failed;
+//   - no machine without a live record, and no runner registered in
+//     GitHub without one (P10: a leaked JIT registration);
+//   - no live instance that nothing needs beyond its pool's min_idle;
+//   - nothing in a transitional state: every live instance is running,
+//     and no ledger job is open or waiting for a job GitHub has finished;
+//   - GitHub calls per job within budget (budget.go: at most 8 per
+//     servable job on average and 60 for any one job; the calls a job
+//     costs are those that name it or a runner made for it).
+//
+// # Scale
+//
+// Jobs arrive every 25 s on average, sometimes in bursts of 5–15, into a
+// linux pool of max_runners 8 (every fourth seed with min_idle 1) and a
+// gpu pool of 4, so bursts wait for capacity; jobs run 30 s – 5 min. A
+// seed of 50 jobs is 1–2 hours of virtual time and about 0.2 s of CPU;
+// seeds run side by side, one per CPU.
+//
+// TestSimulationServerless runs the same world over the serverless
+// adapters — the DynamoDB store, which has no outbox, so an admission and
+// its create message are two writes with a crash point between them, and
+// the SQS queue — with 15 jobs and pools roomy enough that nobody waits
+// for capacity, because each store call is a round trip and SQS's
+// visibility timeouts pass in real time (2 s in that run). Delayed sends
+// are held on the virtual clock, as SQS would hold them, and handed to SQS
+// when due. SQS decides delivery order and message ids, so that run is
+// not replayable to the step.
+package sim
