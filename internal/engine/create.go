@@ -109,7 +109,12 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 
 	final, _, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status == runner.StatusCreating && cur.CreateAttempt == claimed.CreateAttempt {
-			next, err := cur.Transition(runner.StatusRunning, e.now())
+			to := runner.StatusRunning
+			if cur.RunnerStatus == runner.RunnerTerminated {
+				// Its job ended while the machine was being made.
+				to = runner.StatusPendingDelete
+			}
+			next, err := cur.Transition(to, e.now())
 			if err != nil {
 				return nil, err
 			}
@@ -130,7 +135,20 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 	if err != nil {
 		return fmt.Errorf("record created machine for %s: %w", claimed.Name, err)
 	}
+	if !final.Status.Live() {
+		// Deleted under us (an operator's forced delete): the machine just
+		// made is known only here, by its id.
+		if err := e.deleteMachine(ctx, claimed.Pool, machine.ProviderID); err != nil {
+			log.Warn("the instance was deleted while its machine was made; deleting that machine failed, the reconciler retries", "provider_id", machine.ProviderID, "error", err)
+		}
+		return nil
+	}
 	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", jit.RunnerID)
+	if final.Status.PendingDeletion() {
+		if err := e.send(ctx, deleteMessage(final, msg.DeliveryID, final.Attempts), 0); err != nil {
+			return fmt.Errorf("enqueue delete for %s: %w", final.Name, err)
+		}
+	}
 	return nil
 }
 

@@ -22,7 +22,7 @@ func (in *Intake) onQueued(ctx context.Context, log *slog.Logger, deliveryID str
 	job, err := in.store.GetJob(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrJobNotFound):
-		return in.supply(ctx, log, in.newJob(pool, ev, runner.JobOpen), deliveryID, nil, 0)
+		return in.supply(ctx, log, in.newJob(pool, ev, runner.JobOpen), supplyCall{deliveryID: deliveryID})
 	case err != nil:
 		return out, fmt.Errorf("read job %s: %w", key, err)
 	}
@@ -38,7 +38,7 @@ func (in *Intake) onQueued(ctx context.Context, log *slog.Logger, deliveryID str
 		}
 		log.Info("job queued again after waiting")
 	}
-	return in.supply(ctx, log, job, deliveryID, nil, 0)
+	return in.supply(ctx, log, job, supplyCall{deliveryID: deliveryID})
 }
 
 // onWaiting pauses demand while an environment's protection rules hold the
@@ -151,6 +151,18 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 		if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
 			return nil, errNoChange
 		}
+		if cur.Status == runner.StatusCreating {
+			// Its create is in flight: a delete now would find no machine
+			// yet, free the slot, and the create would then make one. The
+			// create hands the machine to the delete path once it exists.
+			if cur.RunnerStatus == runner.RunnerTerminated {
+				return nil, errNoChange
+			}
+			next := cur.Clone()
+			next.RunnerStatus = runner.RunnerTerminated
+			next.UpdatedAt = in.now()
+			return next, nil
+		}
 		next, err := cur.Transition(runner.StatusPendingDelete, in.now())
 		if err != nil {
 			return nil, err
@@ -164,6 +176,10 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 		return out, fmt.Errorf("schedule delete of %s: %w", name, err)
 	}
 	out.Result = ResultDeleteScheduled
+	if next.Status == runner.StatusCreating {
+		log.Info("job completed while its instance is being created; it is deleted as soon as its machine exists")
+		return out, nil
+	}
 	if !changed && !next.Status.PendingDeletion() {
 		log.Info("instance already being deleted", "status", next.Status)
 		return out, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // MessageVersion is the schema version of queue messages this build writes.
@@ -44,6 +45,10 @@ type Message struct {
 	JobID      int64  `json:"job_id,omitempty"`
 	// Attempt counts re-sends of the same work (delete backoff).
 	Attempt int `json:"attempt,omitempty"`
+	// NotBefore, on a serve_job message, is the job's NextAttemptAt it was
+	// sent for: a message finding the job rescheduled since is a stale
+	// retry and ends, so one job never has two retry chains.
+	NotBefore time.Time `json:"not_before,omitzero"`
 	// LegacyJob is set on scale_up messages only.
 	LegacyJob *LegacyJob `json:"job,omitempty"`
 }

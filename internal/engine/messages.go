@@ -44,7 +44,7 @@ func deleteMessage(inst *runner.Instance, deliveryID string, attempt int) Messag
 }
 
 func serveJobMessage(job *runner.Job, deliveryID string, attempt int) Message {
-	return Message{Kind: KindServeJob, JobKey: job.Key(), DeliveryID: deliveryID, JobID: job.ID, Attempt: attempt}
+	return Message{Kind: KindServeJob, JobKey: job.Key(), DeliveryID: deliveryID, JobID: job.ID, Attempt: attempt, NotBefore: job.NextAttemptAt}
 }
 
 func (in *Intake) send(ctx context.Context, msg Message, delay time.Duration) error {

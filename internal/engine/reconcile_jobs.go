@@ -61,7 +61,7 @@ func (e *Engine) reconcileJobs(ctx context.Context, live []*runner.Instance, now
 			log = log.With("instance", job.Instance)
 		}
 		rep.JobsServed++
-		if _, err := e.supply(ctx, log, job, "", e.stillQueued, 0); err != nil && !errors.Is(err, context.Canceled) {
+		if _, err := e.supply(ctx, log, job, supplyCall{verify: e.stillQueued}); err != nil && !errors.Is(err, context.Canceled) {
 			errs = append(errs, err)
 		}
 	}

@@ -23,7 +23,9 @@ func (e *Engine) serveJob(ctx context.Context, msg Message) error {
 	if err != nil {
 		return fmt.Errorf("read job %s: %w", msg.JobKey, err)
 	}
-	_, err = e.supply(ctx, log.With("pool", job.Pool), job, msg.DeliveryID, e.stillQueued, msg.Attempt)
+	_, err = e.supply(ctx, log.With("pool", job.Pool), job, supplyCall{
+		deliveryID: msg.DeliveryID, verify: e.stillQueued, attempt: msg.Attempt, retry: true, notBefore: msg.NotBefore,
+	})
 	return err
 }
 
@@ -41,7 +43,7 @@ func (e *Engine) serveJobOf(ctx context.Context, log *slog.Logger, inst *runner.
 		return
 	}
 	if err == nil && job.Status.WantsRunner() {
-		_, err = e.supply(ctx, log, job, "", e.stillQueued, 0)
+		_, err = e.supply(ctx, log, job, supplyCall{verify: e.stillQueued, schedule: true})
 	}
 	if err != nil {
 		log.Warn("serving the job again failed; the reconciler retries", "job", key, "error", err)

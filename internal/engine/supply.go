@@ -20,6 +20,26 @@ import (
 // than after the 5-minute delete backoff cap.
 const scaleUpRetryMax = 15 * time.Second
 
+// supplyCall says who asks supply to serve a job, which decides what it
+// does while the job's backoff runs.
+type supplyCall struct {
+	deliveryID string
+	// verify asks GitHub before a replacement; nil on intake.
+	verify verifyFunc
+	// attempt counts earlier tries while the pool was full.
+	attempt int
+	// retry is set for a serve_job message: the NextAttemptAt it was sent
+	// for. A retry finding the job rescheduled since ends (another retry
+	// is on its way); one finding it due serves it.
+	retry     bool
+	notBefore time.Time
+	// schedule asks for a serve_job message at the end of a running
+	// backoff (the engine just ended the job's instance); intake and the
+	// reconciler leave it to the retry already on its way, or to the
+	// reconciler's next pass.
+	schedule bool
+}
+
 // verifyFunc asks GitHub whether a job whose instance ended is still
 // queued. It returns the status the job has moved to ("" when it still
 // wants a runner). Intake has none: it never calls GitHub.
@@ -62,7 +82,8 @@ func (in *Intake) coveringInstance(ctx context.Context, job *runner.Job) (*runne
 // covers it. A job with Version 0 is not stored yet: it is created in the
 // same atomic write as its first instance. attempt counts earlier tries
 // while the pool was full (the scale-up backoff).
-func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job, deliveryID string, verify verifyFunc, attempt int) (Outcome, error) {
+func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job, call supplyCall) (Outcome, error) {
+	deliveryID, verify, attempt := call.deliveryID, call.verify, call.attempt
 	key := job.Key()
 	out := Outcome{Action: string(runner.ActionQueued), Pool: job.Pool}
 	for range maxConflictRetries {
@@ -97,12 +118,18 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		}
 		now := in.now()
 		if job.NextAttemptAt.After(now) {
-			delay := job.NextAttemptAt.Sub(now)
-			if err := in.send(ctx, serveJobMessage(job, deliveryID, attempt), delay); err != nil {
-				return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
-			}
-			log.Info("job's last instance ended; the next is made after the backoff", "retry_in", delay.String(), "made", job.Made)
 			out.Result = ResultBackingOff
+			delay := job.NextAttemptAt.Sub(now)
+			switch {
+			case call.retry && !call.notBefore.Equal(job.NextAttemptAt):
+				log.Debug("serve_job retry overtaken by a later one; it ends here")
+				return out, nil
+			case call.retry || call.schedule:
+				if err := in.send(ctx, serveJobMessage(job, deliveryID, attempt), delay); err != nil {
+					return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
+				}
+			}
+			log.Info("the job's next instance is made after its backoff", "retry_in", delay.String(), "made", job.Made)
 			return out, nil
 		}
 		if verify != nil && job.Made > 0 && job.CheckedMade != job.Made {
@@ -147,20 +174,29 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			out.Result = ResultCreated
 			return out, nil
 		case errors.Is(err, store.ErrPoolFull):
-			if job.Version == 0 {
-				// The job is recorded even when no slot is free: demand is
-				// never only a message.
-				if err := in.store.CreateJob(ctx, job); err != nil {
-					if errors.Is(err, store.ErrJobExists) {
-						job = nil
-						continue
-					}
-					return out, fmt.Errorf("record job %s: %w", key, err)
-				}
-			}
+			// The job records when it is tried next — demand is never only
+			// a message, and the one retry sent for that time is the only
+			// one: the reconciler and later events leave the job alone
+			// until then.
 			attempt++
 			delay := min(in.backoff(attempt), scaleUpRetryMax)
-			if err := in.send(ctx, serveJobMessage(job, deliveryID, attempt), delay); err != nil {
+			wait := job.Clone()
+			wait.NextAttemptAt = now.Add(delay)
+			wait.UpdatedAt = now
+			if job.Version == 0 {
+				err = in.store.CreateJob(ctx, wait)
+			} else {
+				wait.Version = job.Version
+				err = in.store.UpdateJob(ctx, job.Status, wait)
+			}
+			if errors.Is(err, store.ErrJobExists) || errors.Is(err, store.ErrConflict) {
+				job = nil
+				continue
+			}
+			if err != nil {
+				return out, fmt.Errorf("record job %s waiting for capacity: %w", key, err)
+			}
+			if err := in.send(ctx, serveJobMessage(wait, deliveryID, attempt), delay); err != nil {
 				return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
 			}
 			ilog.Info("pool at max_runners; job kept for retry", "max_runners", pool.MaxRunners, "retry_in", delay.String(), "attempt", attempt)

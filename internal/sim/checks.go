@@ -157,7 +157,7 @@ func (w *world) checkQuiescence() {
 			if gj != nil {
 				status = gj.Status
 			}
-			w.violateAbout(aboutJob(lj.ID), "nothing in a transitional state", "ledger job %s is %s but GitHub says %s", lj.Key(), lj.Status, status)
+			w.violateAbout(aboutJob(lj.ID), "nothing in a transitional state", "ledger job %s is %s but GitHub says %s; ledger: %s", lj.Key(), lj.Status, status, w.ledgerOf(lj.ID))
 		}
 	}
 

@@ -153,17 +153,3 @@ func (c *cloud) spotCheck() {
 	}
 	w.sched.after(every, 0, c.spotCheck)
 }
-
-// compact forgets machines long gone, so long runs stay small.
-func (c *cloud) compact() {
-	kept := c.machines[:0]
-	cutoff := c.w.now().Add(-2 * time.Hour)
-	for _, m := range c.machines {
-		if m.alive || m.createdAt.After(cutoff) {
-			kept = append(kept, m)
-			continue
-		}
-		delete(c.byPID, m.pid)
-	}
-	c.machines = kept
-}

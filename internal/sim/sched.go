@@ -278,14 +278,3 @@ func (s *scheduler) kill(gen int) {
 		}
 	}
 }
-
-// tasksOf counts the unfinished tasks of a generation.
-func (s *scheduler) tasksOf(gen int) int {
-	n := 0
-	for _, t := range s.live {
-		if t.gen == gen {
-			n++
-		}
-	}
-	return n
-}

@@ -74,6 +74,9 @@ func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, pay
 		w.stats.inc("webhook.delivered")
 		p.spawn("webhook "+id, func(ctx context.Context) {
 			result, err := p.ctl.OnWorkflowJob(ctx, id, payload)
+			if err == nil && p.dead {
+				err = errKilled // the answer never left the process
+			}
 			if err != nil {
 				w.stats.inc("webhook.failed")
 				w.tr.add("webhook %s (%s job %d): error %v", id, payload.Action, payload.JobID, err)
