@@ -35,6 +35,9 @@ type ReconcileReport struct {
 	// WaitingRechecked counts jobs long waiting for approval that GitHub
 	// was asked about.
 	WaitingRechecked int `json:"waiting_rechecked"`
+	// StaleRechecked counts open jobs GitHub was asked about because their
+	// runner sat online past the bootstrap timeout without taking them.
+	StaleRechecked int `json:"stale_rechecked"`
 	// WarmCreated counts runners created to keep pools at min_idle.
 	WarmCreated int `json:"warm_created"`
 	// Live is the live set the pass started from, by pool and status.

@@ -53,7 +53,16 @@ func (e *Engine) reconcileJobs(ctx context.Context, live []*runner.Instance, now
 			}
 			continue
 		}
-		if !job.Status.WantsRunner() || covers(byName[job.Instance], job) || job.NextAttemptAt.After(now) {
+		if inst := byName[job.Instance]; covers(inst, job) {
+			if e.coveredTooLong(job, inst, now) {
+				rep.StaleRechecked++
+				if err := e.recheckCovered(ctx, log, job); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			continue
+		}
+		if !job.Status.WantsRunner() || job.NextAttemptAt.After(now) {
 			continue
 		}
 		if job.Instance != "" && byName[job.Instance] == nil {
@@ -98,6 +107,49 @@ func (e *Engine) recheckWaiting(ctx context.Context, log *slog.Logger, job *runn
 	})
 	if err == nil && changed && to != runner.JobWaiting {
 		log.Info("GitHub says the job waiting for approval moved on", "job_status", to)
+	}
+	return err
+}
+
+// coveredTooLong reports whether an open job has had an online-capable
+// runner of its own longer than its pool's bootstrap timeout without
+// GitHub giving the job to it: GitHub hands a queued job to any idle
+// runner that covers it, so the job has most likely started elsewhere or
+// ended, and its in_progress or completed was lost. GitHub is asked once
+// per instance made for the job (CheckedMade), never again for the same one.
+func (e *Engine) coveredTooLong(job *runner.Job, inst *runner.Instance, now time.Time) bool {
+	pool, ok := e.pool(job.Pool)
+	if !ok || !job.Status.WantsRunner() || inst.Status != runner.StatusRunning || job.CheckedMade == job.Made {
+		return false
+	}
+	since := job.QueuedAt
+	if inst.StatusChangedAt.After(since) {
+		since = inst.StatusChangedAt
+	}
+	return now.Sub(since) > pool.BootstrapTimeout
+}
+
+// recheckCovered asks GitHub about such a job and records the answer.
+func (e *Engine) recheckCovered(ctx context.Context, log *slog.Logger, job *runner.Job) error {
+	settled, err := e.stillQueued(ctx, job)
+	if err != nil {
+		return err
+	}
+	_, changed, err := e.mutateJob(ctx, job.Key(), job, func(cur *runner.Job) (*runner.Job, error) {
+		if cur.Version != job.Version || !cur.Status.WantsRunner() {
+			return nil, errNoChange
+		}
+		next := cur.Clone()
+		if settled != "" && settled != cur.Status {
+			if next, err = cur.Transition(settled, e.now()); err != nil {
+				return nil, err
+			}
+		}
+		next.CheckedMade = cur.Made
+		return next, nil
+	})
+	if err == nil && changed && settled != "" {
+		log.Info("GitHub says the job no longer waits for a runner", "job_status", settled)
 	}
 	return err
 }

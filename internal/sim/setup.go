@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"context"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -115,117 +113,6 @@ func (w *world) addForeignRunners() {
 		m := &machine{pid: "static-" + f.name, name: f.name, alive: true, foreign: true, runner: r}
 		r.machine, r.online = m, true
 		w.stats.inc("github.foreign_runners")
-	}
-}
-
-// known says whether runfleet was told, and acknowledged, that the job is
-// queued: of its queued and waiting events that runfleet accepted, the
-// latest one GitHub emitted is a queued. Only such a job must be served —
-// one whose every queued delivery was lost is invisible to runfleet.
-func (g *githubWorld) known(j *ghJob) bool {
-	for i := len(j.events) - 1; i >= 0; i-- {
-		ev := j.events[i]
-		if !ev.accepted || (ev.action != runner.ActionQueued && ev.action != runner.ActionWaiting) {
-			continue
-		}
-		return ev.action == runner.ActionQueued
-	}
-	return false
-}
-
-// ForceDeleter is implemented by a Controller that offers the operator's
-// forced delete.
-type ForceDeleter interface {
-	ForceDelete(ctx context.Context, instance string) error
-}
-
-// operatorForceDelete force-deletes a random live instance, as an operator
-// would with `runfleet instances delete NAME --force`: its machine may go
-// down under a running job.
-func (w *world) operatorForceDelete(p *process) {
-	fd, ok := p.ctl.(ForceDeleter)
-	if !ok {
-		return
-	}
-	live, err := p.state.Store.ListLiveInstances(context.Background())
-	if err != nil || len(live) == 0 {
-		return
-	}
-	slices.SortFunc(live, func(a, b *runner.Instance) int { return strings.Compare(a.Name, b.Name) })
-	name := live[w.rng.IntN(len(live))].Name
-	w.forced[name] = true
-	w.stats.inc("operator.force_deletes")
-	p.spawn("operator force-delete "+name, func(ctx context.Context) {
-		err := fd.ForceDelete(ctx, name)
-		w.tr.add("operator force-delete %s%s", name, result(err))
-	})
-}
-
-// queueSent and queueReceived tell the workers when something becomes
-// visible. On the virtual clock that is an event. A real-time queue (SQS)
-// shows a message that was received and not acknowledged again after a
-// real visibility timeout: once the worker holding it let go of it
-// (queueReleased), waitRealTime waits for that.
-func (w *world) queueSent(p *process, delay time.Duration) {
-	p.wakeAt(w.now().Add(delay))
-}
-
-func (w *world) queueReceived(p *process, id string, vis time.Duration) {
-	if !w.backend.RealTime() {
-		p.wakeAt(w.now().Add(vis))
-		return
-	}
-	if w.inFlight == nil {
-		w.inFlight, w.realPending = map[string]time.Time{}, map[string]time.Time{}
-	}
-	w.inFlight[id] = time.Now().Add(vis)
-}
-
-func (w *world) queueReleased(id string) {
-	if due, ok := w.inFlight[id]; ok {
-		delete(w.inFlight, id)
-		w.realPending[id] = due
-	}
-}
-
-func (w *world) queueAcked(id string) {
-	delete(w.inFlight, id)
-	delete(w.realPending, id)
-}
-
-// waitRealTime, when nothing can run, waits (in real time) for the first
-// released message of a real-time queue to be visible again and pokes the
-// workers. It reports whether it did.
-func (w *world) waitRealTime() bool {
-	if len(w.realPending) == 0 || w.proc == nil || !w.proc.up {
-		return false
-	}
-	var firstID string
-	var first time.Time
-	for _, id := range slices.Sorted(maps.Keys(w.realPending)) {
-		if due := w.realPending[id]; firstID == "" || due.Before(first) {
-			firstID, first = id, due
-		}
-	}
-	time.Sleep(time.Until(first))
-	delete(w.realPending, firstID)
-	w.proc.pokeWorkers()
-	return true
-}
-
-// releaseHeld hands a held delayed message to the real queue once due: SQS
-// keeps it whether or not runfleet is running.
-func (w *world) releaseHeld(body []byte) {
-	q := w.heldQueue
-	if q == nil {
-		return
-	}
-	if err := q.Send(context.Background(), body, 0); err != nil {
-		w.violate("the queue keeps what was sent", "sending a held delayed message: %v", err)
-		return
-	}
-	if p := w.proc; p != nil && p.up {
-		p.pokeWorkers()
 	}
 }
 

@@ -87,3 +87,18 @@ func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, pay
 		})
 	})
 }
+
+// known says whether runfleet was told, and acknowledged, that the job is
+// queued: of its queued and waiting events that runfleet accepted, the
+// latest one GitHub emitted is a queued. Only such a job must be served —
+// one whose every queued delivery was lost is invisible to runfleet.
+func (g *githubWorld) known(j *ghJob) bool {
+	for i := len(j.events) - 1; i >= 0; i-- {
+		ev := j.events[i]
+		if !ev.accepted || (ev.action != runner.ActionQueued && ev.action != runner.ActionWaiting) {
+			continue
+		}
+		return ev.action == runner.ActionQueued
+	}
+	return false
+}
