@@ -82,9 +82,12 @@ sim:
 	time $(GO) test -count=1 -timeout 6h -run 'TestSimulation$$' ./internal/sim -lifecycles 1000000
 
 ## chaos: kill -9 chaos run of bin/runfleet serve: 1,000 jobs, a faulty external
-## provider, 4 kills; loopback only, at most 10 minutes (CHAOS_FLAGS to tune)
+## provider, 4 kills; loopback only, at most 10 minutes (CHAOS_FLAGS to tune or
+## replay a seed); its logs and state are left in bin/chaos
 chaos: runfleet
-	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet $(CHAOS_FLAGS)
+	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet-chaos-provider ./cmd/runfleet-chaos/provider
+	rm -rf $(BIN)/chaos
+	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet -provider $(BIN)/runfleet-chaos-provider -out $(BIN)/chaos $(CHAOS_FLAGS)
 
 ## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve (docs/benchmarks.md)
 bench: runfleet
