@@ -53,7 +53,7 @@ func (c *cloud) launch(pool, poolID, name string) *machine {
 	c.machines = append(c.machines, m)
 	c.byPID[m.pid] = m
 	w.stats.inc("machines.made")
-	if max := w.maxRunners(pool); c.alive(pool) > max {
+	if max := w.maxRunners(pool); c.counted(pool) > max {
 		var names, subjects []string
 		for _, m := range c.machines {
 			if m.alive && m.pool == pool {
@@ -63,7 +63,7 @@ func (c *cloud) launch(pool, poolID, name string) *machine {
 				}
 			}
 		}
-		w.violateAbout(subjects, "never more than max_runners machines per pool", "pool %s has %d live machines, max_runners %d: %s", pool, c.alive(pool), max, strings.Join(names, ", "))
+		w.violateAbout(subjects, "never more than max_runners machines per pool", "pool %s has %d live machines, max_runners %d: %s", pool, c.counted(pool), max, strings.Join(names, ", "))
 	}
 	boot := between(w.rng, 20*time.Second, 90*time.Second)
 	if w.faultsOn && chance(w.rng, w.cfg.Provider.SlowBoot) {
@@ -122,6 +122,23 @@ func (c *cloud) alive(pool string) int {
 	n := 0
 	for _, m := range c.machines {
 		if m.alive && m.pool == pool {
+			n++
+		}
+	}
+	return n
+}
+
+// counted is the pool's live machines that count against max_runners:
+// all but those an operator's forced delete gave up on. A forced delete
+// completes even when the provider keeps failing (lessons P8): the
+// operator took the machine out of runfleet's hands, and the reconciler
+// deletes it as an orphan on a later pass — the same exemption the
+// "never destroyed while running a job" invariant makes for forced deletes.
+// Quiescence still requires every such machine gone.
+func (c *cloud) counted(pool string) int {
+	n := 0
+	for _, m := range c.machines {
+		if m.alive && m.pool == pool && !c.w.forced[m.name] {
 			n++
 		}
 	}
