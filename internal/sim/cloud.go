@@ -118,16 +118,6 @@ const (
 )
 
 // alive counts the live machines of a pool.
-func (c *cloud) alive(pool string) int {
-	n := 0
-	for _, m := range c.machines {
-		if m.alive && m.pool == pool {
-			n++
-		}
-	}
-	return n
-}
-
 // counted is the pool's live machines that count against max_runners:
 // all but those an operator's forced delete gave up on. A forced delete
 // completes even when the provider keeps failing (lessons P8): the
