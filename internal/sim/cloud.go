@@ -117,7 +117,6 @@ const (
 	causeSpot   = "spot"
 )
 
-// alive counts the live machines of a pool.
 // counted is the pool's live machines that count against max_runners:
 // all but those an operator's forced delete gave up on. A forced delete
 // completes even when the provider keeps failing (lessons P8): the
