@@ -16,24 +16,18 @@ const maxConflictRetries = 16
 // errNoChange is returned by a decide function that finds nothing to write.
 var errNoChange = errors.New("no change")
 
-// mutate reads the instance, asks decide for its next version and writes it
-// with a compare-and-set. On a lost race it re-reads and decides again — it
-// never overwrites. It returns the instance as written, or as last read when
-// decide returned errNoChange (with a nil error).
-func (in *Intake) mutate(ctx context.Context, name string, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
-	return in.mutateFrom(ctx, name, nil, decide)
-}
-
-// mutateFrom is mutate starting from an instance the caller has just read
-// or written, saving a read per write; a stale start costs one failed
-// compare-and-set and a re-read, never a wrong write.
-func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+// compareAndSet is the one read–decide–write loop of every status write:
+// start from known (or read), ask decide for the next version, write it
+// conditionally on the version read, and on a lost race read and decide
+// again — never overwrite. It returns the record as written, or as last read
+// when decide returned errNoChange (with a nil error).
+func compareAndSet[R any](what string, known *R, read func() (*R, error), decide func(cur *R) (*R, error), write func(cur, next *R) error) (*R, bool, error) {
 	for range maxConflictRetries {
 		cur := known
 		known = nil
 		if cur == nil {
 			var err error
-			if cur, err = in.store.GetInstance(ctx, name); err != nil {
+			if cur, err = read(); err != nil {
 				return nil, false, err
 			}
 		}
@@ -44,8 +38,7 @@ func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Ins
 		if err != nil {
 			return cur, false, err
 		}
-		next.Version = cur.Version
-		if err := in.store.UpdateInstance(ctx, cur.Status, next); err != nil {
+		if err := write(cur, next); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				continue
 			}
@@ -53,5 +46,35 @@ func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Ins
 		}
 		return next, true, nil
 	}
-	return nil, false, fmt.Errorf("instance %q: gave up after %d conflicting writes", name, maxConflictRetries)
+	return nil, false, fmt.Errorf("%s: gave up after %d conflicting writes", what, maxConflictRetries)
+}
+
+// mutate reads the instance, asks decide for its next version and writes it
+// with a compare-and-set (compareAndSet).
+func (in *Intake) mutate(ctx context.Context, name string, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+	return in.mutateFrom(ctx, name, nil, decide)
+}
+
+// mutateFrom is mutate starting from an instance the caller has just read
+// or written, saving a read per write; a stale start costs one failed
+// compare-and-set and a re-read, never a wrong write.
+func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+	return compareAndSet(fmt.Sprintf("instance %q", name), known,
+		func() (*runner.Instance, error) { return in.store.GetInstance(ctx, name) },
+		decide,
+		func(cur, next *runner.Instance) error {
+			next.Version = cur.Version
+			return in.store.UpdateInstance(ctx, cur.Status, next)
+		})
+}
+
+// mutateJob is mutateFrom for the job ledger.
+func (in *Intake) mutateJob(ctx context.Context, key string, known *runner.Job, decide func(cur *runner.Job) (*runner.Job, error)) (*runner.Job, bool, error) {
+	return compareAndSet("job "+key, known,
+		func() (*runner.Job, error) { return in.store.GetJob(ctx, key) },
+		decide,
+		func(cur, next *runner.Job) error {
+			next.Version = cur.Version
+			return in.store.UpdateJob(ctx, cur.Status, next)
+		})
 }
