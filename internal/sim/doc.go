@@ -118,7 +118,10 @@
 //
 //   - never two live machines for one instance;
 //   - never more than max_runners live instances, or live machines, per
-//     pool (a machine still running for a deleted record counts);
+//     pool (a machine still running for a deleted record counts, except
+//     one an operator's forced delete gave up on: a forced delete
+//     completes whatever the provider says (P8) and leaves that machine to
+//     the reconciler, and quiescence requires it gone);
 //   - never a machine destroyed while its runner runs a job, unless an
 //     operator force-deleted that instance (the simulation's operator
 //     force-deletes a random live instance now and then);
