@@ -120,9 +120,12 @@ func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*Fo
 		log.WarnContext(ctx, "force delete refused", "error", err)
 		return nil, err
 	}
-	log = log.With("instance", req.Name, "force", req.Force)
+	// The engine adds instance and force to its own lines; only the lines
+	// logged here get them from reqLog, so no line carries a key twice.
 	eng, err := a.operator(log)
+	reqLog := log.With("instance", req.Name, "force", req.Force)
 	if err != nil {
+		reqLog.ErrorContext(ctx, "force delete failed: the engine cannot be built", "error", err)
 		return nil, &ForceDeleteFailedError{Name: req.Name, Err: err}
 	}
 	mode := engine.Graceful
@@ -133,12 +136,12 @@ func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*Fo
 	var busy *engine.BusyError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		log.WarnContext(ctx, "force delete of an unknown instance")
+		reqLog.WarnContext(ctx, "force delete of an unknown instance")
 		return nil, &InstanceNotFoundError{Name: req.Name}
 	case errors.As(err, &busy):
 		return nil, &RunnerBusyError{Busy: busy}
 	case err != nil:
-		log.ErrorContext(ctx, "force delete failed", "error", err)
+		reqLog.ErrorContext(ctx, "force delete failed", "error", err)
 		return nil, &ForceDeleteFailedError{Name: req.Name, Err: err}
 	}
 	return &ForceDeleteResult{OK: true, Message: forceDeleteMessage(inst, req.Force), Instance: inst}, nil

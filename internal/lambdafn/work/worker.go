@@ -160,8 +160,10 @@ func (a *App) handleRecord(ctx context.Context, log *slog.Logger, rec events.SQS
 	case err == nil:
 		return recordDone
 	case errors.Is(err, engine.ErrMalformed):
-		log.ErrorContext(ctx, "malformed queue message acknowledged; it can never be processed and will not be retried",
-			"error", err, "body_bytes", len(msg.Body))
+		// HandleMessage has logged it at error level through log, so with
+		// this record's message_id; a second error line would count one
+		// bad message twice. This one only says what became of it.
+		log.DebugContext(ctx, "malformed queue message acknowledged; it will not be retried")
 		return recordMalformed
 	default:
 		log.WarnContext(ctx, "work failed; message will be retried", "error", err)

@@ -1,0 +1,82 @@
+package infra
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The DynamoDB actions each role needs follow from the store calls its
+// function's code path makes (internal/store/dynamodb):
+//
+//   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials
+//   - PutItem: instance and job compare-and-sets, InstallationID's first
+//     write, PutRunnerCredentials, and the Puts of TransactWriteItems
+//   - UpdateItem: the pool counter's Update in TransactWriteItems
+//     (CreateInstance reserves a slot, a move to deleted releases it)
+//   - DeleteItem: DeleteRunnerCredentials
+//   - Query (live_sharded) and BatchGetItem: ListLiveInstances,
+//     ListInstancesByPool, ListOpenJobs
+//
+// No store call uses a ConditionCheck, Scan or the legacy "live" index.
+// A role granted more than this fails here: widen it together with the
+// code that needs it.
+var tableActions = map[string][]string{
+	// Intake: jobs, admissions (a transaction), moves to deleted.
+	"WebhookRole": {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+	// create, delete and serve_job messages, runner credentials.
+	"WorkerRole": {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+	// An operator's delete: read, compare-and-set to a pending delete.
+	"ForceDeleteRole": {"dynamodb:GetItem", "dynamodb:PutItem"},
+	// Reconcile lists live instances and open jobs, and repairs as the worker.
+	"ReconcilerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
+	// Runner bootstrap: instances and credentials only (metadata_test.go).
+	"MetadataRole": {"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"},
+}
+
+func TestRolesGrantOnlyTheTableActionsTheirCodeCalls(t *testing.T) {
+	tpl := loadTemplate(t)
+	if got, want := sortedKeys(tpl.resourcesOfType("AWS::IAM::Role")), sortedKeys(tableActions); !slices.Equal(got, want) {
+		t.Fatalf("roles %v, want %v", got, want)
+	}
+	for role, want := range tableActions {
+		var got []string
+		for _, policy := range tpl.resource(role).get("Properties").get("Policies").list() {
+			walkStatements(value{policy}.get("PolicyDocument").get("Statement"), func(st value) {
+				actions := append(st.get("Action").strs(), st.get("Action").str())
+				for _, a := range actions {
+					if !strings.HasPrefix(a, "dynamodb:") {
+						continue
+					}
+					got = append(got, a)
+					checkTableResource(t, role, a, st.get("Resource"))
+				}
+			})
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s allows %v on the table, its code calls %v", role, got, want)
+		}
+	}
+}
+
+// checkTableResource: Query is allowed on the live_sharded index only, every
+// other action on the table only.
+func checkTableResource(t *testing.T, role, action string, resource value) {
+	t.Helper()
+	resources := resource.list()
+	if resource.v != nil && resources == nil {
+		resources = []any{resource.v}
+	}
+	for _, r := range resources {
+		r := value{r}
+		switch {
+		case action == "dynamodb:Query":
+			if r.sub() != "${StateTable.Arn}/index/live_sharded" {
+				t.Errorf("%s allows Query on %s, want only the live_sharded index", role, asJSON(r.v))
+			}
+		case r.getAtt() != "StateTable":
+			t.Errorf("%s allows %s on %s, want only the table", role, action, asJSON(r.v))
+		}
+	}
+}
