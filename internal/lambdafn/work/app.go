@@ -62,6 +62,11 @@ type App struct {
 	engineOptions engine.Options
 	// metricsOut is where EMF lines go (metrics.go).
 	metricsOut io.Writer
+	// legacyMigrated and legacyMigrationFailures track the one-off move
+	// of old-layout live instances (migrate.go); Lambda runs one
+	// invocation at a time per environment, so no lock.
+	legacyMigrated          bool
+	legacyMigrationFailures int
 }
 
 // Build loads role's App and builds its GitHub client and providers. Every

@@ -55,6 +55,7 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (e
 	metrics := a.startMetrics()
 	defer metrics.flush(ctx, log)
 	started := time.Now()
+	a.migrateLegacyLive(ctx, log)
 	rep, err := eng.Reconcile(ctx)
 	metrics.liveInstances(rep.Live)
 	attrs := []any{
