@@ -10,11 +10,15 @@ import (
 // function's code path makes (internal/store/dynamodb):
 //
 //   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials
+//
 //   - PutItem: instance and job compare-and-sets, InstallationID's first
 //     write, PutRunnerCredentials, and the Puts of TransactWriteItems
+//
 //   - UpdateItem: the pool counter's Update in TransactWriteItems
 //     (CreateInstance reserves a slot, a move to deleted releases it)
+//
 //   - DeleteItem: DeleteRunnerCredentials
+//
 //   - Query (live_sharded) and BatchGetItem: ListLiveInstances,
 //     ListInstancesByPool, ListOpenJobs
 //
