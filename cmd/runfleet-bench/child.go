@@ -4,18 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/httpapi"
+	"github.com/runfleet/runfleet/internal/serveproc"
 )
 
 // benchPool is the served config's one pool; its labels and owner match
@@ -37,14 +33,12 @@ const (
 
 // child is one `runfleet serve` process under test.
 type child struct {
-	name    string
-	cmd     *exec.Cmd
-	base    string // http://127.0.0.1:port
-	secret  []byte
-	api     *httpapi.Client
-	logs    *logWatch
-	exited  chan struct{}
-	waitErr error
+	name   string
+	proc   *serveproc.Process
+	base   string // http://127.0.0.1:port
+	secret []byte
+	api    *httpapi.Client
+	logs   *logWatch
 }
 
 // startChild writes a config under dir/name and starts `bin serve` on a
@@ -54,7 +48,7 @@ func startChild(ctx context.Context, s settings, dir, name string, maxRunners in
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	port, err := freeLoopbackPort()
+	port, err := serveproc.FreeLoopbackPort()
 	if err != nil {
 		return nil, err
 	}
@@ -86,39 +80,41 @@ pools:
 		return nil, err
 	}
 
-	// Not CommandContext: the child must get SIGTERM and a clean stop, never
-	// a kill because the driver's context ended.
-	cmd := exec.Command(s.bin, "serve", "--config", configPath)
-	cmd.Env = append(os.Environ(), secretEnv+"="+secret, tokenEnv+"="+token)
-	cmd.Stdout = logFile
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s serve (run `make runfleet` first?): %w", s.bin, err)
-	}
-	c := &child{
-		name:   name,
-		cmd:    cmd,
-		base:   fmt.Sprintf("http://127.0.0.1:%d", port),
-		secret: []byte(secret),
-		logs:   newLogWatch(),
-		exited: make(chan struct{}),
-	}
+	// The child's stderr (its JSON log) goes through a pipe to the log
+	// watch, which keeps a copy in serve.log; the pipe closes when the
+	// child exits, and the watch has read everything before Exited.
+	logs := newLogWatch()
+	pr, pw := io.Pipe()
 	logsDone := make(chan struct{})
 	go func() {
 		defer close(logsDone)
-		c.logs.consume(stderr, logFile)
+		logs.consume(pr, logFile)
 	}()
-	go func() {
-		<-logsDone // Wait closes the pipe: read everything first
-		c.waitErr = cmd.Wait()
+	proc, err := serveproc.Start(serveproc.Spec{
+		Bin:    s.bin,
+		Args:   []string{"--config", configPath},
+		Env:    append(os.Environ(), secretEnv+"="+secret, tokenEnv+"="+token),
+		Stdout: logFile,
+		Stderr: pw,
+		OnExit: func(error) {
+			pw.Close()
+			<-logsDone
+			logFile.Close()
+		},
+	})
+	if err != nil {
+		pw.Close()
+		<-logsDone
 		logFile.Close()
-		close(c.exited)
-	}()
+		return nil, err
+	}
+	c := &child{
+		name:   name,
+		proc:   proc,
+		base:   fmt.Sprintf("http://127.0.0.1:%d", port),
+		secret: []byte(secret),
+		logs:   logs,
+	}
 	c.api, err = httpapi.NewClient(c.base, token, nil)
 	if err != nil {
 		c.stop()
@@ -131,70 +127,19 @@ pools:
 	return c, nil
 }
 
-func (c *child) pid() int { return c.cmd.Process.Pid }
+func (c *child) pid() int { return c.proc.PID() }
 
 func (c *child) waitHealthy(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, healthyWithin)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/healthz", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-c.exited:
-			return fmt.Errorf("runfleet serve exited before it was healthy: %v", c.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("runfleet serve not healthy within %s", healthyWithin)
-		case <-tick.C:
-		}
-	}
+	return c.proc.WaitHealthy(ctx, c.base, healthyWithin)
 }
 
 // stop sends SIGTERM and waits for a graceful exit, killing the child only
 // if it has not exited within stopWithin. A non-zero exit is an error.
 func (c *child) stop() error {
-	select {
-	case <-c.exited:
-		return c.exitError()
-	default:
-	}
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("%s: SIGTERM: %w", c.name, err)
-	}
-	select {
-	case <-c.exited:
-		return c.exitError()
-	case <-time.After(stopWithin):
-		_ = c.cmd.Process.Kill()
-		<-c.exited
-		return fmt.Errorf("%s: did not stop within %s of SIGTERM; killed", c.name, stopWithin)
-	}
-}
-
-func (c *child) exitError() error {
-	if c.waitErr != nil {
-		return fmt.Errorf("%s: runfleet serve exited uncleanly: %w", c.name, c.waitErr)
+	if err := c.proc.Stop(stopWithin); err != nil {
+		return fmt.Errorf("%s: runfleet serve: %w", c.name, err)
 	}
 	return nil
-}
-
-// freeLoopbackPort asks the kernel for a free port. Another process could
-// take it before the child binds it; the child would then fail its start
-// loudly, never serve on someone else's port.
-func freeLoopbackPort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex() string {

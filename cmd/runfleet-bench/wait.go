@@ -31,8 +31,8 @@ func waitRunning(ctx context.Context, c *child, names []string, limit time.Durat
 			if running {
 				return nil
 			}
-		case <-c.exited:
-			return fmt.Errorf("%s exited during the run: %v", c.name, c.waitErr)
+		case <-c.proc.Exited():
+			return fmt.Errorf("%s exited during the run: %v", c.name, c.proc.WaitErr())
 		case <-ctx.Done():
 			return fmt.Errorf("%d instances not all running within %s", len(names), limit)
 		}

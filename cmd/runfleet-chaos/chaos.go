@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+	"github.com/runfleet/runfleet/internal/serveproc"
 )
 
 // finalReserve is what the deadline keeps back from settling, for the
@@ -56,7 +57,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	if err := cloud.WriteConfig(providerConfig, cl); err != nil {
 		return nil, err
 	}
-	port, err := freeLoopbackPort()
+	port, err := serveproc.FreeLoopbackPort()
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +150,8 @@ func killOnSchedule(ctx context.Context, log *slog.Logger, stderr io.Writer, srv
 			return done, err
 		}
 		rec := killRecord{at: time.Since(start), run: r.n, downtime: k.downtime}
-		log.Info("runfleet killed", "run", r.n, "pid", r.cmd.Process.Pid, "downtime", k.downtime)
-		fmt.Fprintf(stderr, "runfleet-chaos: %s: kill -9 #%d (runfleet serve #%d, pid %d); restarting in %s\n", round(rec.at), i+1, r.n, r.cmd.Process.Pid, round(k.downtime))
+		log.Info("runfleet killed", "run", r.n, "pid", r.proc.PID(), "downtime", k.downtime)
+		fmt.Fprintf(stderr, "runfleet-chaos: %s: kill -9 #%d (runfleet serve #%d, pid %d); restarting in %s\n", round(rec.at), i+1, r.n, r.proc.PID(), round(k.downtime))
 		time.Sleep(k.downtime)
 		restarted := time.Now()
 		if _, err := srv.start(ctx); err != nil {

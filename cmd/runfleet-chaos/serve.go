@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/serveproc"
 )
 
 // Bounds on one runfleet start and graceful stop.
@@ -24,10 +21,10 @@ const (
 // serveRun is one `runfleet serve` process.
 type serveRun struct {
 	n       int // 1 for the first start, 2 after the first kill, …
-	cmd     *exec.Cmd
+	proc    *serveproc.Process
 	log     string
 	started time.Time
-	exited  chan struct{}
+	// waitErr is how the process ended (set before proc's Exited closes).
 	waitErr error
 	// killed and stopping say the driver ended it; any other exit is a
 	// crash the report names.
@@ -54,7 +51,7 @@ func newServer(bin, config, dir, logLevel string, port int, env []string) *serve
 // start starts a new process and returns once /healthz answers 200.
 func (s *server) start(ctx context.Context) (*serveRun, error) {
 	s.mu.Lock()
-	r := &serveRun{n: len(s.runs) + 1, exited: make(chan struct{})}
+	r := &serveRun{n: len(s.runs) + 1}
 	r.log = filepath.Join(s.dir, fmt.Sprintf("serve-%d.log", r.n))
 	s.runs = append(s.runs, r)
 	s.mu.Unlock()
@@ -63,52 +60,29 @@ func (s *server) start(ctx context.Context) (*serveRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Not CommandContext: the driver decides how each process ends.
-	r.cmd = exec.Command(s.bin, "serve", "--config", s.config, "--log-level", s.logLevel)
-	r.cmd.Env = s.env
-	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
-	if err := r.cmd.Start(); err != nil {
+	r.proc, err = serveproc.Start(serveproc.Spec{
+		Bin:    s.bin,
+		Args:   []string{"--config", s.config, "--log-level", s.logLevel},
+		Env:    s.env,
+		Stdout: logFile,
+		Stderr: logFile,
+		OnExit: func(waitErr error) {
+			r.waitErr = waitErr
+			logFile.Close()
+		},
+	})
+	if err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("start %s serve (run `make runfleet` first?): %w", s.bin, err)
+		return nil, err
 	}
 	r.started = time.Now()
-	go func() {
-		r.waitErr = r.cmd.Wait()
-		logFile.Close()
-		close(r.exited)
-	}()
 	s.mu.Lock()
 	s.cur = r
 	s.mu.Unlock()
-	if err := s.waitHealthy(ctx, r); err != nil {
+	if err := r.proc.WaitHealthy(ctx, s.base, healthyWithin); err != nil {
 		return r, fmt.Errorf("runfleet serve #%d: %w; its log: %s", r.n, err, r.log)
 	}
 	return r, nil
-}
-
-func (s *server) waitHealthy(ctx context.Context, r *serveRun) error {
-	ctx, cancel := context.WithTimeout(ctx, healthyWithin)
-	defer cancel()
-	client := &http.Client{Timeout: 2 * time.Second}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/healthz", nil)
-		if resp, err := client.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-r.exited:
-			return fmt.Errorf("exited before it was healthy: %v", r.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("not healthy within %s", healthyWithin)
-		case <-tick.C:
-		}
-	}
 }
 
 // kill ends the current process with SIGKILL — no shutdown, no flush —
@@ -121,11 +95,7 @@ func (s *server) kill() (*serveRun, error) {
 	s.mu.Lock()
 	r.killed = true
 	s.mu.Unlock()
-	if err := syscall.Kill(r.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return r, fmt.Errorf("kill -9 %d: %w", r.cmd.Process.Pid, err)
-	}
-	<-r.exited
-	return r, nil
+	return r, r.proc.Kill()
 }
 
 // stop sends SIGTERM and waits for a graceful exit; a process still there
@@ -135,30 +105,11 @@ func (s *server) stop() error {
 	if r == nil {
 		return nil
 	}
-	select {
-	case <-r.exited:
-		return r.exitError()
-	default:
-	}
 	s.mu.Lock()
 	r.stopping = true
 	s.mu.Unlock()
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("runfleet serve #%d: SIGTERM: %w", r.n, err)
-	}
-	select {
-	case <-r.exited:
-		return r.exitError()
-	case <-time.After(stopWithin):
-		_ = r.cmd.Process.Kill()
-		<-r.exited
-		return fmt.Errorf("runfleet serve #%d did not stop within %s of SIGTERM; killed", r.n, stopWithin)
-	}
-}
-
-func (r *serveRun) exitError() error {
-	if r.waitErr != nil {
-		return fmt.Errorf("runfleet serve #%d exited uncleanly: %w (log: %s)", r.n, r.waitErr, r.log)
+	if err := r.proc.Stop(stopWithin); err != nil {
+		return fmt.Errorf("runfleet serve #%d: %w (log: %s)", r.n, err, r.log)
 	}
 	return nil
 }
@@ -176,7 +127,7 @@ func (s *server) crashes() []*serveRun {
 	var out []*serveRun
 	for _, r := range s.runs {
 		select {
-		case <-r.exited:
+		case <-r.proc.Exited():
 			if !r.killed && !r.stopping {
 				out = append(out, r)
 			}
@@ -194,16 +145,4 @@ func (s *server) logs() []string {
 		out[i] = r.log
 	}
 	return out
-}
-
-// freeLoopbackPort asks the kernel for a free port. Every restart binds the
-// same one; another process taking it meanwhile would make a start fail
-// loudly, never talk to a stranger.
-func freeLoopbackPort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
