@@ -136,3 +136,46 @@ func TestRunbookCLICommandsExist(t *testing.T) {
 		}
 	}
 }
+
+var (
+	msgEquals = regexp.MustCompile(`msg = "([^"]+)"`)
+	msgIn     = regexp.MustCompile(`msg in \[([^\]]+)\]`)
+	quoted    = regexp.MustCompile(`"([^"]+)"`)
+)
+
+// The log queries the runbook gives match messages the code logs: a
+// reworded log line would otherwise leave a query that finds nothing,
+// which reads as "nothing went wrong".
+func TestRunbookLogQueriesMatchLoggedMessages(t *testing.T) {
+	_, text := runbookEntries(t)
+	var messages []string
+	for _, m := range msgEquals.FindAllStringSubmatch(text, -1) {
+		messages = append(messages, m[1])
+	}
+	for _, m := range msgIn.FindAllStringSubmatch(text, -1) {
+		for _, q := range quoted.FindAllStringSubmatch(m[1], -1) {
+			messages = append(messages, q[1])
+		}
+	}
+	if len(messages) == 0 {
+		t.Fatal("docs/runbook.md queries no log message")
+	}
+	var source strings.Builder
+	err := filepath.WalkDir("../internal", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		source.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := source.String()
+	for _, msg := range messages {
+		if !strings.Contains(src, `"`+msg+`"`) {
+			t.Errorf("docs/runbook.md queries the log message %q, which nothing in internal/ logs", msg)
+		}
+	}
+}
