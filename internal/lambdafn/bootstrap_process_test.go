@@ -148,19 +148,23 @@ func TestBootstrapProcessesRunJobsThroughTheirLives(t *testing.T) {
 		t.Fatalf("no machine for %s after the re-sent create", third)
 	}
 
-	// Every function served on the process it started with.
+	// Every function served on the process it started with, and none of
+	// them logged an error: the ones without the layer never missed it.
 	for _, fn := range []*function{intake, forceDelete, meta, worker, reconciler} {
 		select {
 		case <-fn.proc.Exited():
 			t.Errorf("%s exited: %v", fn.name, fn.proc.ExitErr())
 		default:
 		}
+		if out := fn.proc.Output(); strings.Contains(out, `"level":"ERROR"`) {
+			t.Errorf("%s logged an error:\n%s", fn.name, out)
+		}
 	}
 }
 
 // A function whose environment is incomplete reports it through the
 // Runtime API's /init/error as an EnvError naming the missing variable,
-// and exits; it never asks for an invocation.
+// and exits before asking for an invocation.
 func TestBootstrapWithABrokenEnvironmentReportsAnInitError(t *testing.T) {
 	bins := buildBootstraps(t, "webhook", "worker")
 	ls := newLocalStack(t, processConfig("https://github.invalid/"), "unused")
@@ -182,6 +186,9 @@ func TestBootstrapWithABrokenEnvironmentReportsAnInitError(t *testing.T) {
 		}
 		if initErr.Type != lambdafn.InitErrorType || initErr.HeaderType != lambdafn.InitErrorHeaderType || !strings.Contains(initErr.Message, lambdafn.EnvTable) {
 			t.Errorf("%s init error %+v, want %s (%s) naming %s", logicalID, initErr, lambdafn.InitErrorType, lambdafn.InitErrorHeaderType, lambdafn.EnvTable)
+		}
+		if _, _, err := fn.api.Invoke(context.Background(), []byte(`{}`)); err == nil {
+			t.Errorf("%s served an invocation after its init error", logicalID)
 		}
 		if !strings.Contains(fn.proc.Output(), `"level":"ERROR"`) {
 			t.Errorf("%s logged no error line for its init error:\n%s", logicalID, fn.proc.Output())
