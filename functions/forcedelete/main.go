@@ -6,9 +6,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
+	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/lambdafn/work"
 )
 
-func main() { lambda.Start(work.ForceDelete()) }
+func main() { lambdafn.Start(lambdafn.RoleForceDelete, work.ForceDelete()) }

@@ -4,10 +4,6 @@
 // and no provider. The logic is in internal/lambdafn and internal/metadata.
 package main
 
-import (
-	"github.com/aws/aws-lambda-go/lambda"
+import "github.com/runfleet/runfleet/internal/lambdafn"
 
-	"github.com/runfleet/runfleet/internal/lambdafn"
-)
-
-func main() { lambda.Start(lambdafn.Metadata()) }
+func main() { lambdafn.Start(lambdafn.RoleMetadata, lambdafn.Metadata()) }

@@ -4,9 +4,8 @@
 package main
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
+	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/lambdafn/work"
 )
 
-func main() { lambda.Start(work.Reconciler()) }
+func main() { lambdafn.Start(lambdafn.RoleReconciler, work.Reconciler()) }

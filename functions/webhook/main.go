@@ -4,10 +4,6 @@
 // internal/lambdafn.
 package main
 
-import (
-	"github.com/aws/aws-lambda-go/lambda"
+import "github.com/runfleet/runfleet/internal/lambdafn"
 
-	"github.com/runfleet/runfleet/internal/lambdafn"
-)
-
-func main() { lambda.Start(lambdafn.Webhook()) }
+func main() { lambdafn.Start(lambdafn.RoleWebhook, lambdafn.Webhook()) }

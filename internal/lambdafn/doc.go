@@ -7,8 +7,10 @@
 // delete, which also need the GitHub client and the providers, are in
 // package work, so the webhook function links neither.
 //
-// functions/<name>/main.go hands one of them to lambda.Start. A function
-// builds its app on the first invocation and reuses it while the execution
+// functions/<name>/main.go hands one of them to Start, which checks the
+// function's environment (an incomplete one is the runtime's init error,
+// EnvError) before lambda.Start. A function builds its app on the first
+// invocation and reuses it while the execution
 // environment stays warm; a failed build is reported on that invocation and
 // tried again on the next, never cached.
 //

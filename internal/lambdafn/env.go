@@ -144,11 +144,32 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 		problems = append(problems, fmt.Errorf("%s: %w", EnvLogLevel, err))
 	}
 	env.LogLevel = level
-	if err := errors.Join(problems...); err != nil {
-		return Env{}, fmt.Errorf("lambdafn: %s function environment is incomplete: %w", role, err)
+	var set []error
+	for _, p := range problems {
+		if p != nil {
+			set = append(set, p)
+		}
+	}
+	if len(set) > 0 {
+		return Env{}, &EnvError{Role: role, Problems: set}
 	}
 	return env, nil
 }
+
+// EnvError is an environment a function cannot run with: every missing or
+// invalid variable, named. Nothing but a redeploy changes a function's
+// environment, so Start reports it as the runtime's init error
+// (InitErrorType) instead of failing each invocation.
+type EnvError struct {
+	Role     Role
+	Problems []error
+}
+
+func (e *EnvError) Error() string {
+	return fmt.Sprintf("lambdafn: %s function environment is incomplete: %v", e.Role, errors.Join(e.Problems...))
+}
+
+func (e *EnvError) Unwrap() []error { return e.Problems }
 
 // parseWorkerTimeout reads EnvWorkerTimeout. It is required: without it the
 // reconciler would wait a pool's whole bootstrap timeout before recovering

@@ -400,6 +400,12 @@ func (s *stack) poll(t testing.TB, worker work.SQSHandler, wait time.Duration) (
 // the documented SQS event in testdata and filling each record's fields.
 func (s *stack) sqsEvent(t testing.TB, msgs []sqstypes.Message) events.SQSEvent {
 	t.Helper()
+	return sqsEventOf(t, msgs)
+}
+
+// sqsEventOf is the SQS event Lambda's event source mapping builds for msgs.
+func sqsEventOf(t testing.TB, msgs []sqstypes.Message) events.SQSEvent {
+	t.Helper()
 	var template struct {
 		Records []map[string]any `json:"Records"`
 	}

@@ -18,7 +18,8 @@ import (
 type Lazy[T any] struct {
 	build func(context.Context) (T, error)
 	// log reports failed builds, which happen before the app's logger exists.
-	log *slog.Logger
+	log  *slog.Logger
+	role Role
 
 	mu    sync.Mutex
 	built bool
@@ -31,10 +32,11 @@ func NewLazy[T any](role Role, build func(context.Context) (T, error), log *slog
 	if log == nil {
 		log = telemetry.NewLogger(os.Stdout, slog.LevelInfo)
 	}
-	return &Lazy[T]{build: build, log: log.With("function", string(role))}
+	return &Lazy[T]{build: build, log: log.With("function", string(role)), role: role}
 }
 
-// Get returns the built value, building it first if need be.
+// Get returns the built value, building it first if need be. A failed
+// build is returned as a *StartError.
 func (l *Lazy[T]) Get(ctx context.Context) (T, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -45,7 +47,7 @@ func (l *Lazy[T]) Get(ctx context.Context) (T, error) {
 	if err != nil {
 		l.Logger(ctx).ErrorContext(ctx, "function could not start; the next invocation tries again", "error", err)
 		var zero T
-		return zero, err
+		return zero, &StartError{Role: l.role, Err: err}
 	}
 	l.value, l.built = value, true
 	return value, nil
