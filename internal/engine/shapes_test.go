@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
@@ -235,3 +236,43 @@ func TestSpareGoesOnlyToAJobOfTheSameShape(t *testing.T) {
 func isJobNotFound(err error) bool { return errors.Is(err, store.ErrJobNotFound) }
 
 func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
+
+// A job recorded under a wider policy, whose pool's policy is narrowed
+// before its machine is made (a config change and a restart): its create
+// asks no provider for anything, and the job is parked rather than refused
+// again on every reconcile pass.
+func TestPolicyNarrowedAfterAdmissionMakesNothing(t *testing.T) {
+	seen := &refusals{}
+	w := shapedWorld(t, seen)
+	ctx := context.Background()
+	const id = 37_001
+	if out := w.Deliver(shapedEvent(runner.ActionQueued, id, "runfleet/cpu=8")); out.Result != engine.ResultCreated {
+		t.Fatalf("outcome %+v, want the instance admitted", out)
+	}
+	pool, _ := w.Engine.Pools().Get(enginetest.Pool)
+	pool.Shapes.MaxCPU = 4 // the pools share the policy: the config as the restart reads it
+	w.Restart()
+	w.StartWorkers(1)
+	name := enginetest.InstanceName(id)
+	w.WaitStatus(name, runner.StatusDeleted)
+	w.WaitFor("the refused job parked", func() bool {
+		return w.Job(id).NextAttemptAt.After(time.Now().Add(5 * time.Minute))
+	})
+	w.Drain()
+	if reqs := w.Recorder.Requests(name); len(reqs) != 0 {
+		t.Fatalf("provider asked to create %d times for a shape the pool now refuses", len(reqs))
+	}
+	before := seen.get(enginetest.Pool + "/" + runner.RefusedCPUOverLimit)
+	if before < 1 {
+		t.Fatalf("refusals heard: %d, want at least 1", before)
+	}
+	if rep, err := w.Engine.Reconcile(ctx); err != nil || rep.JobsServed != 0 {
+		t.Fatalf("reconcile served %d jobs (%v); the parked job waits", rep.JobsServed, err)
+	}
+	if after := seen.get(enginetest.Pool + "/" + runner.RefusedCPUOverLimit); after != before {
+		t.Errorf("refusals %d after a reconcile pass, want still %d", after, before)
+	}
+	if job := w.Job(id); job.Status != runner.JobOpen || job.Made != 1 {
+		t.Errorf("job %s made %d; want open (GitHub still has it queued) with 1 made", job.Status, job.Made)
+	}
+}
