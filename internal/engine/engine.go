@@ -136,6 +136,9 @@ type Outcome struct {
 	Result   string `json:"result"`
 	Instance string `json:"instance,omitempty"`
 	Pool     string `json:"pool,omitempty"`
+	// Reason says why, for a result that has one: a shape refusal's
+	// runner.Refused* reason.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Results an Outcome can carry.

@@ -23,7 +23,7 @@ func (in *Intake) onQueued(ctx context.Context, log *slog.Logger, deliveryID str
 	// reconciler never serves it and a redelivery is refused the same way.
 	if r := refusal(pool, ev.Labels); r != nil {
 		in.refuse(log, pool.Name, r)
-		out.Result = ResultRefused
+		out.Result, out.Reason = ResultRefused, r.Reason
 		return out, nil
 	}
 	job, err := in.store.GetJob(ctx, key)
@@ -60,7 +60,7 @@ func (in *Intake) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.
 	// recheck; it is refused here as on queued.
 	if r := refusal(pool, ev.Labels); r != nil {
 		in.refuse(log, pool.Name, r)
-		out.Result = ResultRefused
+		out.Result, out.Reason = ResultRefused, r.Reason
 		return out, nil
 	}
 	if _, err := in.settleJob(ctx, pool, ev, runner.JobWaiting); err != nil {

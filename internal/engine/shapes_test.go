@@ -71,7 +71,7 @@ func TestJobBeyondPolicyGetsNoMachine(t *testing.T) {
 	const id = 31_001
 	for delivery := 1; delivery <= 2; delivery++ {
 		out := w.Deliver(shapedEvent(runner.ActionQueued, id, "runfleet/cpu=64"))
-		if out.Result != engine.ResultRefused || out.Pool != enginetest.Pool || out.Instance != "" {
+		if out.Result != engine.ResultRefused || out.Reason != runner.RefusedCPUOverLimit || out.Pool != enginetest.Pool || out.Instance != "" {
 			t.Fatalf("delivery %d: outcome %+v; want %s in pool %s, no instance", delivery, out, engine.ResultRefused, enginetest.Pool)
 		}
 	}

@@ -135,7 +135,7 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		if r := refusal(pool, job.Labels); r != nil {
 			// Recorded before its pool's policy was narrowed.
 			in.refuse(log, pool.Name, r)
-			out.Result = ResultRefused
+			out.Result, out.Reason = ResultRefused, r.Reason
 			return out, in.parkRefused(ctx, job)
 		}
 		if verify != nil && job.Made > 0 && job.CheckedMade != job.Made {
