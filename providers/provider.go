@@ -66,9 +66,10 @@ type CreateRequest struct {
 	ExtraSpecs json.RawMessage
 
 	// Shape is the machine the job asked for with shape labels, as its
-	// pool's policy granted it; nil = the pool's own machine. A provider
-	// that cannot choose machines by shape must fail a create that has one
-	// rather than launch something else.
+	// pool's policy granted it; nil = the pool's own machine. Only pools
+	// whose provider chooses machines by shape may grant shapes (config
+	// allows pools[].shapes for ec2 and simulated, which ignores it), so
+	// a provider with one flavor per pool never receives one.
 	Shape *Shape
 }
 
