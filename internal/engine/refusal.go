@@ -40,11 +40,10 @@ func refusal(pool *runner.Pool, jobLabels []string) *runner.ShapeRefusal {
 }
 
 // refuse reports a refused job (log already names its pool and job): one
-// WARN line an operator (and, through
-// the logs, a workflow author) can act on, and the observer's count.
-// GitHub offers no signal for a queued job no runner will take: the job
-// stays queued until GitHub cancels it after runner.QueueLimit, or its
-// author cancels it.
+// WARN line an operator, and through the logs a workflow author, can act
+// on, and the observer's count. GitHub offers no signal for a queued job
+// no runner will take: it stays queued until GitHub cancels it after
+// runner.QueueLimit, or its author does.
 func (in *Intake) refuse(log *slog.Logger, pool string, r *runner.ShapeRefusal) {
 	log.Warn("job's machine shape refused by its pool's policy; no runner is made for it", "reason", r.Reason, "detail", r.Detail)
 	if o, ok := in.observer.(RefusalObserver); ok {
