@@ -64,7 +64,38 @@ type CreateRequest struct {
 	Flavor     string
 	Image      string
 	ExtraSpecs json.RawMessage
+
+	// Shape is the machine the job asked for with shape labels, as its
+	// pool's policy granted it; nil = the pool's own machine. Only pools
+	// whose provider chooses machines by shape may grant shapes (config
+	// allows pools[].shapes for ec2 and simulated, which ignores it), so
+	// a provider with one flavor per pool never receives one.
+	Shape *Shape
 }
+
+// Shape is a granted machine shape: choose the cheapest machine with at
+// least MinCPU vCPUs and MinMemoryGiB of memory, at most MaxCPU and
+// MaxMemoryGiB (the pool's budget), from Families (cheapest first).
+type Shape struct {
+	MinCPU       int
+	MinMemoryGiB int
+	MaxCPU       int
+	MaxMemoryGiB int
+	Families     []string
+	// DiskGiB is the root volume's size; 0 = the pool's.
+	DiskGiB int
+	// Market is "" (the pool's choice), MarketSpot or MarketOnDemand.
+	Market string
+	// Image replaces the pool's image when set (an AMI id or
+	// "resolve:ssm:<parameter>" on EC2).
+	Image string
+}
+
+// Markets a Shape may ask for.
+const (
+	MarketSpot     = "spot"
+	MarketOnDemand = "on-demand"
+)
 
 // RunnerDownload is one downloadable build of the runner application (GARM's
 // RunnerApplicationDownload; GitHub's names for OS and Architecture: linux,

@@ -130,6 +130,9 @@ type Pool struct {
 	// default 5m.
 	ProviderTimeout time.Duration `yaml:"provider_timeout"`
 	Provider        Provider      `yaml:"provider"`
+	// Shapes lets the pool's jobs ask for a machine shape with
+	// runfleet/… labels, within these limits; absent = no shapes.
+	Shapes *Shapes `yaml:"shapes"`
 }
 
 // Provider selects and configures a provider for a pool.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // maxLabels is GitHub's limit on a JIT runner's labels.
@@ -196,6 +197,7 @@ func (c *Config) validatePools(p *problems) {
 			p.add(poolField(i, "owner"), "%v", err)
 		}
 		pool.validateLabels(p, i)
+		pool.Shapes.validate(p, i, pool.Provider.Type)
 		if pool.MaxRunners < 1 {
 			p.add(poolField(i, "max_runners"), "must be ≥ 1")
 		}
@@ -238,6 +240,8 @@ func (pool *Pool) validateLabels(p *problems, i int) {
 		case strings.Contains(l, ","):
 			// The runner's own config takes labels comma-separated.
 			p.add(field, "%q: must not contain a comma", l)
+		case runner.IsShapeLabel(l):
+			p.add(field, "%q: labels starting with %q ask for machine shapes; a pool grants them with shapes:, it cannot carry them", l, runner.ShapeLabelPrefix)
 		}
 	}
 }

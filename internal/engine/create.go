@@ -51,6 +51,11 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		return nil
 	}
 	log = log.With("create_attempt", claimed.CreateAttempt)
+	shape, err := machineShape(pool, claimed)
+	if err != nil {
+		// Its pool's policy was narrowed after the job was admitted.
+		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "shape"})
+	}
 
 	owner, err := github.ParseOwner(claimed.Owner)
 	if err != nil {
@@ -80,6 +85,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		JITConfigEnabled: true,
 		RunnerDownloads:  e.runnerDownloads(ctx, log, owner),
 	}
+	req.Shape = shape
 	// Runner bootstrap (bootstrap.go): the JIT configuration is stored for
 	// the machine to fetch with its instance token; it never goes into the
 	// request. The token and the per-instance URLs do.
@@ -215,7 +221,8 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 			log.Warn("listing the pool after a failed create failed; instance goes to pending_delete", "error", err)
 		}
 	}
-	retry := cleaned && claimed.CreateAttempt < e.opts.MaxCreateAttempts && !errors.Is(f.cause, github.ErrMisconfigured)
+	var refused *runner.ShapeRefusal
+	retry := cleaned && claimed.CreateAttempt < e.opts.MaxCreateAttempts && !errors.Is(f.cause, github.ErrMisconfigured) && !errors.As(f.cause, &refused)
 	delay := e.backoff(claimed.CreateAttempt)
 	var rl *github.RateLimitError
 	if errors.As(f.cause, &rl) {

@@ -72,6 +72,8 @@ type Options struct {
 	// metadata endpoints; nil means no token is issued (and no runner
 	// credentials are stored).
 	InstanceToken func(inst, pool string, createAttempt int, ttl time.Duration) (string, error)
+	// Observer hears what the engine did; nil = NopObserver.
+	Observer Observer
 }
 
 // Engine runs runfleet's use cases over its ports. It is safe for
@@ -115,6 +117,7 @@ func New(opts Options) (*Engine, error) {
 		Now:              opts.Now,
 		DeleteBackoffMin: opts.DeleteBackoffMin,
 		DeleteBackoffMax: opts.DeleteBackoffMax,
+		Observer:         opts.Observer,
 	})
 	if err != nil {
 		return nil, err
@@ -133,6 +136,9 @@ type Outcome struct {
 	Result   string `json:"result"`
 	Instance string `json:"instance,omitempty"`
 	Pool     string `json:"pool,omitempty"`
+	// Reason says why, for a result that has one: a shape refusal's
+	// runner.Refused* reason.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Results an Outcome can carry.

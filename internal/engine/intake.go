@@ -27,6 +27,9 @@ type IntakeOptions struct {
 	// DeleteBackoffMin/Max: see Options.
 	DeleteBackoffMin time.Duration
 	DeleteBackoffMax time.Duration
+	// Observer hears what intake did; nil = NopObserver. Refusals reach it
+	// when it implements RefusalObserver.
+	Observer Observer
 }
 
 // Intake turns what is learned about jobs (job events) into the job ledger
@@ -43,6 +46,7 @@ type Intake struct {
 	now          func() time.Time
 	backoffMin   time.Duration
 	backoffMax   time.Duration
+	observer     Observer
 }
 
 // JobEventHandler is what an intake transport (the webhook) needs.
@@ -65,6 +69,9 @@ func NewIntake(opts IntakeOptions) (*Intake, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Observer == nil {
+		opts.Observer = NopObserver{}
 	}
 	if opts.DeleteBackoffMin <= 0 {
 		opts.DeleteBackoffMin = time.Second
@@ -89,6 +96,7 @@ func NewIntake(opts IntakeOptions) (*Intake, error) {
 		now:          opts.Now,
 		backoffMin:   opts.DeleteBackoffMin,
 		backoffMax:   opts.DeleteBackoffMax,
+		observer:     opts.Observer,
 	}, nil
 }
 

@@ -19,6 +19,13 @@ import (
 func (in *Intake) onQueued(ctx context.Context, log *slog.Logger, deliveryID string, pool *runner.Pool, ev runner.JobEvent) (Outcome, error) {
 	key := runner.JobKey(ev.JobID, ev.RunAttempt)
 	out := Outcome{Action: string(ev.Action), Pool: pool.Name}
+	// A shape the pool refuses is bad input: nothing is recorded, so the
+	// reconciler never serves it and a redelivery is refused the same way.
+	if r := refusal(pool, ev.Labels); r != nil {
+		in.refuse(log, pool.Name, r)
+		out.Result, out.Reason = ResultRefused, r.Reason
+		return out, nil
+	}
 	job, err := in.store.GetJob(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrJobNotFound):
@@ -49,6 +56,13 @@ func (in *Intake) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.
 		return out, nil
 	}
 	out.Pool = pool.Name
+	// Recorded waiting, a refused job would be opened by the reconciler's
+	// recheck; it is refused here as on queued.
+	if r := refusal(pool, ev.Labels); r != nil {
+		in.refuse(log, pool.Name, r)
+		out.Result, out.Reason = ResultRefused, r.Reason
+		return out, nil
+	}
 	if _, err := in.settleJob(ctx, pool, ev, runner.JobWaiting); err != nil {
 		return out, fmt.Errorf("record job %d waiting: %w", ev.JobID, err)
 	}
@@ -215,8 +229,10 @@ func (in *Intake) handOver(ctx context.Context, log *slog.Logger, settled *runne
 	}
 	other := runner.JobKey(taken.JobID, taken.RunAttempt)
 	_, changed, err := in.mutateJob(ctx, other, nil, func(cur *runner.Job) (*runner.Job, error) {
-		// Only a runner of the job's own pool covers its labels.
-		if !cur.Status.WantsRunner() || cur.Instance != taken.Name || cur.Pool != spare.Pool {
+		// Only a runner of the job's own pool covers its labels, and only
+		// one of its own shape is the machine it asked for.
+		if !cur.Status.WantsRunner() || cur.Instance != taken.Name || cur.Pool != spare.Pool ||
+			!runner.SameShape(cur.Labels, spare.Labels) {
 			return nil, errNoChange
 		}
 		next := cur.Clone()

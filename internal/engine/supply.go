@@ -132,6 +132,12 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			log.Info("the job's next instance is made after its backoff", "retry_in", delay.String(), "made", job.Made)
 			return out, nil
 		}
+		if r := refusal(pool, job.Labels); r != nil {
+			// Recorded before its pool's policy was narrowed.
+			in.refuse(log, pool.Name, r)
+			out.Result, out.Reason = ResultRefused, r.Reason
+			return out, in.parkRefused(ctx, job)
+		}
 		if verify != nil && job.Made > 0 && job.CheckedMade != job.Made {
 			settled, err := verify(ctx, job)
 			if err != nil {
@@ -253,6 +259,7 @@ func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 	}
 	if job != nil {
 		inst.JobID, inst.RunAttempt, inst.InstallationID = job.ID, job.RunAttempt, job.InstallationID
+		inst.Labels = pool.JobRunnerLabels(in.controllerID, job.Labels)
 	}
 	return inst
 }

@@ -30,6 +30,9 @@ type Pool struct {
 	BootstrapTimeout time.Duration
 	// ProviderTimeout bounds every other provider call (delete, list).
 	ProviderTimeout time.Duration
+	// Shapes is what a job of the pool may ask for with shape labels
+	// (runfleet/cpu=4 …); nil refuses every shape label.
+	Shapes *ShapePolicy
 }
 
 // selfHosted is the label GitHub gives every self-hosted runner.
@@ -55,17 +58,23 @@ func (p *Pool) ServesOwner(repoFullName, orgLogin, enterpriseSlug string) bool {
 // Matches reports whether the pool's runners can run a job with these
 // labels: GitHub gives a job to a runner whose labels cover all of the
 // job's, case-insensitively, and every self-hosted runner has
-// "self-hosted". A job with no labels matches nothing.
+// "self-hosted". A job with no labels matches nothing. Shape labels
+// (runfleet/…) are left out: they neither keep a job from its pool nor
+// lead it to another — the pool is decided by the other labels, and its
+// ShapePolicy then grants or refuses the shape. A job with only shape
+// labels matches nothing.
 func (p *Pool) Matches(jobLabels []string) bool {
-	if len(jobLabels) == 0 {
-		return false
-	}
+	matched := false
 	for _, want := range jobLabels {
+		if IsShapeLabel(want) {
+			continue
+		}
 		if !p.hasLabel(want) {
 			return false
 		}
+		matched = true
 	}
-	return true
+	return matched
 }
 
 func (p *Pool) hasLabel(label string) bool {
@@ -95,6 +104,16 @@ func (p *Pool) RunnerLabels(controllerID string) []string {
 		labels = append(labels, own)
 	}
 	return labels
+}
+
+// JobRunnerLabels are the labels of a runner made for a job: the pool's
+// (RunnerLabels) and the job's shape labels. GitHub gives a job only to a
+// runner that has all of its labels, so a shaped job's runner must carry
+// them. (An unshaped job of the pool may still be given a shaped runner:
+// its labels cover the job's. The shaped job then gets a replacement, as
+// for any runner taken by another job.)
+func (p *Pool) JobRunnerLabels(controllerID string, jobLabels []string) []string {
+	return append(p.RunnerLabels(controllerID), ShapeLabels(jobLabels)...)
 }
 
 // Pools is the ordered list of pools; the first matching pool serves a job.

@@ -34,11 +34,15 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	if err != nil {
 		return fail(err.Error(), err)
 	}
-	rootDevice, err := p.rootDevice(ctx)
+	settings, err := p.shapedSettings(ctx, req.Shape)
 	if err != nil {
 		return fail(err.Error(), err)
 	}
-	launches := p.launches(req.Name, req.Pool, userData, rootDevice)
+	rootDevice, err := p.rootDevice(ctx, settings)
+	if err != nil {
+		return fail(err.Error(), err)
+	}
+	launches := p.launches(settings, req.Name, req.Pool, userData, rootDevice)
 
 	existing, err := p.find(ctx, req.Name)
 	if err != nil {

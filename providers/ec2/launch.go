@@ -26,17 +26,19 @@ type launch struct {
 // launches lists the ways to start machine name, in the order to try them:
 // spot before on-demand (every spot choice first, as spot is the point of
 // setting it), then instance types in their configured order, then
-// subnets, starting at one picked by the name so machines spread.
-func (p *Provider) launches(name, pool string, userData []byte, rootDevice string) []launch {
+// subnets, starting at one picked by the name so machines spread. s are
+// the settings of this create (shapedSettings: a shaped job's types,
+// image, disk and market).
+func (p *Provider) launches(s Settings, name, pool string, userData []byte, rootDevice string) []launch {
 	markets := []bool{false}
-	if p.settings.Spot {
+	if s.Spot {
 		markets = []bool{true, false}
 	}
-	types := p.settings.InstanceTypes
+	types := s.InstanceTypes
 	if len(types) == 0 {
 		types = []string{""} // the launch template's
 	}
-	subnets := rotate(p.settings.SubnetIDs, name)
+	subnets := rotate(s.SubnetIDs, name)
 	if len(subnets) == 0 {
 		subnets = []string{""} // the template's, or the default VPC's
 	}
@@ -45,7 +47,7 @@ func (p *Provider) launches(name, pool string, userData []byte, rootDevice strin
 	for _, spot := range markets {
 		for _, instanceType := range types {
 			for _, subnet := range subnets {
-				in := p.baseInput(userData, rootDevice, tags)
+				in := baseInput(s, userData, rootDevice, tags)
 				if instanceType != "" {
 					in.InstanceType = ec2types.InstanceType(instanceType)
 				}
@@ -70,8 +72,7 @@ func (p *Provider) launches(name, pool string, userData []byte, rootDevice strin
 }
 
 // baseInput is the part of every launch request that does not vary.
-func (p *Provider) baseInput(userData []byte, rootDevice string, tags []ec2types.Tag) *awsec2.RunInstancesInput {
-	s := p.settings
+func baseInput(s Settings, userData []byte, rootDevice string, tags []ec2types.Tag) *awsec2.RunInstancesInput {
 	in := &awsec2.RunInstancesInput{
 		MinCount: aws.Int32(1),
 		MaxCount: aws.Int32(1),
@@ -175,11 +176,11 @@ func choiceName(spot bool, instanceType, subnet string) string {
 // a root volume size must be attached to (it differs between AMIs:
 // /dev/xvda, /dev/sda1 …). It is looked up only when root_volume_size is
 // set.
-func (p *Provider) rootDevice(ctx context.Context) (string, error) {
-	if p.settings.RootVolumeSize == 0 {
+func (p *Provider) rootDevice(ctx context.Context, s Settings) (string, error) {
+	if s.RootVolumeSize == 0 {
 		return "", nil
 	}
-	image := p.settings.ImageID
+	image := s.ImageID
 	if image == "" {
 		var err error
 		if image, err = p.templateImage(ctx); err != nil {

@@ -24,6 +24,8 @@ type Provider struct {
 	userData *userDataTemplate
 	// rootDevices caches each AMI's root device name (AMIs are immutable).
 	rootDevices sync.Map
+	// types caches instance type facts for shaped creates (shape.go).
+	types *typeCatalog
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -83,6 +85,7 @@ func NewWithConfig(cfg aws.Config, owner Ownership, settings Settings) (*Provide
 		poolID:       owner.PoolID,
 		settings:     settings,
 		userData:     tmpl,
+		types:        newTypeCatalog(),
 	}, nil
 }
 

@@ -5,6 +5,8 @@
 package policy
 
 import (
+	"maps"
+
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
@@ -42,5 +44,22 @@ func Pool(p *config.Pool) runner.Pool {
 		RunnerGroup:      p.RunnerGroup,
 		BootstrapTimeout: p.BootstrapTimeout,
 		ProviderTimeout:  p.ProviderTimeout,
+		Shapes:           ShapePolicy(p.Shapes),
+	}
+}
+
+// ShapePolicy is a pool's configured shapes as the domain's policy; nil
+// (no shapes) stays nil.
+func ShapePolicy(s *config.Shapes) *runner.ShapePolicy {
+	if s == nil {
+		return nil
+	}
+	return &runner.ShapePolicy{
+		Families:     append([]string(nil), s.Families...),
+		MaxCPU:       s.MaxCPU,
+		MaxMemoryGiB: s.MaxMemory,
+		MaxDiskGiB:   s.MaxDisk,
+		Spot:         s.Spot,
+		Images:       maps.Clone(s.Images),
 	}
 }
