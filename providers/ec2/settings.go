@@ -43,6 +43,9 @@ type Settings struct {
 	// UserDataTemplate replaces the default user data (a text/template; see
 	// UserData for its fields).
 	UserDataTemplate string
+	// WarmPool keeps stopped machines with the runner installed, which a
+	// create starts instead of launching one (warm_claim.go).
+	WarmPool WarmPoolSettings
 }
 
 // Setting keys, in the order errors list them.
@@ -64,7 +67,7 @@ const (
 var settingKeys = []string{
 	keyRegion, keyLaunchTemplate, keyLaunchTemplateVersion, keyImageID,
 	keyInstanceTypes, keySubnetIDs, keySecurityGroupIDs, keyIAMInstanceProfile,
-	keySpot, keyRootVolumeSize, keyTags, keyUserDataTemplate,
+	keySpot, keyRootVolumeSize, keyTags, keyUserDataTemplate, keyWarmPool,
 }
 
 // Limits EC2 sets: 50 tags per resource (runfleet uses 4), 128/256
@@ -108,6 +111,7 @@ func ParseSettings(values map[string]any) (Settings, error) {
 		RootVolumeSize:        readVolumeSize(r, keyRootVolumeSize),
 		Tags:                  readTags(r, keyTags),
 		UserDataTemplate:      r.String(keyUserDataTemplate),
+		WarmPool:              readWarmPool(r, keyWarmPool),
 	}
 	if err := r.Err(); err != nil {
 		return Settings{}, fmt.Errorf("ec2 provider: %w", err)
