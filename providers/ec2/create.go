@@ -60,7 +60,7 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	if p.settings.WarmPool.Size > 0 {
 		inst, ok, err := p.startWarm(ctx, req, userData)
 		if err != nil {
-			return fail(err.Error(), err)
+			return inst, err
 		}
 		if ok {
 			return inst, nil

@@ -3,6 +3,9 @@ package ec2
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
+
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -34,7 +37,7 @@ func (p *Provider) launch(ctx context.Context, name, pool string, launches []lau
 		if err := ctx.Err(); err != nil {
 			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: "cancelled before a launch choice had capacity", Err: err}
 		}
-		out, err := p.client.RunInstances(ctx, l.input)
+		out, err := p.client.RunInstances(ctx, l.input, failFastOnCapacity)
 		if err == nil {
 			if len(out.Instances) == 0 {
 				return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: "EC2 RunInstances returned no instance"}
@@ -78,4 +81,18 @@ func nextLaunch(rest []launch, skipSpot bool) (launch, bool) {
 func (p *Provider) noCapacity(name string, tried []Attempt, capped bool, last error) error {
 	ce := &CapacityError{Attempts: tried, Capped: capped, Last: last}
 	return &providers.Error{Op: opCreate, Instance: name, Fault: ce.Error(), Err: ce}
+}
+
+// failFastOnCapacity keeps the SDK from retrying a capacity error: EC2
+// sends some as 5xx, which the SDK's standard retryer would repeat with
+// backoff for the same choice, while the next choice may have capacity
+// now.
+func failFastOnCapacity(o *awsec2.Options) {
+	o.Retryer = capacityNotRetried{o.Retryer}
+}
+
+type capacityNotRetried struct{ aws.Retryer }
+
+func (r capacityNotRetried) IsErrorRetryable(err error) bool {
+	return !isCapacityError(err) && r.Retryer.IsErrorRetryable(err)
 }

@@ -3,6 +3,7 @@ package ec2
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
@@ -198,17 +199,22 @@ func (p *Provider) finishWarmStart(ctx context.Context, req providers.CreateRequ
 		}
 	}
 	if inst.State != nil && inst.State.Name == ec2types.InstanceStateNameStopped {
+		// EC2 takes this blob as the base64 text of the user data (as
+		// RunInstances' UserData string), and the SDK base64-encodes blobs
+		// on the wire once more: without the encoding here EC2 refuses it
+		// as InvalidUserData.Malformed.
 		_, err := p.client.ModifyInstanceAttribute(ctx, &awsec2.ModifyInstanceAttributeInput{
 			InstanceId: aws.String(id),
-			UserData:   &ec2types.SecureBlobAttributeValue{Value: userData},
+			UserData:   &ec2types.SecureBlobAttributeValue{Value: []byte(base64.StdEncoding.EncodeToString(userData))},
 		})
 		if err != nil {
 			return fail("ModifyInstanceAttribute", err)
 		}
 		// Warm machines stop when they power off; a runner's machine ends.
 		_, err = p.client.ModifyInstanceAttribute(ctx, &awsec2.ModifyInstanceAttributeInput{
-			InstanceId:                        aws.String(id),
-			InstanceInitiatedShutdownBehavior: &ec2types.AttributeValue{Value: aws.String(string(ec2types.ShutdownBehaviorTerminate))},
+			InstanceId: aws.String(id),
+			Attribute:  ec2types.InstanceAttributeNameInstanceInitiatedShutdownBehavior,
+			Value:      aws.String(string(ec2types.ShutdownBehaviorTerminate)),
 		})
 		if err != nil {
 			return fail("ModifyInstanceAttribute", err)

@@ -27,10 +27,9 @@ const (
 	// prepareTimeout: a warm machine still running after this did not
 	// power off (its preparation failed or hangs) and is replaced.
 	prepareTimeout = 30 * time.Minute
-	// warmNamePrefix names warm machines for people (the Name tag). It is
-	// not a runner name: runfleet.OursByName-style checks never see it,
-	// as warm machines carry no runfleet:instance tag.
-	warmNamePrefix = "runfleet-warm-"
+	// warmNamePrefix names warm machines for people (the Name tag). The
+	// space keeps it from ever being mistaken for a runner's name.
+	warmNamePrefix = "runfleet warm "
 )
 
 // RefillWarm keeps the pool's stopped warm machines at warm_pool.size:

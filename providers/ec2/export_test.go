@@ -1,0 +1,4 @@
+package ec2
+
+// DefaultWarmRunnerVersion is exported to the tests.
+const DefaultWarmRunnerVersion = defaultWarmRunnerVersion
