@@ -57,8 +57,9 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 			return fail(fmt.Sprintf("terminating stale machines %s of an earlier create: %s", strings.Join(ids, ", "), fault("TerminateInstances", err)), err)
 		}
 	}
-	if p.settings.WarmPool.Size > 0 {
-		inst, ok, err := p.startWarm(ctx, req, userData)
+	// Warm machines run the Linux preparation script only.
+	if p.settings.WarmPool.Size > 0 && osType(req.OSType) == "linux" {
+		inst, ok, err := p.startWarm(ctx, req, userData, launchTypes(launches))
 		if err != nil {
 			return inst, err
 		}

@@ -70,10 +70,13 @@ var settingKeys = []string{
 	keySpot, keyRootVolumeSize, keyTags, keyUserDataTemplate, keyWarmPool,
 }
 
-// Limits EC2 sets: 50 tags per resource (runfleet uses 4), 128/256
-// characters per tag key/value, 16 TiB per gp3 volume.
+// Limits EC2 sets: 50 tags per resource (runfleet sets up to 8 on one
+// machine: controller, pool, pool id, instance, Name, and on a claimed warm
+// machine its request and claim, plus a racing claimer's for a moment),
+// 128/256 characters per tag key/value, 16 TiB per gp3 volume.
 const (
-	maxExtraTags      = 50 - 4
+	maxRunfleetTags   = 8
+	maxExtraTags      = 50 - maxRunfleetTags
 	maxTagKeyLength   = 128
 	maxTagValueLength = 256
 	maxRootVolumeGiB  = 16384

@@ -352,3 +352,41 @@ func idsOnly(instances []ec2types.Instance) []string {
 	}
 	return out
 }
+
+func TestWarmMachinesServeOnlyCreatesTheyFit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t)
+	calls := &callCounter{}
+	p := w.warmProvider("fit", w.settings(), 1, calls)
+	if _, err := p.RefillWarm(ctx, "fit", w.poolID("fit")); err != nil {
+		t.Fatal(err)
+	}
+	w.powerOff(w.warm("fit"))
+
+	// A Windows runner: the warm machine was prepared by a Linux script.
+	win := w.request("fit")
+	win.OSType = "windows"
+	calls.take()
+	if _, err := p.CreateInstance(ctx, win); err != nil {
+		t.Fatalf("CreateInstance: %v", err)
+	}
+	if c := calls.take(); c["RunInstances"] != 1 || c["StartInstances"] != 0 {
+		t.Errorf("windows create calls = %v, want a launch", c)
+	}
+
+	// A create that may launch only another instance type.
+	s := w.settings()
+	s.InstanceTypes = []string{"m7i.large"}
+	other := w.warmProvider("fit", s, 1, calls)
+	calls.take()
+	if _, err := other.CreateInstance(ctx, w.request("fit")); err != nil {
+		t.Fatalf("CreateInstance: %v", err)
+	}
+	if c := calls.take(); c["RunInstances"] != 1 || c["StartInstances"] != 0 {
+		t.Errorf("m7i.large create calls = %v, want a launch, not the t3.large warm machine", c)
+	}
+	if st := w.warm("fit")[0].State.Name; st != ec2types.InstanceStateNameStopped {
+		t.Errorf("the warm machine is %s, want still stopped", st)
+	}
+}
