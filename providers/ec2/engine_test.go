@@ -3,6 +3,7 @@ package ec2_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -70,7 +71,12 @@ func TestEngineKeepsTheJobOpenWhileNoAZHasCapacity(t *testing.T) {
 	if job := ew.Job(41_001); job.Status != runner.JobOpen || job.Instance != name {
 		t.Fatalf("job after the retry: %+v", job)
 	}
-	if live := w.live(name); len(live) != 1 || aws.ToString(live[0].InstanceId) != inst.ProviderID {
+	// Filtered by pool id: moto is shared by the whole test process, and
+	// another run of this test uses the same instance name.
+	live := slices.DeleteFunc(w.live(name), func(m ec2types.Instance) bool {
+		return tagValue(m.Tags, "runfleet:pool-id") != w.poolID(enginetest.Pool)
+	})
+	if len(live) != 1 || aws.ToString(live[0].InstanceId) != inst.ProviderID {
 		t.Fatalf("machines named %s: %v, want %s", name, ids(live), inst.ProviderID)
 	}
 }

@@ -43,13 +43,21 @@ func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (provide
 	if err := providers.CheckPool(opRefillWarm, p.poolID, poolID); err != nil {
 		return out, err
 	}
-	image, err := p.currentImage(ctx)
-	if err != nil {
-		return out, &providers.Error{Op: opRefillWarm, Instance: pool, Fault: "resolving the pool's image: " + err.Error(), Err: err}
-	}
 	warm, err := p.describe(ctx, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{tagWarm}}, tagFilter(tagPoolID, p.poolID))
 	if err != nil {
 		return out, callError(opRefillWarm, pool, "DescribeInstances", err)
+	}
+	size := p.settings.WarmPool.Size
+	if size == 0 && len(warm) == 0 {
+		// No warm pool: one DescribeInstances a pass, and no image lookup
+		// (whose permissions such a pool need not have).
+		return out, nil
+	}
+	image := ""
+	if size > 0 {
+		if image, err = p.currentImage(ctx); err != nil {
+			return out, &providers.Error{Op: opRefillWarm, Instance: pool, Fault: "resolving the pool's image: " + err.Error(), Err: err}
+		}
 	}
 	now := time.Now()
 	var healthy []ec2types.Instance
@@ -64,7 +72,6 @@ func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (provide
 		doomed = append(doomed, aws.ToString(inst.InstanceId))
 		out.Replaced++
 	}
-	size := p.settings.WarmPool.Size
 	if len(healthy) > size {
 		// Stopped ones first: they are what a create would start.
 		slices.SortStableFunc(healthy, func(a, b ec2types.Instance) int {

@@ -390,3 +390,30 @@ func TestWarmMachinesServeOnlyCreatesTheyFit(t *testing.T) {
 		t.Errorf("the warm machine is %s, want still stopped", st)
 	}
 }
+
+func TestSizeZeroCostsOneDescribeAndEmptiesLeftoverWarmMachines(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t)
+	calls := &callCounter{}
+	none := w.warmProvider("zero", w.settings(), 0, calls)
+	calls.take()
+	if got, err := none.RefillWarm(ctx, "zero", w.poolID("zero")); err != nil || got != (providers.WarmRefill{}) {
+		t.Fatalf("RefillWarm without a warm pool = %+v, %v", got, err)
+	}
+	if c := calls.take(); !maps.Equal(c, map[string]int{"DescribeInstances": 1}) {
+		t.Errorf("RefillWarm without a warm pool made calls %v, want one DescribeInstances", c)
+	}
+
+	two := w.warmProvider("zero", w.settings(), 2, calls)
+	if _, err := two.RefillWarm(ctx, "zero", w.poolID("zero")); err != nil {
+		t.Fatal(err)
+	}
+	w.powerOff(w.warm("zero"))
+	if _, err := none.RefillWarm(ctx, "zero", w.poolID("zero")); err != nil {
+		t.Fatal(err)
+	}
+	if left := w.warm("zero"); len(left) != 0 {
+		t.Fatalf("warm machines after size 0: %v, want none", ids(left))
+	}
+}
