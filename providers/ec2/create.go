@@ -59,7 +59,7 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	}
 	// Warm machines run the Linux preparation script only.
 	if p.settings.WarmPool.Size > 0 && osType(req.OSType) == "linux" {
-		inst, ok, err := p.startWarm(ctx, req, userData, launchTypes(launches))
+		inst, ok, err := p.startWarm(ctx, req, userData, p.launchShapes(launches))
 		if err != nil {
 			return inst, err
 		}

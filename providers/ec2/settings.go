@@ -70,12 +70,12 @@ var settingKeys = []string{
 	keySpot, keyRootVolumeSize, keyTags, keyUserDataTemplate, keyWarmPool,
 }
 
-// Limits EC2 sets: 50 tags per resource (runfleet sets up to 8 on one
+// Limits EC2 sets: 50 tags per resource (runfleet sets up to 10 on one
 // machine: controller, pool, pool id, instance, Name, and on a claimed warm
-// machine its request and claim, plus a racing claimer's for a moment),
+// machine its shape, request and claim, plus racing claimers' for a moment),
 // 128/256 characters per tag key/value, 16 TiB per gp3 volume.
 const (
-	maxRunfleetTags   = 8
+	maxRunfleetTags   = 10
 	maxExtraTags      = 50 - maxRunfleetTags
 	maxTagKeyLength   = 128
 	maxTagValueLength = 256

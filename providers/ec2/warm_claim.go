@@ -72,9 +72,9 @@ func claimedBy(existing []ec2types.Instance, userData []byte) (ec2types.Instance
 // most one wins; both may lose, and both then launch. A loser removes its
 // tag; a winner keeps it, so a claimer still later sees it and loses.
 //
-// types are the instance types this create may launch (nil: any, the
-// launch template's): a warm machine of another type does not serve it.
-func (p *Provider) startWarm(ctx context.Context, req providers.CreateRequest, userData []byte, types []string) (providers.Instance, bool, error) {
+// shapes are the shapes (launchShape) of the machines this create may
+// launch: a warm machine of another shape does not serve it.
+func (p *Provider) startWarm(ctx context.Context, req providers.CreateRequest, userData []byte, shapes map[string]bool) (providers.Instance, bool, error) {
 	log := p.log.With("instance", req.Name, "pool", req.Pool)
 	image, err := p.currentImage(ctx)
 	if err != nil {
@@ -87,7 +87,7 @@ func (p *Provider) startWarm(ctx context.Context, req providers.CreateRequest, u
 		return providers.Instance{}, false, nil
 	}
 	ready := slices.DeleteFunc(warm, func(inst ec2types.Instance) bool {
-		return !claimable(inst, image) || (types != nil && !slices.Contains(types, string(inst.InstanceType)))
+		return !claimable(inst, image) || !shapes[tagValue(inst.Tags, tagShape)]
 	})
 	// Each create tries the machines in its own order, so concurrent
 	// creates mostly go for different ones.
@@ -115,21 +115,6 @@ func (p *Provider) startWarm(ctx context.Context, req providers.CreateRequest, u
 		log.Info("no stopped warm machine ready; launching")
 	}
 	return providers.Instance{}, false, nil
-}
-
-// launchTypes are the instance types of launches; nil when one of them
-// is the launch template's, which could be any.
-func launchTypes(launches []launch) []string {
-	var types []string
-	for _, l := range launches {
-		if l.instanceType == "" {
-			return nil
-		}
-		if !slices.Contains(types, l.instanceType) {
-			types = append(types, l.instanceType)
-		}
-	}
-	return types
 }
 
 // claimable: stopped, unclaimed, and of the pool's current image (image

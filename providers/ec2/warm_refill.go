@@ -53,17 +53,19 @@ func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (provide
 		// (whose permissions such a pool need not have).
 		return out, nil
 	}
-	image := ""
+	// What a machine made now would be; with size 0 every warm machine is
+	// surplus, whatever it is.
+	var now current
 	if size > 0 {
-		if image, err = p.currentImage(ctx); err != nil {
-			return out, &providers.Error{Op: opRefillWarm, Instance: pool, Fault: "resolving the pool's image: " + err.Error(), Err: err}
+		if now, err = p.current(ctx, pool); err != nil {
+			return out, &providers.Error{Op: opRefillWarm, Instance: pool, Fault: err.Error(), Err: err}
 		}
 	}
-	now := time.Now()
+	at := time.Now()
 	var healthy []ec2types.Instance
 	var doomed []string
 	for _, inst := range warm {
-		reason := p.replaceReason(inst, image, now)
+		reason := now.replaceReason(inst, at)
 		if reason == "" {
 			healthy = append(healthy, inst)
 			continue
@@ -89,17 +91,13 @@ func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (provide
 	if len(healthy) >= size {
 		return out, nil
 	}
-	rootDevice, err := p.rootDevice(ctx)
-	if err != nil {
-		return out, &providers.Error{Op: opRefillWarm, Instance: pool, Fault: err.Error(), Err: err}
-	}
 	userData := p.renderWarmUserData()
 	for range size - len(healthy) {
 		name, err := warmName()
 		if err != nil {
 			return out, err
 		}
-		if _, err := p.launch(ctx, name, pool, p.warmLaunches(name, pool, userData, rootDevice)); err != nil {
+		if _, err := p.launch(ctx, name, pool, p.warmLaunches(name, pool, userData, now.rootDevice)); err != nil {
 			// The next pass tries again; no point in hammering a region
 			// out of capacity now.
 			return out, err
@@ -109,10 +107,33 @@ func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (provide
 	return out, nil
 }
 
-// replaceReason says why a warm machine must go, or "".
-func (p *Provider) replaceReason(inst ec2types.Instance, image string, now time.Time) string {
-	if image != "" && aws.ToString(inst.ImageId) != image {
-		return fmt.Sprintf("image %s is not the pool's current %s", aws.ToString(inst.ImageId), image)
+// current is what the pool's machines are made of now.
+type current struct {
+	image      string
+	rootDevice string
+	shapes     map[string]bool
+}
+
+func (p *Provider) current(ctx context.Context, pool string) (current, error) {
+	image, err := p.currentImage(ctx)
+	if err != nil {
+		return current{}, fmt.Errorf("resolving the pool's image: %w", err)
+	}
+	rootDevice, err := p.rootDevice(ctx)
+	if err != nil {
+		return current{}, err
+	}
+	return current{image, rootDevice, p.launchShapes(p.launches(warmNamePrefix, pool, nil, rootDevice))}, nil
+}
+
+// replaceReason says why a warm machine must go, or "". A zero current
+// (size 0) finds no fault: such machines go as surplus.
+func (c current) replaceReason(inst ec2types.Instance, now time.Time) string {
+	if c.image != "" && aws.ToString(inst.ImageId) != c.image {
+		return fmt.Sprintf("image %s is not the pool's current %s", aws.ToString(inst.ImageId), c.image)
+	}
+	if c.shapes != nil && !c.shapes[tagValue(inst.Tags, tagShape)] {
+		return "the pool's launch settings changed (instance types, disk, template, profile, security groups or runner version)"
 	}
 	for _, k := range claimKeys(inst.Tags) {
 		at, err := time.Parse(time.RFC3339, tagValue(inst.Tags, k))
@@ -150,12 +171,12 @@ func warmName() (string, error) {
 // machine: tagged warm rather than with a runner name, stopping rather
 // than terminating when it powers off.
 func (p *Provider) warmLaunches(name, pool string, userData []byte, rootDevice string) []launch {
-	tags := p.warmTags(name, pool)
 	var out []launch
 	for _, l := range p.launches(name, pool, userData, rootDevice) {
 		if l.market == marketSpot {
 			continue
 		}
+		tags := p.warmTags(name, pool, p.launchShape(l.input))
 		l.input.TagSpecifications = []ec2types.TagSpecification{
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: tags},
 			{ResourceType: ec2types.ResourceTypeVolume, Tags: tags},
@@ -167,7 +188,7 @@ func (p *Provider) warmLaunches(name, pool string, userData []byte, rootDevice s
 	return out
 }
 
-func (p *Provider) warmTags(name, pool string) []ec2types.Tag {
+func (p *Provider) warmTags(name, pool, shape string) []ec2types.Tag {
 	all := maps.Clone(p.settings.Tags)
 	if all == nil {
 		all = make(map[string]string, 5)
@@ -176,6 +197,7 @@ func (p *Provider) warmTags(name, pool string) []ec2types.Tag {
 	all[tagPool] = pool
 	all[tagPoolID] = p.poolID
 	all[tagWarm] = warmStopped
+	all[tagShape] = shape
 	all[tagName] = name
 	tags := make([]ec2types.Tag, 0, len(all))
 	for _, k := range slices.Sorted(maps.Keys(all)) {

@@ -52,7 +52,7 @@ func (c *callCounter) take() map[string]int {
 // claiming without a settle pause (moto reads its writes at once).
 func (w *world) warmProvider(pool string, s ec2.Settings, size int, calls *callCounter) *ec2.Provider {
 	w.t.Helper()
-	s.WarmPool = ec2.WarmPoolSettings{Size: size}
+	s.WarmPool.Size = size
 	cfg := testenv.AWSConfig(w.t)
 	cfg.APIOptions = append(cfg.APIOptions, calls.middleware)
 	p, err := ec2.NewWithConfig(cfg, w.ownership(pool), s, ec2.WithWarmClaimSettle(0))
@@ -389,6 +389,15 @@ func TestWarmMachinesServeOnlyCreatesTheyFit(t *testing.T) {
 	if st := w.warm("fit")[0].State.Name; st != ec2types.InstanceStateNameStopped {
 		t.Errorf("the warm machine is %s, want still stopped", st)
 	}
+	// The pool's settings changed to m7i.large: the refill replaces the
+	// t3.large machine.
+	got, err := other.RefillWarm(ctx, "fit", w.poolID("fit"))
+	if err != nil || got.Replaced != 1 || got.Launched != 1 {
+		t.Fatalf("RefillWarm after the type change = %+v, %v; want 1 replaced, 1 launched", got, err)
+	}
+	if warm := w.warm("fit"); len(warm) != 1 || warm[0].InstanceType != "m7i.large" {
+		t.Fatalf("warm machines = %v, want one m7i.large", ids(warm))
+	}
 }
 
 func TestSizeZeroCostsOneDescribeAndEmptiesLeftoverWarmMachines(t *testing.T) {
@@ -415,5 +424,26 @@ func TestSizeZeroCostsOneDescribeAndEmptiesLeftoverWarmMachines(t *testing.T) {
 	}
 	if left := w.warm("zero"); len(left) != 0 {
 		t.Fatalf("warm machines after size 0: %v, want none", ids(left))
+	}
+}
+
+func TestANewRunnerVersionReplacesWarmMachines(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t)
+	calls := &callCounter{}
+	if _, err := w.warmProvider("version", w.settings(), 1, calls).RefillWarm(ctx, "version", w.poolID("version")); err != nil {
+		t.Fatal(err)
+	}
+	s := w.settings()
+	s.WarmPool.RunnerVersion = "2.999.0"
+	p := w.warmProvider("version", s, 1, calls)
+	got, err := p.RefillWarm(ctx, "version", w.poolID("version"))
+	if err != nil || got.Replaced != 1 || got.Launched != 1 {
+		t.Fatalf("RefillWarm = %+v, %v; want the old runner's machine replaced", got, err)
+	}
+	warm := w.warm("version")
+	if len(warm) != 1 || !strings.Contains(w.userData(aws.ToString(warm[0].InstanceId)), "RUNNER_VERSION='2.999.0'") {
+		t.Fatalf("warm machines = %v, want one installing 2.999.0", ids(warm))
 	}
 }
