@@ -76,19 +76,22 @@ func claimedBy(existing []ec2types.Instance, userData []byte) (ec2types.Instance
 // launch: a warm machine of another shape does not serve it.
 func (p *Provider) startWarm(ctx context.Context, req providers.CreateRequest, userData []byte, shapes map[string]bool) (providers.Instance, bool, error) {
 	log := p.log.With("instance", req.Name, "pool", req.Pool)
-	image, err := p.currentImage(ctx)
-	if err != nil {
-		log.Warn("cannot resolve the pool's image; launching instead of starting a warm machine", "error", err)
-		return providers.Instance{}, false, nil
-	}
 	warm, err := p.describe(ctx, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{tagWarm}}, tagFilter(tagPoolID, p.poolID))
 	if err != nil {
 		log.Warn("cannot list warm machines; launching instead", "error", fault("DescribeInstances", err))
 		return providers.Instance{}, false, nil
 	}
 	ready := slices.DeleteFunc(warm, func(inst ec2types.Instance) bool {
-		return !claimable(inst, image) || !shapes[tagValue(inst.Tags, tagShape)]
+		return !claimable(inst) || !shapes[tagValue(inst.Tags, tagShape)]
 	})
+	if len(ready) > 0 {
+		image, err := p.currentImage(ctx)
+		if err != nil {
+			log.Warn("cannot resolve the pool's image; launching instead of starting a warm machine", "error", err)
+			return providers.Instance{}, false, nil
+		}
+		ready = slices.DeleteFunc(ready, func(inst ec2types.Instance) bool { return aws.ToString(inst.ImageId) != image })
+	}
 	// Each create tries the machines in its own order, so concurrent
 	// creates mostly go for different ones.
 	order := func(inst ec2types.Instance) uint32 {
@@ -117,16 +120,12 @@ func (p *Provider) startWarm(ctx context.Context, req providers.CreateRequest, u
 	return providers.Instance{}, false, nil
 }
 
-// claimable: stopped, unclaimed, and of the pool's current image (image
-// "" = unknown, any).
-func claimable(inst ec2types.Instance, image string) bool {
+// claimable: stopped and unclaimed.
+func claimable(inst ec2types.Instance) bool {
 	if inst.State == nil || inst.State.Name != ec2types.InstanceStateNameStopped {
 		return false
 	}
-	if tagValue(inst.Tags, tagInstance) != "" || len(claimKeys(inst.Tags)) > 0 {
-		return false
-	}
-	return image == "" || aws.ToString(inst.ImageId) == image
+	return tagValue(inst.Tags, tagInstance) == "" && len(claimKeys(inst.Tags)) == 0
 }
 
 func claimKeys(tags []ec2types.Tag) []string {
