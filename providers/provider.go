@@ -201,3 +201,22 @@ func Fault(err error) string {
 	}
 	return err.Error()
 }
+
+// WarmPool is implemented by providers that keep pre-made, stopped
+// machines a create starts instead of launching one. The engine's
+// reconcile pass calls RefillWarm once per pool whose provider implements
+// it. Warm machines are no runner's: ListInstances never reports them, so
+// they are neither orphans nor counted against max_runners.
+type WarmPool interface {
+	// RefillWarm replaces warm machines that can no longer serve (an older
+	// image, a failed preparation) and launches the shortfall. pool is the
+	// pool's name (for tags and logs), poolID its provider-side id.
+	RefillWarm(ctx context.Context, pool, poolID string) (WarmRefill, error)
+}
+
+// WarmRefill is what one RefillWarm did.
+type WarmRefill struct {
+	Launched int // new warm machines
+	Replaced int // warm machines terminated because they could not serve
+	Ready    int // stopped warm machines left ready to start
+}

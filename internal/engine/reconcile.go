@@ -80,6 +80,7 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	if err := e.topUpWarmPools(ctx, &rep); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, e.refillWarmMachines(ctx))
 	return rep, errors.Join(errs...)
 }
 

@@ -2,7 +2,6 @@ package ec2
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,42 +50,28 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	if inst, ok := launchedBy(existing, launches); ok {
 		return created(inst, req.Name), nil
 	}
+	if inst, ok := claimedBy(existing, userData); ok {
+		// A retry of the create that claimed this warm machine: finish
+		// starting it rather than start another.
+		return p.finishWarmStart(ctx, req, inst, userData)
+	}
 	if len(existing) > 0 {
 		ids := instanceIDs(existing)
 		if err := p.terminate(ctx, ids); err != nil {
 			return fail(fmt.Sprintf("terminating stale machines %s of an earlier create: %s", strings.Join(ids, ", "), fault("TerminateInstances", err)), err)
 		}
 	}
-	return p.launch(ctx, req.Name, launches)
-}
-
-// launch tries each launch choice in turn until one starts the machine.
-func (p *Provider) launch(ctx context.Context, name string, launches []launch) (providers.Instance, error) {
-	var tried []string
-	var last error
-	for _, l := range launches {
-		if err := ctx.Err(); err != nil {
-			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: "cancelled before a launch choice had capacity", Err: err}
+	// Warm machines run the Linux preparation script only.
+	if p.settings.WarmPool.Size > 0 && osType(req.OSType) == "linux" {
+		inst, ok, err := p.startWarm(ctx, req, userData, p.launchShapes(launches))
+		if err != nil {
+			return inst, err
 		}
-		out, err := p.client.RunInstances(ctx, l.input)
-		if err == nil {
-			if len(out.Instances) == 0 {
-				return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: "EC2 RunInstances returned no instance"}
-			}
-			return created(out.Instances[0], name), nil
+		if ok {
+			return inst, nil
 		}
-		if !isCapacityError(err) {
-			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: l.choice + ": " + fault("RunInstances", err), Err: err}
-		}
-		tried = append(tried, l.choice+": "+errorCode(err))
-		last = err
 	}
-	return providers.Instance{}, &providers.Error{
-		Op:       opCreate,
-		Instance: name,
-		Fault:    fmt.Sprintf("no EC2 capacity for any launch choice (%s); last: %s", strings.Join(tried, "; "), fault("RunInstances", last)),
-		Err:      errors.Join(ErrNoCapacity, last),
-	}
+	return p.launch(ctx, req.Name, req.Pool, launches)
 }
 
 // launchedBy finds the machine one of launches already started: EC2 keeps

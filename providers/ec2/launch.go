@@ -21,7 +21,16 @@ type launch struct {
 	input *awsec2.RunInstancesInput
 	// choice names the market, instance type and subnet in faults.
 	choice string
+	// market, instanceType and subnet are the choice, for logs and
+	// CapacityError.
+	market, instanceType, subnet string
 }
+
+// The markets a launch choice is made in, as logs and errors name them.
+const (
+	marketSpot     = "spot"
+	marketOnDemand = "on-demand"
+)
 
 // launches lists the ways to start machine name, in the order to try them:
 // spot before on-demand (every spot choice first, as spot is the point of
@@ -64,7 +73,11 @@ func (p *Provider) launches(s Settings, name, pool string, userData []byte, root
 					}
 				}
 				in.ClientToken = aws.String(clientToken(in))
-				out = append(out, launch{input: in, choice: choiceName(spot, instanceType, subnet)})
+				market := marketOnDemand
+				if spot {
+					market = marketSpot
+				}
+				out = append(out, launch{input: in, choice: choiceName(spot, instanceType, subnet), market: market, instanceType: instanceType, subnet: subnet})
 			}
 		}
 	}
@@ -159,9 +172,9 @@ func rotate(subnets []string, name string) []string {
 }
 
 func choiceName(spot bool, instanceType, subnet string) string {
-	market := "on-demand"
+	market := marketOnDemand
 	if spot {
-		market = "spot"
+		market = marketSpot
 	}
 	if instanceType == "" {
 		instanceType = "(template's type)"

@@ -36,7 +36,9 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 }
 
 // ListInstances reports this controller's live machines tagged with
-// poolID, which must be this provider's pool.
+// poolID, which must be this provider's pool. Warm machines are left out:
+// no runner's, they must look neither like orphans to the reconciler nor
+// like runners.
 func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]providers.Instance, error) {
 	if err := providers.CheckPool(opList, p.poolID, poolID); err != nil {
 		return nil, err
@@ -47,6 +49,9 @@ func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]provider
 	}
 	out := make([]providers.Instance, 0, len(found))
 	for _, inst := range found {
+		if tagValue(inst.Tags, tagWarm) != "" {
+			continue
+		}
 		out = append(out, toInstance(inst))
 	}
 	return out, nil

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/runfleet/runfleet/providers"
 )
@@ -26,6 +29,12 @@ type Provider struct {
 	rootDevices sync.Map
 	// types caches instance type facts for shaped creates (shape.go).
 	types *typeCatalog
+	// ssm resolves a resolve:ssm image to compare warm machines with.
+	ssm *ssm.Client
+	log *slog.Logger
+	// onFailover, when set, hears each capacity failover (WithFailoverHook).
+	onFailover  func(pool, reason string)
+	claimSettle time.Duration
 }
 
 var _ providers.Provider = (*Provider)(nil)
@@ -44,22 +53,22 @@ type Ownership struct {
 // (config.LoadDefaultConfig: credentials, region, and endpoint overrides
 // such as AWS_ENDPOINT_URL_EC2). settings.Region, when set, wins over the
 // environment's region.
-func New(ctx context.Context, owner Ownership, settings Settings) (*Provider, error) {
-	var opts []func(*awsconfig.LoadOptions) error
+func New(ctx context.Context, owner Ownership, settings Settings, opts ...Option) (*Provider, error) {
+	var load []func(*awsconfig.LoadOptions) error
 	if settings.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(settings.Region))
+		load = append(load, awsconfig.WithRegion(settings.Region))
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, load...)
 	if err != nil {
 		return nil, fmt.Errorf("ec2 provider: load AWS configuration: %w", err)
 	}
-	return NewWithConfig(cfg, owner, settings)
+	return NewWithConfig(cfg, owner, settings, opts...)
 }
 
 // NewWithConfig builds the provider on an AWS configuration the caller
 // made (tests point it at a local server and add middleware to it).
 // settings.Region, when set, wins over cfg.Region.
-func NewWithConfig(cfg aws.Config, owner Ownership, settings Settings) (*Provider, error) {
+func NewWithConfig(cfg aws.Config, owner Ownership, settings Settings, opts ...Option) (*Provider, error) {
 	if owner.ControllerID == "" {
 		return nil, errors.New("ec2 provider: a controller id is required (it tags every machine)")
 	}
@@ -79,14 +88,21 @@ func NewWithConfig(cfg aws.Config, owner Ownership, settings Settings) (*Provide
 	if cfg.Region == "" {
 		return nil, settingError(keyRegion, "not set, and the environment names no region (AWS_REGION)")
 	}
-	return &Provider{
+	p := &Provider{
 		client:       awsec2.NewFromConfig(cfg),
+		ssm:          ssm.NewFromConfig(cfg),
 		controllerID: owner.ControllerID,
 		poolID:       owner.PoolID,
 		settings:     settings,
 		userData:     tmpl,
 		types:        newTypeCatalog(),
-	}, nil
+		log:          slog.Default(),
+		claimSettle:  defaultClaimSettle,
+	}
+	for _, opt := range opts {
+		opt(p)
+	}
+	return p, nil
 }
 
 // Operation names, as GARM names them, for *providers.Error.
@@ -98,4 +114,6 @@ const (
 	opRemoveAll = "RemoveAllInstances"
 	opStart     = "StartInstance"
 	opStop      = "StopInstance"
+	// opRefillWarm is runfleet's, not GARM's (providers.WarmPool).
+	opRefillWarm = "RefillWarm"
 )

@@ -76,7 +76,7 @@ func readTags(r *settings.Reader, key string) map[string]string {
 		return nil
 	}
 	if len(m) > maxExtraTags {
-		r.Fail(key, "at most %d tags (EC2 allows 50 per resource and runfleet sets 4), got %d", maxExtraTags, len(m))
+		r.Fail(key, "at most %d tags (EC2 allows 50 per resource and runfleet sets up to %d), got %d", maxExtraTags, maxRunfleetTags, len(m))
 		return nil
 	}
 	out := make(map[string]string, len(m))

@@ -43,6 +43,9 @@ type Settings struct {
 	// UserDataTemplate replaces the default user data (a text/template; see
 	// UserData for its fields).
 	UserDataTemplate string
+	// WarmPool keeps stopped machines with the runner installed, which a
+	// create starts instead of launching one (warm_claim.go).
+	WarmPool WarmPoolSettings
 }
 
 // Setting keys, in the order errors list them.
@@ -64,13 +67,16 @@ const (
 var settingKeys = []string{
 	keyRegion, keyLaunchTemplate, keyLaunchTemplateVersion, keyImageID,
 	keyInstanceTypes, keySubnetIDs, keySecurityGroupIDs, keyIAMInstanceProfile,
-	keySpot, keyRootVolumeSize, keyTags, keyUserDataTemplate,
+	keySpot, keyRootVolumeSize, keyTags, keyUserDataTemplate, keyWarmPool,
 }
 
-// Limits EC2 sets: 50 tags per resource (runfleet uses 4), 128/256
-// characters per tag key/value, 16 TiB per gp3 volume.
+// Limits EC2 sets: 50 tags per resource (runfleet sets up to 10 on one
+// machine: controller, pool, pool id, instance, Name, and on a claimed warm
+// machine its shape, request and claim, plus racing claimers' for a moment),
+// 128/256 characters per tag key/value, 16 TiB per gp3 volume.
 const (
-	maxExtraTags      = 50 - 4
+	maxRunfleetTags   = 10
+	maxExtraTags      = 50 - maxRunfleetTags
 	maxTagKeyLength   = 128
 	maxTagValueLength = 256
 	maxRootVolumeGiB  = 16384
@@ -108,6 +114,7 @@ func ParseSettings(values map[string]any) (Settings, error) {
 		RootVolumeSize:        readVolumeSize(r, keyRootVolumeSize),
 		Tags:                  readTags(r, keyTags),
 		UserDataTemplate:      r.String(keyUserDataTemplate),
+		WarmPool:              readWarmPool(r, keyWarmPool),
 	}
 	if err := r.Err(); err != nil {
 		return Settings{}, fmt.Errorf("ec2 provider: %w", err)

@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runfleet/runfleet/providers"
+)
+
+// refillWarmMachines lets each pool whose provider keeps stopped warm
+// machines (providers.WarmPool) replace the ones that cannot serve and
+// launch the shortfall. Warm machines are not instances: nothing is
+// recorded in the store and nothing counts against max_runners.
+func (e *Engine) refillWarmMachines(ctx context.Context) error {
+	var errs []error
+	for i := range e.pools {
+		pool := &e.pools[i]
+		warm, ok := e.providers[pool.Name].(providers.WarmPool)
+		if !ok {
+			continue
+		}
+		log := e.log.With("pool", pool.Name, "reconciler", true)
+		rctx, cancel := context.WithTimeout(ctx, e.providerTimeout(pool.Name))
+		got, err := warm.RefillWarm(rctx, pool.Name, pool.ID)
+		cancel()
+		if err != nil {
+			log.Warn("refilling the warm machines failed; the next pass retries", "error", err, "launched", got.Launched, "replaced", got.Replaced)
+			errs = append(errs, fmt.Errorf("refill warm machines of pool %s: %w", pool.Name, err))
+			continue
+		}
+		if got.Launched > 0 || got.Replaced > 0 {
+			log.Info("warm machines refilled", "launched", got.Launched, "replaced", got.Replaced, "ready", got.Ready)
+		}
+	}
+	return errors.Join(errs...)
+}
