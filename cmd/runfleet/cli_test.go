@@ -190,7 +190,7 @@ func TestInstanceTable(t *testing.T) {
 			t.Errorf("row 1 lacks %q: %s", want, lines[1])
 		}
 	}
-	for _, want := range []string{"pending_delete", "1h0m0s", "attempt 3", "retry in 4s", "cloud says no"} {
+	for _, want := range []string{"pending_delete", " 1h ", "attempt 3", "retry in 4s", "cloud says no"} {
 		if !strings.Contains(lines[2], want) {
 			t.Errorf("row 2 lacks %q: %s", want, lines[2])
 		}

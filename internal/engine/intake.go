@@ -27,6 +27,8 @@ type IntakeOptions struct {
 	// DeleteBackoffMin/Max: see Options.
 	DeleteBackoffMin time.Duration
 	DeleteBackoffMax time.Duration
+	// Observer: see Options.
+	Observer Observer
 }
 
 // Intake turns what is learned about jobs (job events) into the job ledger
@@ -43,6 +45,7 @@ type Intake struct {
 	now          func() time.Time
 	backoffMin   time.Duration
 	backoffMax   time.Duration
+	observer     Observer
 }
 
 // JobEventHandler is what an intake transport (the webhook) needs.
@@ -89,6 +92,7 @@ func NewIntake(opts IntakeOptions) (*Intake, error) {
 		now:          opts.Now,
 		backoffMin:   opts.DeleteBackoffMin,
 		backoffMax:   opts.DeleteBackoffMax,
+		observer:     Observers(opts.Observer),
 	}, nil
 }
 

@@ -50,8 +50,10 @@ type Error struct {
 	Message string
 }
 
+// Error puts the server's own words first: they say what went wrong; the
+// status follows for whoever needs it.
 func (e *Error) Error() string {
-	return fmt.Sprintf("server answered %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Message)
+	return fmt.Sprintf("%s (server answered %d %s)", e.Message, e.StatusCode, http.StatusText(e.StatusCode))
 }
 
 // ListInstances returns the live instances, of one pool if pool != "".
@@ -62,6 +64,38 @@ func (c *Client) ListInstances(ctx context.Context, pool string) ([]*runner.Inst
 	}
 	var list []*runner.Instance
 	err := c.call(ctx, http.MethodGet, "instances", q, &list)
+	return list, err
+}
+
+// InstanceFilter narrows ListInstancesWhere; zero fields match all.
+type InstanceFilter struct {
+	Pool     string
+	Statuses []runner.Status
+}
+
+// ListInstancesWhere returns the live instances the filter matches.
+func (c *Client) ListInstancesWhere(ctx context.Context, f InstanceFilter) ([]*runner.Instance, error) {
+	q := url.Values{}
+	if f.Pool != "" {
+		q.Set("pool", f.Pool)
+	}
+	for _, s := range f.Statuses {
+		q.Add("status", string(s))
+	}
+	var list []*runner.Instance
+	err := c.call(ctx, http.MethodGet, "instances", q, &list)
+	return list, err
+}
+
+// ListOpenJobs returns the open demand (jobs waiting for a runner or for
+// approval), of one pool if pool != "", oldest first.
+func (c *Client) ListOpenJobs(ctx context.Context, pool string) ([]*runner.Job, error) {
+	q := url.Values{}
+	if pool != "" {
+		q.Set("pool", pool)
+	}
+	var list []*runner.Job
+	err := c.call(ctx, http.MethodGet, "jobs", q, &list)
 	return list, err
 }
 
@@ -118,6 +152,12 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		// *url.Error repeats the method and URL; the server's address is
+		// said once, the cause after it.
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			err = urlErr.Err
+		}
 		return fmt.Errorf("cannot reach runfleet at %s: %w", c.base.Redacted(), err)
 	}
 	defer resp.Body.Close()
