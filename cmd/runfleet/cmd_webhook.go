@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
 
@@ -77,11 +78,11 @@ func (c *cli) webhookSend(ctx context.Context, args []string) int {
 	defer cancel()
 	res, err := webhook.Send(ctx, *url, []byte(secret), *event, body, *delivery)
 	if err != nil {
-		// The transport's error repeats the method and URL inside the
-		// sender's own wrapping; say each thing once.
+		// The sender's error wraps the transport's, and each repeats the
+		// URL; say it once, then the cause.
 		var urlErr *neturl.Error
 		if errors.As(err, &urlErr) {
-			err = fmt.Errorf("cannot deliver the webhook to %s: %w", *url, urlErr.Err)
+			err = fmt.Errorf("cannot deliver the webhook to %s: %w", *url, httpapi.TransportCause(err))
 		}
 		return c.fail(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -69,6 +70,29 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 	// Without the token the browser gets the refusal, not the fleet.
 	if refused := browser.dumpDOM(t, srv.url+"/"); strings.Contains(refused, "data-pool") || !strings.Contains(refused, "missing token") {
 		t.Errorf("the page without a token:\n%s", refused)
+	}
+
+	// The page is at / only, and only for reading.
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodPost, "/?token=" + url.QueryEscape(testAPIToken), http.StatusMethodNotAllowed},
+		{http.MethodGet, "/nope?token=" + url.QueryEscape(testAPIToken), http.StatusNotFound},
+		{http.MethodHead, "/?token=" + url.QueryEscape(testAPIToken), http.StatusOK},
+	} {
+		req, err := http.NewRequest(c.method, srv.url+c.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.want)
+		}
 	}
 
 	shot := filepath.Join(testOutputDir(t), "statuspage.png")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -152,13 +153,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		// *url.Error repeats the method and URL; the server's address is
-		// said once, the cause after it.
-		var urlErr *url.Error
-		if errors.As(err, &urlErr) {
-			err = urlErr.Err
-		}
-		return fmt.Errorf("cannot reach runfleet at %s: %w", c.base.Redacted(), err)
+		return fmt.Errorf("cannot reach runfleet at %s: %w", c.base.Redacted(), TransportCause(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
@@ -175,6 +170,22 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		_ = json.Unmarshal(body, out)
 	}
 	return answerError(resp.StatusCode, body)
+}
+
+// TransportCause strips from a failed request's error what the caller's
+// message says already — *url.Error's method and URL, *net.OpError's
+// operation and address — leaving the cause ("connect: connection
+// refused"). errors.Is still matches through what is left.
+func TransportCause(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) && urlErr.Err != nil {
+		err = urlErr.Err
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		err = opErr.Err
+	}
+	return err
 }
 
 // answerError builds the *Error for a non-2xx answer.
