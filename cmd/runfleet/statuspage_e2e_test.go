@@ -58,6 +58,7 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		"a transition to running":                            `data-instance="` + linuxInstance + `" data-from="creating" data-to="running"`,
 		"the queue-time chart":                               `<svg class="chart" id="queue-time-chart"`,
 		"the started job's queue time":                       `data-stage="started" data-count="1"`,
+		"both jobs' queue times to a machine":                `data-stage="created" data-count="2"`,
 		"the started job's point on the chart":               `<circle class="point stage-started"`,
 	} {
 		if !strings.Contains(dom, pattern) {

@@ -61,6 +61,7 @@ func TestPageShowsPoolsInstancesJobsTransitionsAndTheChart(t *testing.T) {
 		`data-instance="` + enginetest.InstanceName(101) + `" data-from="creating" data-to="running"`,
 		`id="queue-time-chart"`,
 		`data-stage="started" data-count="1"`,
+		`data-stage="created" data-count="1"`,
 		`<circle class="point stage-started"`,
 		`<meta http-equiv="refresh" content="5">`,
 	} {
