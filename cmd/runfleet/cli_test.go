@@ -51,6 +51,14 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"serve"},
 		{"serve", "--config", "x.yaml", "--log-level", "loud"},
 		{"reconcile", "extra"},
+		{"jobs"},
+		{"jobs", "frob"},
+		{"jobs", "list", "extra"},
+		{"instances", "list", "--status", "runing"},
+		{"instances", "list", "--status", "deleted"},
+		{"instances", "list", "-o", "yaml"},
+		{"version", "-o", "xml"},
+		{"serve", "--config", "x.yaml", "--log-format", "logfmt"},
 	}
 	for _, args := range cases {
 		res := runCLI(t, nil, args...)
