@@ -28,7 +28,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet lambdas run test test-short emulators bench lint fmt clean fuzz sim chaos \
+.PHONY: all build runfleet lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
 	lint-go lint-template lambda-check template-tools \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -68,13 +68,26 @@ emulators:
 	bash infra/test/install-emulators.sh
 	bash infra/test/install-fixtures.sh
 
+## chromium: Debian's headless Chromium, which the status page's browser test
+## (cmd/runfleet) drives; installed with apt-get when missing (needs root or
+## sudo), and a clear failure when it cannot be
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  echo "installing chromium (apt-get) for the status page test"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q chromium >/dev/null || \
+	    { $$sudo apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q chromium >/dev/null; }; \
+	fi; \
+	test -x "$(CHROMIUM)" || { echo "chromium: $(CHROMIUM) is missing and could not be installed; run as root: apt-get install chromium (or set CHROMIUM=/path/to/chromium)" >&2; exit 1; }
+
 ## test: every test, against real DynamoDB Local and moto servers it starts itself.
 ## The simulation (internal/sim) runs without the race detector, which would
 ## make its 10,000 job lifecycles over 200 seeds ten times slower; every
 ## other package runs with it.
-test: emulators
+test: emulators chromium
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
+	RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
 	$(GO) test -count=1 -timeout 20m ./internal/sim
 
 ## sim: the fault simulation at scale: 1,000,000 job lifecycles (docs/reliability.md)

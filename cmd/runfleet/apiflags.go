@@ -24,7 +24,7 @@ type apiFlags struct {
 func (a *apiFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&a.server, "server", c.envOr("RUNFLEET_SERVER", defaultServer), "runfleet server URL (env RUNFLEET_SERVER)")
 	fs.StringVar(&a.token, "token", "", "operator API token, the server's server.api_token (env RUNFLEET_API_TOKEN; the variable is safer: flags show in ps)")
-	fs.BoolVar(&a.json, "json", false, "print the server's JSON instead of a table")
+	addOutputFlags(fs, &a.json)
 }
 
 func (a *apiFlags) client(c *cli) (*httpapi.Client, error) {

@@ -27,23 +27,26 @@ type cli struct {
 const mainUsage = `runfleet: autoscaler for GitHub Actions self-hosted runners.
 
 Usage:
-  runfleet serve --config FILE [--log-level LEVEL]
-  runfleet instances list [--pool POOL] [--json]
-  runfleet instances show NAME [--json]
-  runfleet instances delete NAME [--force] [--json]
-  runfleet reconcile [--json]
-  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [--json]
-  runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [--json] [--log-level LEVEL]
-  runfleet version
+  runfleet serve --config FILE [--log-level LEVEL] [--log-format text|json]
+  runfleet instances list [--pool POOL] [--status S[,S…]] [--all] [-o table|json]
+  runfleet instances show NAME [-o table|json]
+  runfleet instances delete NAME [--force] [-o table|json]
+  runfleet jobs list [--pool POOL] [-o table|json]
+  runfleet reconcile [-o table|json]
+  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [-o table|json]
+  runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [-o table|json] [--log-level LEVEL]
+  runfleet version [-o table|json]
   runfleet help [COMMAND]
 
-serve runs embedded mode: the webhook endpoint, the operator API, workers and
-the reconciler in one process. The instances and reconcile commands operate a
-running server through its operator API:
+serve runs embedded mode: the webhook endpoint, the operator API, the status
+page (http://HOST:PORT/), workers and the reconciler in one process. The
+instances, jobs and reconcile commands operate a running server through its
+operator API:
   --server URL    server to talk to (env RUNFLEET_SERVER; default ` + defaultServer + `)
   --token TOKEN   the server's operator API token (env RUNFLEET_API_TOKEN)
 provider check runs a pool's provider directly, without a server, to vet it.
 
+-o json prints what a command shows as JSON, for scripts (--json is the same).
 Run 'runfleet COMMAND -h' for a command's flags.
 Exit status: 0 success, 1 failure, 2 bad usage or invalid configuration.
 `
@@ -61,6 +64,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.serve(rest)
 	case "instances":
 		return c.instances(ctx, rest)
+	case "jobs":
+		return c.jobs(ctx, rest)
 	case "reconcile":
 		return c.reconcile(ctx, rest)
 	case "webhook":
@@ -85,7 +90,7 @@ func (c *cli) help(args []string) int {
 	// Each command prints its own usage for -h; asked for by name, it goes
 	// to stdout.
 	switch args[0] {
-	case "serve", "instances", "reconcile", "webhook", "provider", "version":
+	case "serve", "instances", "jobs", "reconcile", "webhook", "provider", "version":
 		return run(context.Background(), append(args, "-h"), c.getenv, c.stdout, c.stdout)
 	default:
 		fmt.Fprintf(c.stderr, "runfleet: no help for unknown command %q\n\n%s", args[0], mainUsage)

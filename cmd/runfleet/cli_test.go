@@ -51,6 +51,14 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"serve"},
 		{"serve", "--config", "x.yaml", "--log-level", "loud"},
 		{"reconcile", "extra"},
+		{"jobs"},
+		{"jobs", "frob"},
+		{"jobs", "list", "extra"},
+		{"instances", "list", "--status", "runing"},
+		{"instances", "list", "--status", "deleted"},
+		{"instances", "list", "-o", "yaml"},
+		{"version", "-o", "xml"},
+		{"serve", "--config", "x.yaml", "--log-format", "logfmt"},
 	}
 	for _, args := range cases {
 		res := runCLI(t, nil, args...)
@@ -190,7 +198,7 @@ func TestInstanceTable(t *testing.T) {
 			t.Errorf("row 1 lacks %q: %s", want, lines[1])
 		}
 	}
-	for _, want := range []string{"pending_delete", "1h0m0s", "attempt 3", "retry in 4s", "cloud says no"} {
+	for _, want := range []string{"pending_delete", " 1h ", "attempt 3", "retry in 4s", "cloud says no"} {
 		if !strings.Contains(lines[2], want) {
 			t.Errorf("row 2 lacks %q: %s", want, lines[2])
 		}

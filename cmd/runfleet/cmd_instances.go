@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/runfleet/runfleet/internal/httpapi"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 const instancesUsage = `Usage:
-  runfleet instances list [--pool POOL] [--json]
-  runfleet instances show NAME [--json]
-  runfleet instances delete NAME [--force] [--json]
+  runfleet instances list [--pool POOL] [--status S[,S…]] [--all] [-o table|json]
+  runfleet instances show NAME [-o table|json]
+  runfleet instances delete NAME [--force] [-o table|json]
 
 Lists, shows and deletes the instances (runner machines) of a running
 runfleet server through its operator API. Run 'runfleet instances COMMAND -h'
@@ -39,12 +42,21 @@ func (c *cli) instances(ctx context.Context, args []string) int {
 	}
 }
 
+const instancesListDescription = `Lists the instances of a running server, one line each, and a totals line.
+
+By default the instances on their way out (pending_delete,
+pending_force_delete, deleting) are left out and counted in the totals;
+--all lists every live status. Deleted instances are never listed: the
+server keeps their records 7 days, readable one by one with
+'runfleet instances show NAME', but indexes only live ones.`
+
 func (c *cli) instancesList(ctx context.Context, args []string) int {
-	fs := c.newFlags("instances list", "runfleet instances list [--pool POOL] [--json]",
-		"Lists the live instances (every status but deleted), of one pool with --pool.")
+	fs := c.newFlags("instances list", "runfleet instances list [--pool POOL] [--status S[,S…]] [--all] [-o table|json]", instancesListDescription)
 	var api apiFlags
 	api.register(fs, c)
 	pool := fs.String("pool", "", "only this pool's instances")
+	statusList := fs.String("status", "", "only instances in these statuses, comma-separated (e.g. error,creating)")
+	all := fs.Bool("all", false, "every live status, those on their way out included")
 	positional, status, done := parse(fs, args)
 	if done {
 		return status
@@ -52,31 +64,116 @@ func (c *cli) instancesList(ctx context.Context, args []string) int {
 	if len(positional) > 0 {
 		return c.usageError(fs, "unexpected argument %q", positional[0])
 	}
+	statuses, err := parseStatusList(*statusList)
+	if err != nil {
+		return c.usageError(fs, "--status: %v", err)
+	}
 	client, err := api.client(c)
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
-	list, err := client.ListInstances(ctx, *pool)
+	list, err := client.ListInstancesWhere(ctx, httpapi.InstanceFilter{Pool: *pool, Statuses: statuses})
 	if err != nil {
 		return c.apiFail(err)
+	}
+	// Asked for by status, an instance is shown whatever that status is.
+	var hidden int
+	if !*all && len(statuses) == 0 {
+		shown := list[:0:0]
+		for _, in := range list {
+			if leaving(in.Status) {
+				hidden++
+				continue
+			}
+			shown = append(shown, in)
+		}
+		list = shown
 	}
 	if api.json {
 		return c.printJSON(list)
 	}
-	if len(list) == 0 {
-		if *pool != "" {
-			fmt.Fprintf(c.stdout, "no live instances in pool %s\n", *pool)
-		} else {
-			fmt.Fprintln(c.stdout, "no live instances")
-		}
-		return exitOK
+	if len(list) > 0 {
+		writeInstanceTable(c.stdout, list, now())
 	}
-	writeInstanceTable(c.stdout, list, now())
+	fmt.Fprintln(c.stdout, instanceTotals(list, hidden, *pool, *statusList))
 	return exitOK
 }
 
+// leaving reports whether an instance is on its way out: listed only with
+// --all or by status.
+func leaving(s runner.Status) bool {
+	return s.PendingDeletion() || s == runner.StatusDeleting
+}
+
+// parseStatusList reads --status; deleted is refused with the reason.
+func parseStatusList(v string) ([]runner.Status, error) {
+	var out []runner.Status
+	for name := range strings.SplitSeq(v, ",") {
+		s := runner.Status(strings.TrimSpace(name))
+		switch {
+		case s == "":
+			continue
+		case s == runner.StatusDeleted:
+			return nil, errors.New("deleted instances are not listed; read one with 'runfleet instances show NAME' (records are kept 7 days)")
+		case !s.Valid():
+			return nil, fmt.Errorf("%q is not an instance status (want one of %s)", s, liveStatuses())
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func liveStatuses() string {
+	var names []string
+	for _, s := range runner.AllStatuses {
+		if s.Live() {
+			names = append(names, string(s))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// instanceTotals is the last line of a listing: how many, by status in
+// lifecycle order, and how many were left out.
+func instanceTotals(list []*runner.Instance, hidden int, pool, statuses string) string {
+	counts := map[runner.Status]int{}
+	for _, in := range list {
+		counts[in.Status]++
+	}
+	var parts []string
+	for _, s := range runner.AllStatuses {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	line := plural(len(list), "instance")
+	if len(list) == 0 {
+		line = "no live instances"
+	}
+	if pool != "" {
+		line += " in pool " + pool
+	}
+	if statuses != "" {
+		line += " in status " + statuses
+	}
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, ", ")
+	}
+	if hidden > 0 {
+		line += fmt.Sprintf(" (%d on their way out not shown; --all shows them)", hidden)
+	}
+	return line
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func (c *cli) instancesShow(ctx context.Context, args []string) int {
-	fs := c.newFlags("instances show", "runfleet instances show NAME [--json]",
+	fs := c.newFlags("instances show", "runfleet instances show NAME [-o table|json]",
 		"Shows one instance in full, deleted ones included while their record is kept (7 days).")
 	var api apiFlags
 	api.register(fs, c)
@@ -105,7 +202,7 @@ completes even if GitHub or the provider keeps failing (the failure is
 recorded on the instance); check the provider for a leftover machine then.`
 
 func (c *cli) instancesDelete(ctx context.Context, args []string) int {
-	fs := c.newFlags("instances delete", "runfleet instances delete NAME [--force] [--json]", deleteDescription)
+	fs := c.newFlags("instances delete", "runfleet instances delete NAME [--force] [-o table|json]", deleteDescription)
 	var api apiFlags
 	api.register(fs, c)
 	force := fs.Bool("force", false, "delete even a busy runner, and finish even when GitHub or the provider fails")

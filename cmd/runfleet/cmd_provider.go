@@ -23,7 +23,7 @@ import (
 	"github.com/runfleet/runfleet/providers/external/conformance"
 )
 
-const providerUsage = `Usage: runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [--json] [--log-level LEVEL]
+const providerUsage = `Usage: runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [-o table|json] [--log-level LEVEL]
 
 Runs a pool's provider through the protocol and reports what conforms.
 Run 'runfleet provider check -h' for details.
@@ -87,11 +87,12 @@ func (c *cli) provider(ctx context.Context, args []string) int {
 }
 
 func (c *cli) providerCheck(ctx context.Context, args []string) int {
-	fs := c.newFlags("provider check", "runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [--json] [--log-level LEVEL]", providerCheckDescription)
+	fs := c.newFlags("provider check", "runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [-o table|json] [--log-level LEVEL]", providerCheckDescription)
 	configPath := fs.String("config", c.getenv("RUNFLEET_CONFIG"), "config file (env RUNFLEET_CONFIG)")
 	poolName := fs.String("pool", "", "pool whose provider to check; required when the config has several")
 	settle := fs.Duration("settle", 30*time.Second, "how long a deleted machine may still be listed (clouds list terminating machines for a while)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	asJSON := new(bool)
+	addOutputFlags(fs, asJSON)
 	// The timeout probe's kill is expected and logged as a warning, so only
 	// errors are shown unless asked; debug shows every call with its stderr.
 	levelName := fs.String("log-level", "error", "least severe log level written to stderr: debug (every provider call, with its stderr), info, warn or error")

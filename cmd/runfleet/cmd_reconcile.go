@@ -9,7 +9,7 @@ import (
 )
 
 func (c *cli) reconcile(ctx context.Context, args []string) int {
-	fs := c.newFlags("reconcile", "runfleet reconcile [--json]",
+	fs := c.newFlags("reconcile", "runfleet reconcile [-o table|json]",
 		"Runs a reconcile pass on the server now, instead of waiting for engine.reconcile_interval, and prints what it did.")
 	var api apiFlags
 	api.register(fs, c)

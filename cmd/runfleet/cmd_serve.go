@@ -15,9 +15,10 @@ import (
 )
 
 const serveDescription = `Runs runfleet in embedded mode: the webhook endpoint (POST /webhook), the
-operator API (/api/v1/), a health check (GET /healthz), queue workers and the
-reconciler, with state in store.dir (state.db and queue.db). Logs are JSON
-lines on stderr.
+operator API (/api/v1/), the status page (GET /), a health check
+(GET /healthz), queue workers and the reconciler, with state in store.dir
+(state.db). Logs go to stderr: text when stderr is a terminal, JSON lines
+otherwise (--log-format).
 
 The config is checked in full before anything starts; every problem is
 listed and the exit status is 2. SIGINT or SIGTERM shuts down gracefully
@@ -25,9 +26,10 @@ listed and the exit status is 2. SIGINT or SIGTERM shuts down gracefully
 signal exits at once.`
 
 func (c *cli) serve(args []string) int {
-	fs := c.newFlags("serve", "runfleet serve --config FILE [--log-level LEVEL]", serveDescription)
+	fs := c.newFlags("serve", "runfleet serve --config FILE [--log-level LEVEL] [--log-format text|json]", serveDescription)
 	configPath := fs.String("config", c.getenv("RUNFLEET_CONFIG"), "config file (env RUNFLEET_CONFIG); see examples/local.yaml")
 	levelName := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
+	formatName := fs.String("log-format", "", "log line format: text or json (default: text when stderr is a terminal, else json)")
 	positional, status, done := parse(fs, args)
 	if done {
 		return status
@@ -42,12 +44,16 @@ func (c *cli) serve(args []string) int {
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
+	format, err := telemetry.ParseLogFormat(*formatName, c.stderr)
+	if err != nil {
+		return c.usageError(fs, "%v", err)
+	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "runfleet: %v\n", err)
 		return exitUsage
 	}
-	log := telemetry.NewLogger(c.stderr, level, "controller_id", cfg.ControllerID)
+	log := telemetry.NewLoggerFormat(c.stderr, format, level, "controller_id", cfg.ControllerID)
 	slog.SetDefault(log)
 
 	ctx, stop := shutdownOnSignal(log)

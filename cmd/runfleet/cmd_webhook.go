@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
 
 const webhookUsage = `Usage:
-  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [--json]
+  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [-o table|json]
 
 Sends a webhook payload to runfleet exactly as GitHub delivers one, for
 trying runfleet without GitHub. Run 'runfleet webhook send -h' for flags.
@@ -45,12 +48,13 @@ func (c *cli) webhook(ctx context.Context, args []string) int {
 }
 
 func (c *cli) webhookSend(ctx context.Context, args []string) int {
-	fs := c.newFlags("webhook send", "runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [--json]", sendDescription)
+	fs := c.newFlags("webhook send", "runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [-o table|json]", sendDescription)
 	secretFlag := fs.String("secret", "", "webhook secret (env RUNFLEET_WEBHOOK_SECRET; the variable is safer: flags show in ps)")
 	url := fs.String("url", c.envOr("RUNFLEET_WEBHOOK_URL", defaultServer+"/webhook"), "webhook endpoint (env RUNFLEET_WEBHOOK_URL)")
 	event := fs.String("event", webhook.EventWorkflowJob, "X-GitHub-Event to send")
 	delivery := fs.String("delivery", "", "X-GitHub-Delivery to send (default: a fresh random id)")
-	asJSON := fs.Bool("json", false, "print runfleet's JSON answer as it came")
+	asJSON := new(bool)
+	addOutputFlags(fs, asJSON)
 	positional, status, done := parse(fs, args)
 	if done {
 		return status
@@ -74,10 +78,20 @@ func (c *cli) webhookSend(ctx context.Context, args []string) int {
 	defer cancel()
 	res, err := webhook.Send(ctx, *url, []byte(secret), *event, body, *delivery)
 	if err != nil {
+		// The sender's error wraps the transport's, and each repeats the
+		// URL; say it once, then the cause.
+		var urlErr *neturl.Error
+		if errors.As(err, &urlErr) {
+			err = fmt.Errorf("cannot deliver the webhook to %s: %w", *url, httpapi.TransportCause(err))
+		}
 		return c.fail(err)
 	}
 	if *asJSON {
+		// The answer as it came, ended like every other output.
 		_, _ = c.stdout.Write(res.Body)
+		if len(res.Body) == 0 || res.Body[len(res.Body)-1] != '\n' {
+			fmt.Fprintln(c.stdout)
+		}
 	} else {
 		printSendResult(c.stdout, res)
 	}

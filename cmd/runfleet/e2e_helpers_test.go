@@ -82,9 +82,10 @@ func testConfig(t *testing.T, storeDir string) *config.Config {
 
 // running is one in-process `runfleet serve`.
 type running struct {
-	url  string
-	logs *testlog.Buffer
-	stop func()
+	url   string
+	token string
+	logs  *testlog.Buffer
+	stop  func()
 }
 
 // startServe runs the serve assembly on a free loopback port over storeDir
@@ -92,12 +93,17 @@ type running struct {
 // test did not stop it.
 func startServe(t *testing.T, storeDir string, disableWorkers bool) *running {
 	t.Helper()
+	return startServeConfig(t, testConfig(t, storeDir), disableWorkers)
+}
+
+// startServeConfig is startServe with a config of the test's own.
+func startServeConfig(t *testing.T, cfg *config.Config, disableWorkers bool) *running {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &testlog.Buffer{}
-	cfg := testConfig(t, storeDir)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -108,7 +114,7 @@ func startServe(t *testing.T, storeDir string, disableWorkers bool) *running {
 			DisableWorkers: disableWorkers,
 		})
 	}()
-	r := &running{url: "http://" + ln.Addr().String(), logs: logs}
+	r := &running{url: "http://" + ln.Addr().String(), token: cfg.Server.APIToken, logs: logs}
 	var once sync.Once
 	r.stop = func() {
 		once.Do(func() {
@@ -143,7 +149,7 @@ func startServe(t *testing.T, storeDir string, disableWorkers bool) *running {
 
 func (r *running) client(t *testing.T) *httpapi.Client {
 	t.Helper()
-	c, err := httpapi.NewClient(r.url, testAPIToken, nil)
+	c, err := httpapi.NewClient(r.url, r.token, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -9,10 +11,41 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/statuspage"
 )
 
 // now is the clock ages are measured with.
 var now = time.Now
+
+// outputFormat is the value of -o/--output: table (the default, for
+// people) or json (for scripts). It sets the bool a command tests.
+type outputFormat struct{ json *bool }
+
+func (o outputFormat) String() string {
+	if o.json != nil && *o.json {
+		return "json"
+	}
+	return "table"
+}
+
+func (o outputFormat) Set(v string) error {
+	switch v {
+	case "json":
+		*o.json = true
+	case "table", "text":
+		*o.json = false
+	default:
+		return errors.New("want table or json")
+	}
+	return nil
+}
+
+// addOutputFlags registers -o/--output, and --json as its older spelling.
+func addOutputFlags(fs *flag.FlagSet, asJSON *bool) {
+	fs.Var(outputFormat{asJSON}, "o", "output `format`: table or json")
+	fs.Var(outputFormat{asJSON}, "output", "output `format`: table or json (same as -o)")
+	fs.BoolVar(asJSON, "json", false, "same as -o json")
+}
 
 func (c *cli) printJSON(v any) int {
 	enc := json.NewEncoder(c.stdout)
@@ -29,8 +62,8 @@ func writeInstanceTable(w io.Writer, list []*runner.Instance, at time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPOOL\tSTATUS\tRUNNER\tJOB\tAGE\tNOTE")
 	for _, in := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			in.Name, in.Pool, in.Status, orDash(string(in.RunnerStatus)), in.JobID, age(in.CreatedAt, at), note(in, at))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			in.Name, in.Pool, in.Status, orDash(string(in.RunnerStatus)), orDash(idString(in.JobID)), age(in.CreatedAt, at), note(in, at))
 	}
 	_ = tw.Flush()
 }
@@ -41,11 +74,7 @@ func note(in *runner.Instance, at time.Time) string {
 		parts = append(parts, fmt.Sprintf("attempt %d", in.Attempts))
 	}
 	if in.NextAttemptAt.After(at) {
-		if d := in.NextAttemptAt.Sub(at).Round(time.Second); d > 0 {
-			parts = append(parts, "retry in "+d.String())
-		} else {
-			parts = append(parts, "retry due")
-		}
+		parts = append(parts, "retry "+statuspage.Relative(in.NextAttemptAt, at))
 	}
 	if in.ProviderFault != "" {
 		parts = append(parts, truncate(in.ProviderFault, 60))
@@ -82,25 +111,21 @@ func writeInstanceDetail(w io.Writer, in *runner.Instance, at time.Time) {
 	_ = tw.Flush()
 }
 
-// age is how long ago t was, to the second ("-" when unknown).
+// age is how long ago t was, for people ("4s", "7d"; "-" when unknown).
 func age(t, at time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	return at.Sub(t).Round(time.Second).String()
+	return statuspage.HumanDuration(at.Sub(t))
 }
 
-// timeAndAge prints an instant in UTC with its distance from at.
+// timeAndAge prints an instant in UTC with its distance from at ("4s ago",
+// "in 4s").
 func timeAndAge(t, at time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	d := at.Sub(t).Round(time.Second)
-	rel := d.String() + " ago"
-	if d < 0 {
-		rel = "in " + (-d).String()
-	}
-	return t.UTC().Format(time.RFC3339) + " (" + rel + ")"
+	return t.UTC().Format(time.RFC3339) + " (" + statuspage.Relative(t, at) + ")"
 }
 
 func idString(id int64) string {

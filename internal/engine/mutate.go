@@ -64,7 +64,13 @@ func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Ins
 		decide,
 		func(cur, next *runner.Instance) error {
 			next.Version = cur.Version
-			return in.store.UpdateInstance(ctx, cur.Status, next)
+			if err := in.store.UpdateInstance(ctx, cur.Status, next); err != nil {
+				return err
+			}
+			if next.Status != cur.Status {
+				in.observer.InstanceChanged(next, cur.Status)
+			}
+			return nil
 		})
 }
 

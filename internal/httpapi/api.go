@@ -23,6 +23,7 @@ const Prefix = "/api/v1/"
 // Engine is what the API needs from the engine; *engine.Engine has it.
 type Engine interface {
 	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
+	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
 	GetInstance(ctx context.Context, name string) (*runner.Instance, error)
 	OperatorDelete(ctx context.Context, name string, mode engine.DeleteMode) (*runner.Instance, error)
 	Reconcile(ctx context.Context) (engine.ReconcileReport, error)
@@ -65,11 +66,13 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"instances/{name}", a.getInstance)
 	mux.HandleFunc("DELETE "+Prefix+"instances/{name}", a.deleteInstance)
 	mux.HandleFunc("POST "+Prefix+"reconcile", a.reconcile)
+	mux.HandleFunc("GET "+Prefix+"jobs", a.listJobs)
 	// Method-less patterns catch the wrong methods on known paths, so those
 	// get a JSON 405 rather than the mux's plain-text one.
 	mux.Handle(Prefix+"instances", methodNotAllowed("GET"))
 	mux.Handle(Prefix+"instances/{name}", methodNotAllowed("GET, DELETE"))
 	mux.Handle(Prefix+"reconcile", methodNotAllowed("POST"))
+	mux.Handle(Prefix+"jobs", methodNotAllowed("GET"))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such operator API route: "+r.Method+" "+r.URL.Path)
 	})

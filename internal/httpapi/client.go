@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -50,8 +51,10 @@ type Error struct {
 	Message string
 }
 
+// Error puts the server's own words first: they say what went wrong; the
+// status follows for whoever needs it.
 func (e *Error) Error() string {
-	return fmt.Sprintf("server answered %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Message)
+	return fmt.Sprintf("%s (server answered %d %s)", e.Message, e.StatusCode, http.StatusText(e.StatusCode))
 }
 
 // ListInstances returns the live instances, of one pool if pool != "".
@@ -62,6 +65,38 @@ func (c *Client) ListInstances(ctx context.Context, pool string) ([]*runner.Inst
 	}
 	var list []*runner.Instance
 	err := c.call(ctx, http.MethodGet, "instances", q, &list)
+	return list, err
+}
+
+// InstanceFilter narrows ListInstancesWhere; zero fields match all.
+type InstanceFilter struct {
+	Pool     string
+	Statuses []runner.Status
+}
+
+// ListInstancesWhere returns the live instances the filter matches.
+func (c *Client) ListInstancesWhere(ctx context.Context, f InstanceFilter) ([]*runner.Instance, error) {
+	q := url.Values{}
+	if f.Pool != "" {
+		q.Set("pool", f.Pool)
+	}
+	for _, s := range f.Statuses {
+		q.Add("status", string(s))
+	}
+	var list []*runner.Instance
+	err := c.call(ctx, http.MethodGet, "instances", q, &list)
+	return list, err
+}
+
+// ListOpenJobs returns the open demand (jobs waiting for a runner or for
+// approval), of one pool if pool != "", oldest first.
+func (c *Client) ListOpenJobs(ctx context.Context, pool string) ([]*runner.Job, error) {
+	q := url.Values{}
+	if pool != "" {
+		q.Set("pool", pool)
+	}
+	var list []*runner.Job
+	err := c.call(ctx, http.MethodGet, "jobs", q, &list)
 	return list, err
 }
 
@@ -118,7 +153,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach runfleet at %s: %w", c.base.Redacted(), err)
+		return fmt.Errorf("cannot reach runfleet at %s: %w", c.base.Redacted(), TransportCause(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
@@ -135,6 +170,22 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		_ = json.Unmarshal(body, out)
 	}
 	return answerError(resp.StatusCode, body)
+}
+
+// TransportCause strips from a failed request's error what the caller's
+// message says already — *url.Error's method and URL, *net.OpError's
+// operation and address — leaving the cause ("connect: connection
+// refused"). errors.Is still matches through what is left.
+func TransportCause(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) && urlErr.Err != nil {
+		err = urlErr.Err
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		err = opErr.Err
+	}
+	return err
 }
 
 // answerError builds the *Error for a non-2xx answer.

@@ -4,26 +4,76 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// listInstances answers GET /api/v1/instances[?pool=P]: the live instances,
-// as a JSON array (never null).
+// listInstances answers GET /api/v1/instances[?pool=P][&status=S,S…]: the
+// live instances, of the given statuses when asked, as a JSON array (never
+// null). Deleted instances are not listed: the store keeps their records
+// (store.DeletedRetention) readable by name, but indexes only live ones.
 func (a *api) listInstances(w http.ResponseWriter, r *http.Request) {
-	pool := r.URL.Query().Get("pool")
-	list, err := a.engine.ListInstances(r.Context(), pool)
+	q := r.URL.Query()
+	statuses, err := parseStatuses(q["status"])
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	list, err := a.engine.ListInstances(r.Context(), q.Get("pool"))
 	if err != nil {
 		a.fail(w, r, fmt.Errorf("list instances: %w", err))
 		return
 	}
-	if list == nil {
-		list = []*runner.Instance{}
+	out := make([]*runner.Instance, 0, len(list))
+	for _, in := range list {
+		if len(statuses) == 0 || slices.Contains(statuses, in.Status) {
+			out = append(out, in)
+		}
 	}
-	writeJSON(w, http.StatusOK, list)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// parseStatuses reads status filters, each one name or a comma-separated
+// list; it refuses names that are no status, and deleted, which the
+// listing can never hold.
+func parseStatuses(values []string) ([]runner.Status, error) {
+	var out []runner.Status
+	for _, v := range values {
+		for name := range strings.SplitSeq(v, ",") {
+			s := runner.Status(strings.TrimSpace(name))
+			switch {
+			case s == "":
+				continue
+			case s == runner.StatusDeleted:
+				return nil, fmt.Errorf("status=deleted: deleted instances are not listed (their records are kept %s; read one by name)", DeletedRetentionText())
+			case !s.Valid():
+				return nil, fmt.Errorf("status=%q: not an instance status (want one of %s)", s, liveStatusNames())
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// DeletedRetentionText words store.DeletedRetention for messages.
+func DeletedRetentionText() string {
+	return fmt.Sprintf("%d days", int(store.DeletedRetention/(24*time.Hour)))
+}
+
+func liveStatusNames() string {
+	var names []string
+	for _, s := range runner.AllStatuses {
+		if s.Live() {
+			names = append(names, string(s))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // getInstance answers GET /api/v1/instances/{name}, deleted instances
@@ -69,10 +119,21 @@ func (a *api) deleteInstance(w http.ResponseWriter, r *http.Request) {
 // keeps its own (already specific) text.
 func instanceError(name string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("instance %q not found: %w", name, err)
+		return &notFoundError{name: name, err: err}
 	}
 	return err
 }
+
+// notFoundError says only which instance is missing: the store's chain
+// under it ("bolt: instance …: store: instance not found") says it twice
+// more. It still matches store.ErrNotFound for statusOf.
+type notFoundError struct {
+	name string
+	err  error
+}
+
+func (e *notFoundError) Error() string { return fmt.Sprintf("instance %q not found", e.name) }
+func (e *notFoundError) Unwrap() error { return e.err }
 
 // fail answers with the status the error calls for; server-side failures are
 // logged, an operator's mistakes (404, 409) are not worth an error line.

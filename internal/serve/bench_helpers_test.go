@@ -60,7 +60,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 		WrapProvider: func(_ string, p providers.Provider) providers.Provider { return clock.wrap(p) },
 		Logger:       log,
 	})
-	handler, err := routes(cfg, w.Engine, w.Store, w.Queue, w.GitHub, log)
+	handler, err := routes(cfg, w.Engine, w.Store, w.Queue, w.GitHub, log, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/queue"
+	"github.com/runfleet/runfleet/internal/statuspage"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
@@ -21,7 +22,8 @@ import (
 const healthTimeout = 5 * time.Second
 
 // routes is embedded mode's whole HTTP surface.
-func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, gh any, log *slog.Logger) (http.Handler, error) {
+// page is the status page's recorder; nil starts an empty one.
+func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, gh any, log *slog.Logger, page *statuspage.Recorder) (http.Handler, error) {
 	intake, err := webhook.New(webhook.Options{
 		Secret:       cfg.Webhook.Secret,
 		MaxBodyBytes: cfg.Webhook.MaxBodyBytes,
@@ -38,9 +40,10 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 	mux.Handle("GET /healthz", healthz(st, q))
 	mux.Handle("GET /metrics", metrics(eng, q, gh))
 	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: cfg.Server.APIToken, Logger: log}))
+	mux.Handle("/{$}", statuspage.New(statuspage.Options{Source: eng, Recorder: page, Token: cfg.Server.APIToken, Logger: log}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
-			"error":  fmt.Sprintf("no such route: %s %s (runfleet serves POST /webhook, GET /healthz, GET /metrics and %s)", r.Method, r.URL.Path, httpapi.Prefix),
+			"error":  fmt.Sprintf("no such route: %s %s (runfleet serves GET / (the status page), POST /webhook, GET /healthz, GET /metrics and %s)", r.Method, r.URL.Path, httpapi.Prefix),
 			"status": http.StatusNotFound,
 		})
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/metadata"
 	"github.com/runfleet/runfleet/internal/queue/local"
+	"github.com/runfleet/runfleet/internal/statuspage"
 	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/internal/wiring"
 )
@@ -116,12 +117,15 @@ func Run(ctx context.Context, opts Options) (err error) {
 	engOpts := wiring.EngineOptions(cfg)
 	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log
 	engOpts.InstallationID = installationID
+	// The status page's recorder hears the engine beside any other observer.
+	page := statuspage.NewRecorder(nil)
+	engOpts.Observer = engine.Observers(engOpts.Observer, page)
 	eng, err := engine.New(boot.engineOptions(engOpts))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 
-	handler, err := routes(cfg, eng, st, q, gh, log)
+	handler, err := routes(cfg, eng, st, q, gh, log, page)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -246,6 +250,7 @@ func logStart(log *slog.Logger, cfg *config.Config, addr net.Addr, opts Options)
 		"webhook_url", base + "/webhook",
 		"api_url", api,
 		"healthz_url", base + "/healthz",
+		"status_page_url", base + "/",
 		"store_dir", cfg.Store.Dir,
 		"pools", pools,
 		"workers", workers,

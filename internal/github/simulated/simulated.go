@@ -109,6 +109,9 @@ func (g *GitHub) GenerateJITConfig(ctx context.Context, req github.JITRequest) (
 			Labels: slices.Clone(req.Labels),
 		},
 	}
+	if busyOnRegistration(req.Labels) {
+		r.Status, r.Busy = StatusOnline, true
+	}
 	g.runners.add(r)
 	if inj != nil {
 		return nil, inj.err

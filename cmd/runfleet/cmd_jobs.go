@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/statuspage"
+)
+
+const jobsUsage = `Usage:
+  runfleet jobs list [--pool POOL] [-o table|json]
+
+Lists the open demand of a running runfleet server: the jobs GitHub has
+queued that no runner has started yet, how long each has waited, and which
+are waiting for capacity. Run 'runfleet jobs list -h' for flags.
+`
+
+const jobsListDescription = `Lists the open jobs (queued in GitHub, not started on a runner yet) oldest
+first, with how long each has waited since GitHub queued it and what it
+waits for: capacity (its pool is at max_runners, or its next runner is
+backing off), the runner being made for it, or an environment's approval.
+Started, finished and expired jobs are not listed.`
+
+func (c *cli) jobs(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, jobsUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "list", "ls":
+		return c.jobsList(ctx, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stderr, jobsUsage)
+		return exitOK
+	default:
+		fmt.Fprintf(c.stderr, "runfleet jobs: unknown command %q\n\n%s", args[0], jobsUsage)
+		return exitUsage
+	}
+}
+
+func (c *cli) jobsList(ctx context.Context, args []string) int {
+	fs := c.newFlags("jobs list", "runfleet jobs list [--pool POOL] [-o table|json]", jobsListDescription)
+	var api apiFlags
+	api.register(fs, c)
+	pool := fs.String("pool", "", "only this pool's jobs")
+	positional, status, done := parse(fs, args)
+	if done {
+		return status
+	}
+	if len(positional) > 0 {
+		return c.usageError(fs, "unexpected argument %q", positional[0])
+	}
+	client, err := api.client(c)
+	if err != nil {
+		return c.usageError(fs, "%v", err)
+	}
+	jobs, err := client.ListOpenJobs(ctx, *pool)
+	if err != nil {
+		return c.apiFail(err)
+	}
+	if api.json {
+		return c.printJSON(jobs)
+	}
+	at := now()
+	if len(jobs) > 0 {
+		writeJobTable(c.stdout, jobs, at)
+	}
+	fmt.Fprintln(c.stdout, jobTotals(jobs, *pool, at))
+	return exitOK
+}
+
+// waitingFor says what an open job waits for, as the table's WAITING FOR.
+func waitingFor(j *runner.Job, at time.Time) string {
+	switch {
+	case j.Status == runner.JobWaiting:
+		return "approval"
+	case j.Instance != "":
+		return "runner " + j.Instance
+	case j.NextAttemptAt.After(at):
+		return "capacity (next runner " + statuspage.Relative(j.NextAttemptAt, at) + ")"
+	default:
+		return "capacity"
+	}
+}
+
+func capacityBound(j *runner.Job) bool {
+	return j.Status.WantsRunner() && j.Instance == ""
+}
+
+func writeJobTable(w io.Writer, jobs []*runner.Job, at time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tPOOL\tREPOSITORY\tSTATUS\tWAITED\tWAITING FOR")
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Key(), j.Pool, orDash(j.Repository), j.Status, age(j.QueuedAt, at), waitingFor(j, at))
+	}
+	_ = tw.Flush()
+}
+
+// jobTotals is the last line: how many open jobs, how many wait for
+// capacity, and the longest wait.
+func jobTotals(jobs []*runner.Job, pool string, at time.Time) string {
+	line := plural(len(jobs), "open job")
+	if len(jobs) == 0 {
+		line = "no open jobs"
+	}
+	if pool != "" {
+		line += " in pool " + pool
+	}
+	if len(jobs) == 0 {
+		return line
+	}
+	var parts []string
+	capacity, approval := 0, 0
+	var oldest time.Time
+	for _, j := range jobs {
+		if capacityBound(j) {
+			capacity++
+		}
+		if j.Status == runner.JobWaiting {
+			approval++
+		}
+		if !j.QueuedAt.IsZero() && (oldest.IsZero() || j.QueuedAt.Before(oldest)) {
+			oldest = j.QueuedAt
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%d waiting for capacity", capacity))
+	if approval > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting for approval", approval))
+	}
+	if !oldest.IsZero() {
+		parts = append(parts, "longest wait "+age(oldest, at))
+	}
+	return line + ": " + strings.Join(parts, ", ")
+}

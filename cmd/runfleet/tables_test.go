@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+func TestJobTableSaysWhatEachJobWaitsFor(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	jobs := []*runner.Job{
+		{ID: 1, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-7 * 24 * time.Hour)},
+		{ID: 2, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-90 * time.Second), NextAttemptAt: at.Add(4 * time.Second)},
+		{ID: 3, RunAttempt: 2, Pool: "b", Status: runner.JobOpen, QueuedAt: at.Add(-5 * time.Second), Instance: "runfleet-b-3-2"},
+		{ID: 4, RunAttempt: 1, Pool: "b", Status: runner.JobWaiting, QueuedAt: at.Add(-time.Hour)},
+	}
+	var buf bytes.Buffer
+	writeJobTable(&buf, jobs, at)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "JOB") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	for i, want := range [][]string{
+		{"1#1", " 7d ", "capacity"},
+		{"2#1", "1m30s", "capacity (next runner in 4s)"},
+		{"3#2", " 5s ", "runner runfleet-b-3-2"},
+		{"4#1", " 1h ", "approval"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i+1], w) {
+				t.Errorf("row %d lacks %q: %s", i+1, w, lines[i+1])
+			}
+		}
+	}
+	if got := jobTotals(jobs, "", at); got != "4 open jobs: 2 waiting for capacity, 1 waiting for approval, longest wait 7d" {
+		t.Errorf("totals = %q", got)
+	}
+	if got := jobTotals(nil, "b", at); got != "no open jobs in pool b" {
+		t.Errorf("empty totals = %q", got)
+	}
+}
+
+func TestInstanceTotalsCountByStatusAndSayWhatIsLeftOut(t *testing.T) {
+	list := []*runner.Instance{
+		{Status: runner.StatusRunning}, {Status: runner.StatusCreating}, {Status: runner.StatusRunning}, {Status: runner.StatusError},
+	}
+	if got := instanceTotals(list, 2, "", ""); got != "4 instances: 1 creating, 2 running, 1 error (2 on their way out not shown; --all shows them)" {
+		t.Errorf("totals = %q", got)
+	}
+	if got := instanceTotals(list[:1], 0, "linux-x64", ""); got != "1 instance in pool linux-x64: 1 running" {
+		t.Errorf("one = %q", got)
+	}
+	if got := instanceTotals(nil, 0, "", "error,creating"); got != "no live instances in status error,creating" {
+		t.Errorf("none = %q", got)
+	}
+}
+
+func TestVersionAsJSON(t *testing.T) {
+	res := runCLI(t, nil, "version", "-o", "json")
+	var v map[string]any
+	if res.code != exitOK || json.Unmarshal([]byte(res.stdout), &v) != nil || v["version"] != version || !strings.HasPrefix(v["go"].(string), "go") {
+		t.Errorf("version -o json: %+v", res)
+	}
+	if res := runCLI(t, nil, "version", "-o", "table"); res.code != exitOK || !strings.HasPrefix(res.stdout, "runfleet ") {
+		t.Errorf("version -o table: %+v", res)
+	}
+}

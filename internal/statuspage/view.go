@@ -1,0 +1,199 @@
+package statuspage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// Source is what the page reads from the engine; *engine.Engine has it.
+type Source interface {
+	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
+	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
+	Pools() runner.Pools
+}
+
+// view is everything the template shows, already worded.
+type view struct {
+	GeneratedAt  string
+	Pools        []poolRow
+	StatusCounts []statusCount
+	Instances    []instanceRow
+	Jobs         []jobRow
+	Transitions  []transitionRow
+	Chart        chart
+	// TransitionsKept says how far back the transitions go.
+	TransitionsKept int
+}
+
+type poolRow struct {
+	Name string
+	Live int
+	Max  int
+	// Waiting counts open jobs with no instance: demand the pool has not
+	// met yet (full, backing off, or about to be made).
+	Waiting int
+	Open    int
+}
+
+type statusCount struct {
+	Status runner.Status
+	Count  int
+}
+
+type instanceRow struct {
+	Name, Pool, Status, Runner string
+	Job                        int64
+	Age, InStatus              string
+	Fault                      string
+	Retry                      string
+}
+
+type jobRow struct {
+	Key, Pool, Repository, Status, Instance string
+	Waited                                  string
+	Labels                                  string
+}
+
+type transitionRow struct {
+	At, Ago                  string
+	Instance, Pool, From, To string
+	Fault                    string
+}
+
+// buildView reads the engine and the recorder once.
+func buildView(ctx context.Context, src Source, rec *Recorder, at time.Time) (*view, error) {
+	instances, err := src.ListInstances(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("list instances: %w", err)
+	}
+	jobs, err := src.ListOpenJobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list open jobs: %w", err)
+	}
+	v := &view{GeneratedAt: at.UTC().Format(time.RFC3339)}
+	v.Pools = poolRows(src.Pools(), instances, jobs)
+	v.StatusCounts = statusCounts(instances)
+	v.Instances = instanceRows(instances, at)
+	v.Jobs = jobRows(jobs, at)
+	transitions := rec.Transitions()
+	v.TransitionsKept = len(transitions)
+	for _, t := range transitions {
+		from := string(t.From)
+		if from == "" {
+			from = "(new)"
+		}
+		v.Transitions = append(v.Transitions, transitionRow{
+			At: t.At.UTC().Format(time.RFC3339), Ago: Relative(t.At, at),
+			Instance: t.Instance, Pool: t.Pool, From: from, To: string(t.To), Fault: t.Fault,
+		})
+	}
+	v.Chart = newChart(rec.Samples(), at)
+	return v, nil
+}
+
+func poolRows(pools runner.Pools, instances []*runner.Instance, jobs []*runner.Job) []poolRow {
+	rows := make([]poolRow, 0, len(pools))
+	index := make(map[string]int, len(pools))
+	for _, p := range pools {
+		index[p.Name] = len(rows)
+		rows = append(rows, poolRow{Name: p.Name, Max: p.MaxRunners})
+	}
+	// A pool that left the config keeps showing while it has anything.
+	row := func(name string) *poolRow {
+		i, ok := index[name]
+		if !ok {
+			i = len(rows)
+			index[name] = i
+			rows = append(rows, poolRow{Name: name})
+		}
+		return &rows[i]
+	}
+	for _, in := range instances {
+		if in.Status.Live() {
+			row(in.Pool).Live++
+		}
+	}
+	for _, j := range jobs {
+		r := row(j.Pool)
+		if j.Status.WantsRunner() {
+			r.Open++
+			if j.Instance == "" {
+				r.Waiting++
+			}
+		}
+	}
+	return rows
+}
+
+func statusCounts(instances []*runner.Instance) []statusCount {
+	counts := make(map[runner.Status]int)
+	for _, in := range instances {
+		counts[in.Status]++
+	}
+	var out []statusCount
+	for _, s := range runner.AllStatuses {
+		if counts[s] > 0 {
+			out = append(out, statusCount{Status: s, Count: counts[s]})
+		}
+	}
+	return out
+}
+
+// instanceRows lists instances in lifecycle order, oldest first within a
+// status, so the ones stuck longest stand out.
+func instanceRows(instances []*runner.Instance, at time.Time) []instanceRow {
+	sorted := slices.Clone(instances)
+	rank := func(s runner.Status) int { return slices.Index(runner.AllStatuses, s) }
+	slices.SortStableFunc(sorted, func(a, b *runner.Instance) int {
+		if d := rank(a.Status) - rank(b.Status); d != 0 {
+			return d
+		}
+		return a.CreatedAt.Compare(b.CreatedAt)
+	})
+	rows := make([]instanceRow, 0, len(sorted))
+	for _, in := range sorted {
+		row := instanceRow{
+			Name: in.Name, Pool: in.Pool, Status: string(in.Status), Runner: dash(string(in.RunnerStatus)),
+			Job: in.JobID, Age: ago(in.CreatedAt, at), InStatus: ago(in.StatusChangedAt, at),
+			Fault: in.ProviderFault,
+		}
+		if in.NextAttemptAt.After(at) {
+			row.Retry = fmt.Sprintf("attempt %d, retry %s", in.Attempts, Relative(in.NextAttemptAt, at))
+		} else if in.Attempts > 0 {
+			row.Retry = fmt.Sprintf("attempt %d", in.Attempts)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func jobRows(jobs []*runner.Job, at time.Time) []jobRow {
+	rows := make([]jobRow, 0, len(jobs))
+	for _, j := range jobs {
+		rows = append(rows, jobRow{
+			Key: j.Key(), Pool: j.Pool, Repository: dash(j.Repository), Status: string(j.Status),
+			Instance: dash(j.Instance), Waited: ago(j.QueuedAt, at), Labels: strings.Join(j.Labels, ", "),
+		})
+	}
+	return rows
+}
+
+// ago is how long before at t was, or "-".
+func ago(t, at time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return HumanDuration(at.Sub(t))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
