@@ -93,6 +93,9 @@ func Load(ctx context.Context, role Role, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkControllerID(opts.Env, cfg.ControllerID); err != nil {
+		return nil, err
+	}
 	log = log.With("controller_id", cfg.ControllerID)
 	app := &App{
 		Role:   role,
@@ -127,4 +130,22 @@ func WithRequestID(ctx context.Context, log *slog.Logger) *slog.Logger {
 		return log.With("aws_request_id", lc.AwsRequestID)
 	}
 	return log
+}
+
+// ControllerIDMismatchError is a config whose controller_id is not the
+// stack's ControllerId parameter (EnvControllerID).
+type ControllerIDMismatchError struct {
+	Config, Stack string
+}
+
+func (e *ControllerIDMismatchError) Error() string {
+	return fmt.Sprintf("lambdafn: the config's controller_id %q is not the stack's ControllerId parameter %q (%s): "+
+		"the alarms and the dashboard read metrics under the parameter's value; set both to the same value", e.Config, e.Stack, EnvControllerID)
+}
+
+func checkControllerID(env Env, configured string) error {
+	if env.ControllerID == "" || env.ControllerID == configured {
+		return nil
+	}
+	return &ControllerIDMismatchError{Config: configured, Stack: env.ControllerID}
 }

@@ -69,6 +69,11 @@ const (
 	// has lost its worker (engine.Options.CreatingTimeout). A function
 	// cannot read another's timeout, so the template passes it.
 	EnvWorkerTimeout = "RUNFLEET_WORKER_TIMEOUT"
+	// EnvControllerID is the stack's ControllerId parameter: the alarms and
+	// the dashboard read the functions' metrics under it, so a config whose
+	// controller_id differs is refused at start (Load) rather than leaving
+	// every alarm blind. Optional: unset, nothing is compared.
+	EnvControllerID = "RUNFLEET_CONTROLLER_ID"
 )
 
 // Env is what a function reads from its environment. Secrets are never in
@@ -85,6 +90,8 @@ type Env struct {
 	MetadataURL         string
 	// WorkerTimeout is set for the worker and the reconciler.
 	WorkerTimeout time.Duration
+	// ControllerID, when set, is the controller_id the config must have.
+	ControllerID string
 }
 
 // ReadEnv reads and checks the environment of a function in role, naming
@@ -107,6 +114,7 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 
 		InstanceTokenKeyARN: get(EnvInstanceTokenKeyARN),
 		MetadataURL:         get(EnvMetadataURL),
+		ControllerID:        get(EnvControllerID),
 	}
 	var problems []error
 	for _, required := range []struct{ name, value string }{

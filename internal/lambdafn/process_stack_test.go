@@ -152,6 +152,9 @@ func newLocalStack(t *testing.T, config, githubToken string) *localStack {
 			// defaults.
 			"GitHubSecretArn": secret("github-token", githubToken),
 			"LogLevel":        "debug",
+			// The config's controller_id, as the deployer repeats it
+			// (every function refuses a mismatch).
+			"ControllerId": "process-test",
 		},
 		getAtts: map[string]string{
 			"MetadataFunctionUrl.FunctionUrl": metadataFunctionURL,
