@@ -72,6 +72,9 @@ type Options struct {
 	// metadata endpoints; nil means no token is issued (and no runner
 	// credentials are stored).
 	InstanceToken func(inst, pool string, createAttempt int, ttl time.Duration) (string, error)
+	// Observer hears what the engine did, for metrics and the status page;
+	// default NopObserver.
+	Observer Observer
 }
 
 // Engine runs runfleet's use cases over its ports. It is safe for
@@ -115,6 +118,7 @@ func New(opts Options) (*Engine, error) {
 		Now:              opts.Now,
 		DeleteBackoffMin: opts.DeleteBackoffMin,
 		DeleteBackoffMax: opts.DeleteBackoffMax,
+		Observer:         opts.Observer,
 	})
 	if err != nil {
 		return nil, err

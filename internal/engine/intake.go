@@ -27,6 +27,9 @@ type IntakeOptions struct {
 	// DeleteBackoffMin/Max: see Options.
 	DeleteBackoffMin time.Duration
 	DeleteBackoffMax time.Duration
+	// Observer hears what intake did (queue time, status changes); default
+	// NopObserver.
+	Observer Observer
 }
 
 // Intake turns what is learned about jobs (job events) into the job ledger
@@ -43,6 +46,7 @@ type Intake struct {
 	now          func() time.Time
 	backoffMin   time.Duration
 	backoffMax   time.Duration
+	observer     Observer
 }
 
 // JobEventHandler is what an intake transport (the webhook) needs.
@@ -72,6 +76,9 @@ func NewIntake(opts IntakeOptions) (*Intake, error) {
 	if opts.DeleteBackoffMax <= 0 {
 		opts.DeleteBackoffMax = 5 * time.Minute
 	}
+	if opts.Observer == nil {
+		opts.Observer = NopObserver{}
+	}
 	pools := make(runner.Pools, len(opts.Pools))
 	for i, p := range opts.Pools {
 		p.Labels = append([]string(nil), p.Labels...)
@@ -89,6 +96,7 @@ func NewIntake(opts IntakeOptions) (*Intake, error) {
 		now:          opts.Now,
 		backoffMin:   opts.DeleteBackoffMin,
 		backoffMax:   opts.DeleteBackoffMax,
+		observer:     opts.Observer,
 	}, nil
 }
 

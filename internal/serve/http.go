@@ -12,6 +12,8 @@ import (
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/httpapi"
+	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/webhook"
@@ -21,7 +23,7 @@ import (
 const healthTimeout = 5 * time.Second
 
 // routes is embedded mode's whole HTTP surface.
-func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, gh any, log *slog.Logger) (http.Handler, error) {
+func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, rec *promexport.Recorder, log *slog.Logger) (http.Handler, error) {
 	intake, err := webhook.New(webhook.Options{
 		Secret:       cfg.Webhook.Secret,
 		MaxBodyBytes: cfg.Webhook.MaxBodyBytes,
@@ -34,9 +36,11 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 	mux := http.NewServeMux()
 	// Every method reaches the intake, which answers the wrong ones with its
 	// own JSON 405 (the reply GitHub's delivery log shows).
-	mux.Handle("/webhook", intake)
+	mux.Handle("/webhook", metrics.ObserveWebhooks(intake, rec))
 	mux.Handle("GET /healthz", healthz(st, q))
-	mux.Handle("GET /metrics", metrics(eng, q, gh))
+	if cfg.Server.MetricsAddress == "" {
+		mux.Handle("GET /metrics", metricsHandler(rec, cfg.Server.MetricsToken, log))
+	}
 	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: cfg.Server.APIToken, Logger: log}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
