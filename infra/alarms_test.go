@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runfleet/runfleet/internal/lambdafn/work"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/telemetry"
 )
 
@@ -24,7 +24,7 @@ func TestAlarmsShareTheirActions(t *testing.T) {
 }
 
 // The rate-limit alarm watches the metric, namespace and dimensions the
-// Lambda functions print as EMF (internal/lambdafn/work/metrics.go): a rename on
+// Lambda functions print as EMF (internal/metrics, emf.go): a rename on
 // either side would leave it silently without data, which it treats as OK.
 func TestGitHubRateLimitAlarmWatchesTheEmittedMetric(t *testing.T) {
 	tpl := loadTemplate(t)
@@ -34,7 +34,8 @@ func TestGitHubRateLimitAlarmWatchesTheEmittedMetric(t *testing.T) {
 		t.Fatalf("GitHubRateLimitAlarm Metrics = %s, want one query", asJSON(props.get("Metrics").v))
 	}
 	q := value{queries[0]}
-	want := `SELECT MIN(` + work.MetricGitHubRateLimitRemaining + `) FROM SCHEMA("` + telemetry.Namespace + `", ControllerId, Installation)`
+	want := `SELECT MIN(` + metrics.GitHubRateLimitRemaining + `) FROM SCHEMA("` + telemetry.Namespace + `", ` +
+		metrics.LabelControllerID + `, ` + metrics.LabelInstallation + `)`
 	if got := q.get("Expression").str(); got != want {
 		t.Errorf("GitHubRateLimitAlarm expression %q, want %q", got, want)
 	}
