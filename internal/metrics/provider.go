@@ -13,7 +13,7 @@ import (
 // through wiring, which applies it, so the figures mean the same thing in
 // both.
 func ObserveProviders(provs map[string]providers.Provider, rec Recorder) map[string]providers.Provider {
-	if rec == nil {
+	if rec == nil || provs == nil {
 		return provs
 	}
 	out := make(map[string]providers.Provider, len(provs))
