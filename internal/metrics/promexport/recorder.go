@@ -27,6 +27,7 @@ type Recorder struct {
 	reg *prometheus.Registry
 
 	webhooks     *prometheus.CounterVec
+	webhookBy    map[[3]string]prometheus.Counter
 	queue        *prometheus.HistogramVec
 	queueByStage map[poolStage]prometheus.Observer
 
@@ -71,6 +72,7 @@ func New(pools []string, state State) *Recorder {
 	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	r.webhooks = counterVec(r.reg, metrics.Webhooks)
+	r.webhookBy = map[[3]string]prometheus.Counter{}
 	for _, ev := range metrics.WebhookEvents {
 		actions := []string{metrics.None}
 		if ev == "workflow_job" {
@@ -78,7 +80,7 @@ func New(pools []string, state State) *Recorder {
 		}
 		for _, a := range actions {
 			for _, res := range metrics.WebhookResults {
-				r.webhooks.WithLabelValues(ev, a, res)
+				r.webhookBy[[3]string{ev, a, res}] = r.webhooks.WithLabelValues(ev, a, res)
 			}
 		}
 	}
@@ -182,8 +184,12 @@ func (r *Recorder) ReconcileResult(err error) {
 }
 
 func (r *Recorder) Webhook(event, action, result string) {
-	r.webhooks.WithLabelValues(metrics.Known(metrics.WebhookEvents, event),
-		metrics.Known(metrics.WebhookActions, action), metrics.Known(metrics.WebhookResults, result)).Inc()
+	key := [3]string{metrics.Known(metrics.WebhookEvents, event), metrics.Known(metrics.WebhookActions, action), metrics.Known(metrics.WebhookResults, result)}
+	c, ok := r.webhookBy[key]
+	if !ok {
+		c = r.webhooks.WithLabelValues(key[:]...)
+	}
+	c.Inc()
 }
 
 func (r *Recorder) ProviderCalled(pool, op string, err error, took time.Duration) {

@@ -20,6 +20,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		"ProviderCalled":  func() { rec.ProviderCalled("p", metrics.OpCreate, nil, time.Second) },
 		"failed call":     func() { rec.ProviderCalled("p", metrics.OpDelete, errors.New("no"), time.Second) },
 		"InstanceChanged": func() { rec.InstanceChanged(nil, "") },
+		"Webhook":         func() { rec.Webhook("workflow_job", "queued", metrics.WebhookAccepted) },
 	} {
 		if n := testing.AllocsPerRun(100, f); n != 0 {
 			t.Errorf("%s allocates %v times per call, want 0", name, n)
@@ -48,5 +49,14 @@ func TestRegistryHoldsTheVocabulary(t *testing.T) {
 		if _, ok := metrics.FamilyByName(name); strings.HasPrefix(name, "runfleet_") && !ok {
 			t.Errorf("%s is registered but not in the vocabulary", name)
 		}
+	}
+}
+
+// BenchmarkJobWaited is the cost of one queue-time observation.
+func BenchmarkJobWaited(b *testing.B) {
+	rec := promexport.New([]string{"p"}, promexport.State{})
+	b.ReportAllocs()
+	for b.Loop() {
+		rec.JobWaited("p", engine.StageCreated, 3*time.Second)
 	}
 }
