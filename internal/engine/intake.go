@@ -47,6 +47,7 @@ type Intake struct {
 	backoffMin   time.Duration
 	backoffMax   time.Duration
 	observer     Observer
+	queued       queuedTimes // queuetime.go
 }
 
 // JobEventHandler is what an intake transport (the webhook) needs.
