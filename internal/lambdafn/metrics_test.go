@@ -77,7 +77,8 @@ func sum(values []float64) float64 {
 // checkVocabulary fails on any EMF line that strays from the vocabulary:
 // namespace runfleet; every metric a family of internal/metrics; its
 // dimension sets [controller_id] (the rollup alarms watch) and, when it
-// has labels, [controller_id, its labels…] in the family's order.
+// has labels, [controller_id, its labels…] in the family's order and the
+// family's extra sets (metrics.EMFExtraSets).
 func (s *stack) checkVocabulary(t *testing.T) {
 	t.Helper()
 	for _, line := range s.metrics.Lines(t, nil) {
@@ -109,6 +110,13 @@ func (s *stack) checkVocabulary(t *testing.T) {
 					t.Errorf("%s carries dimensions %v, want all of %v", name, full, f.Labels)
 				}
 				want = append(want, full)
+				for _, extra := range metrics.EMFExtraSets[name] {
+					set := []any{metrics.LabelControllerID}
+					for _, d := range extra {
+						set = append(set, d)
+					}
+					want = append(want, set)
+				}
 			}
 			if !reflect.DeepEqual(sets, want) {
 				t.Errorf("%s declared under %v, want %v", name, sets, want)
@@ -179,6 +187,14 @@ func TestLambdaFunctionsWriteTheVocabularyAsEMF(t *testing.T) {
 	}
 	if !slices.IsSorted(waited) {
 		t.Errorf("queue time by stage created, online, started = %v: a later stage waited less", waited)
+	}
+	// The sets the alarms read: a stage over every pool, a result over
+	// every pool and operation.
+	if got := s.emfValues(t, metrics.JobQueueSeconds, map[string]string{"stage": "started"}); !reflect.DeepEqual(got, waited[2:]) {
+		t.Errorf("%s{controller_id, stage=started} = %v, want %v", metrics.JobQueueSeconds, got, waited[2:])
+	}
+	if got := sum(s.emfValues(t, metrics.ProviderOperations, map[string]string{"result": "ok"})); got < 1 {
+		t.Errorf("%s{controller_id, result=ok} = %v, want the create", metrics.ProviderOperations, got)
 	}
 	if got := sum(s.emfValues(t, metrics.ProviderOperations, map[string]string{"pool": linuxPool, "op": "create", "result": "ok"})); got != 1 {
 		t.Errorf("%s{create, ok} = %v, want 1", metrics.ProviderOperations, got)

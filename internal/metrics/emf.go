@@ -13,7 +13,8 @@ import (
 // EMF is the Recorder of the Lambda functions: each event becomes an EMF
 // sample under the family's name, its labels as dimensions, and Flush
 // writes the invocation's samples as log lines CloudWatch turns into
-// metrics. Every metric also lands in the [controller_id] rollup.
+// metrics. Every metric also lands in the [controller_id] rollup, and a few
+// in the extra sets the alarms need (EMFExtraSets).
 //
 // Counters are samples of 1 (their Sum over a period is the count);
 // histograms are samples in seconds (percentiles come from CloudWatch);
@@ -58,15 +59,16 @@ func (e *EMF) put(name string, value float64, labels ...string) {
 	case strings.HasSuffix(name, "_seconds"):
 		unit = telemetry.UnitSeconds
 	}
-	var dims []telemetry.Dimension
-	if len(labels) > 0 {
-		f, _ := FamilyByName(name)
-		dims = make([]telemetry.Dimension, len(labels))
-		for i, v := range labels {
-			dims[i] = telemetry.Dimension{Name: f.Labels[i], Value: v}
-		}
+	if len(labels) == 0 {
+		e.emf.Put(name, value, unit)
+		return
 	}
-	e.emf.Put(name, value, unit, dims...)
+	f, _ := FamilyByName(name)
+	dims := make([]telemetry.Dimension, len(labels))
+	for i, v := range labels {
+		dims[i] = telemetry.Dimension{Name: f.Labels[i], Value: v}
+	}
+	e.emf.PutWithSets(name, value, unit, EMFExtraSets[name], dims...)
 }
 
 func (e *EMF) JobWaited(pool string, stage engine.QueueStage, waited time.Duration) {

@@ -109,6 +109,17 @@ var Families = []Family{
 	{CapacityFailovers, "Creates moved to another subnet, instance type or on-demand, by pool and reason.", Counter, []string{LabelPool, LabelReason}, nil},
 }
 
+// EMFExtraSets are the dimension sets, besides [controller_id] and
+// [controller_id, <all labels>], under which the Lambda functions declare a
+// family: the alarms need a percentile per stage over every pool, and a
+// provider failure share over every pool and operation, which neither the
+// rollup (it mixes what they separate) nor the labelled series (one per
+// pool) give.
+var EMFExtraSets = map[string][][]string{
+	JobQueueSeconds:    {{LabelStage}},
+	ProviderOperations: {{LabelResult}},
+}
+
 // FamilyByName returns the family called name.
 func FamilyByName(name string) (Family, bool) {
 	for _, f := range Families {

@@ -62,6 +62,7 @@ type EMF struct {
 // emfGroup is the metrics sharing one set of dimension values.
 type emfGroup struct {
 	dims    []Dimension
+	extra   [][]string // dimension sets declared besides the rollup and all dims
 	metrics []emfMetric
 	values  map[string][]float64
 }
@@ -87,13 +88,24 @@ func (e *EMF) WithClock(now func() time.Time) *EMF {
 // Putting the same metric with the same dimensions again adds a sample: the
 // document then carries an array of values, each a separate observation.
 func (e *EMF) Put(name string, value float64, unit Unit, dims ...Dimension) {
+	e.PutWithSets(name, value, unit, nil, dims...)
+}
+
+// PutWithSets is Put that also declares the metric under the common
+// dimensions plus each of extra (names among dims'): a set an alarm needs
+// between the rollup and all of the dimensions, such as a percentile per
+// stage over every pool.
+func (e *EMF) PutWithSets(name string, value float64, unit Unit, extra [][]string, dims ...Dimension) {
 	all := append(slices.Clone(e.common), dims...)
 	key := dimensionKey(all)
+	for _, set := range extra {
+		key += "\x02" + strings.Join(set, "\x00")
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	g, ok := e.groups[key]
 	if !ok {
-		g = &emfGroup{dims: all, values: map[string][]float64{}}
+		g = &emfGroup{dims: all, extra: extra, values: map[string][]float64{}}
 		e.groups[key] = g
 		e.order = append(e.order, key)
 	}
@@ -183,7 +195,11 @@ func (e *EMF) document(g *emfGroup, c chunk, timestamp int64) ([]byte, error) {
 	}
 	sets := [][]string{names}
 	if len(names) > len(e.common) {
-		sets = [][]string{names[:len(e.common)], names}
+		common := names[:len(e.common):len(e.common)]
+		sets = [][]string{common, names}
+		for _, extra := range g.extra {
+			sets = append(sets, append(slices.Clone(common), extra...))
+		}
 	}
 	doc["_aws"] = map[string]any{
 		"Timestamp": timestamp,

@@ -210,3 +210,26 @@ func TestEMFSplitsLongValueArrays(t *testing.T) {
 		}
 	}
 }
+
+// Extra dimension sets are declared after the rollup and the full set,
+// each with the common dimensions first; they keep metrics with different
+// sets in different documents.
+func TestEMFExtraDimensionSets(t *testing.T) {
+	var out bytes.Buffer
+	emf := telemetry.NewEMF(&out, telemetry.Namespace, telemetry.Dimension{Name: "controller_id", Value: "c"})
+	dims := []telemetry.Dimension{{Name: "pool", Value: "p"}, {Name: "stage", Value: "started"}}
+	emf.PutWithSets("wait", 3, telemetry.UnitSeconds, [][]string{{"stage"}}, dims...)
+	emf.Put("other", 1, telemetry.UnitCount, dims...)
+	if err := emf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	docs := emfLines(t, out.String())
+	if len(docs) != 2 {
+		t.Fatalf("%d documents, want 2: different sets cannot share a directive", len(docs))
+	}
+	sets := docs[0]["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)["Dimensions"]
+	want := []any{[]any{"controller_id"}, []any{"controller_id", "pool", "stage"}, []any{"controller_id", "stage"}}
+	if !reflect.DeepEqual(sets, want) {
+		t.Fatalf("dimension sets %v, want %v", sets, want)
+	}
+}
