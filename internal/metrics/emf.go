@@ -91,7 +91,7 @@ func (e *EMF) ReconcilePassed(rep engine.ReconcileReport, took time.Duration) {
 	e.put(ReconcileLastPass, float64(e.now().Unix()))
 }
 
-func (e *EMF) ReconcileResult(err error) { e.put(ReconcilePasses, 1, passResult(err)) }
+func (e *EMF) ReconcileResult(err error) { e.put(ReconcilePasses, 1, PassResult(err)) }
 
 func (e *EMF) Webhook(event, action, result string) {
 	e.put(Webhooks, 1, Known(WebhookEvents, event), Known(WebhookActions, action), Known(WebhookResults, result))

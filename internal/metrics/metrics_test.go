@@ -184,3 +184,20 @@ func (c *calls) ProviderCalled(pool, op string, err error, _ time.Duration) {
 }
 
 var errFails = errors.New("provider says no")
+
+// A provider with facts of its own gets the recorder when it is observed.
+func TestObserveProvidersHandsReportersTheRecorder(t *testing.T) {
+	rec := &calls{}
+	p := &reportingProvider{}
+	metrics.ObserveProviders(map[string]providers.Provider{"p": p}, rec)
+	if p.rec != rec {
+		t.Fatalf("provider got recorder %v, want the one observing it", p.rec)
+	}
+}
+
+type reportingProvider struct {
+	providerForTest
+	rec metrics.Recorder
+}
+
+func (r *reportingProvider) ReportTo(rec metrics.Recorder) { r.rec = rec }

@@ -18,9 +18,19 @@ func ObserveProviders(provs map[string]providers.Provider, rec Recorder) map[str
 	}
 	out := make(map[string]providers.Provider, len(provs))
 	for pool, p := range provs {
+		if r, ok := p.(Reporter); ok {
+			r.ReportTo(rec)
+		}
 		out[pool] = &ObservedProvider{next: p, pool: pool, rec: rec, now: time.Now}
 	}
 	return out
+}
+
+// Reporter is a provider with facts of its own to report (a job refused
+// for its shape, a spot interruption, a capacity failover):
+// ObserveProviders hands it the recorder, so it needs no wiring of its own.
+type Reporter interface {
+	ReportTo(rec Recorder)
 }
 
 // ObservedProvider is a provider whose calls are recorded.

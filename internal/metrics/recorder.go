@@ -42,8 +42,8 @@ func (Nop) CapacityFailover(string, string)                     {}
 
 var _ Recorder = Nop{}
 
-// passResult is the result label of a reconcile pass that ended with err.
-func passResult(err error) string {
+// PassResult is the result label of a reconcile pass that ended with err.
+func PassResult(err error) string {
 	if err != nil {
 		return ResultError
 	}

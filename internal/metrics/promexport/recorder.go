@@ -176,11 +176,7 @@ func (r *Recorder) ReconcilePassed(rep engine.ReconcileReport, took time.Duratio
 }
 
 func (r *Recorder) ReconcileResult(err error) {
-	result := metrics.ResultOK
-	if err != nil {
-		result = metrics.ResultError
-	}
-	r.passes.WithLabelValues(result).Inc()
+	r.passes.WithLabelValues(metrics.PassResult(err)).Inc()
 }
 
 func (r *Recorder) Webhook(event, action, result string) {
