@@ -139,8 +139,8 @@ lint-go:
 	@# webhook function links neither go-github nor the EC2 SDK.
 	@if $(GO) list -deps ./internal/engine | grep -x 'github.com/runfleet/runfleet/internal/config'; then \
 	  echo "internal/engine must not import internal/config"; exit 1; fi
-	@if GOOS=linux GOARCH=arm64 $(GO) list -tags lambda.norpc -deps ./functions/webhook | grep -E '^github.com/google/go-github|aws-sdk-go-v2/service/ec2$$'; then \
-	  echo "functions/webhook must not link go-github or the EC2 SDK"; exit 1; fi
+	@if GOOS=linux GOARCH=arm64 $(GO) list -tags lambda.norpc -deps ./functions/webhook | grep -E '^github.com/google/go-github|aws-sdk-go-v2/service/ec2$$|^github.com/prometheus/'; then \
+	  echo "functions/webhook must not link go-github, the EC2 SDK or the Prometheus client"; exit 1; fi
 
 lint-template: template-tools
 	$(CFNLINT) -t template.yaml

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/runfleet/runfleet/internal/metrics"
 )
 
 // metricsNamespace is where the functions' EMF lines put runfleet's own
@@ -16,27 +18,42 @@ const metricsNamespace = "runfleet"
 // [controller_id]; most also [controller_id, <its labels>]. Two carry one
 // more set the alarms need, because a percentile or a ratio cannot be taken
 // over a rollup that mixes what they separate: queue time by stage, provider
-// operations by result. A metric whose labels nothing here depends on is
-// listed with its rollup only.
+// operations by result.
 //
-// The list is kept by hand on purpose: an alarm on a name or dimension set
+// It is derived from the emitter's vocabulary (internal/metrics, whose
+// tests check the EMF lines against it): an alarm on a name or dimension set
 // nobody publishes has no data, which every alarm here but
 // ReconcilerNotRunningAlarm treats as OK, so it would never fire.
-var emittedDimensionSets = map[string][][]string{
-	"runfleet_job_queue_seconds":               {{"controller_id"}, {"controller_id", "pool", "stage"}, {"controller_id", "stage"}},
-	"runfleet_jobs_waiting_for_capacity":       {{"controller_id"}, {"controller_id", "pool"}},
-	"runfleet_instances_stuck":                 {{"controller_id"}, {"controller_id", "pool", "status"}},
-	"runfleet_provider_operations_total":       {{"controller_id"}, {"controller_id", "op", "pool", "result"}, {"controller_id", "result"}},
-	"runfleet_reconcile_passes_total":          {{"controller_id"}, {"controller_id", "result"}},
-	"runfleet_github_rate_limit_remaining":     {{"controller_id"}, {"controller_id", "installation"}},
-	"runfleet_webhooks_total":                  {{"controller_id"}, {"action", "controller_id", "event", "result"}},
-	"runfleet_instances":                       {{"controller_id"}, {"controller_id", "pool", "status"}},
-	"runfleet_open_jobs":                       {{"controller_id"}},
-	"runfleet_dead_letters":                    {{"controller_id"}},
-	"runfleet_delete_retries_total":            {{"controller_id"}},
-	"runfleet_reconcile_pass_duration_seconds": {{"controller_id"}},
-	"runfleet_spot_interruptions_total":        {{"controller_id"}},
-	"runfleet_jobs_refused_total":              {{"controller_id"}},
+var emittedDimensionSets = lambdaDimensionSets()
+
+// notEmittedOnLambda are the families only serve exports: the reconciler
+// cannot read the dead-letter queue (its SQS metric counts it instead).
+var notEmittedOnLambda = []string{metrics.DeadLetters}
+
+// lambdaDimensionSets derives the sets from the emitter's own vocabulary
+// (internal/metrics), so the alarms cannot drift from what is published.
+func lambdaDimensionSets() map[string][][]string {
+	out := map[string][][]string{}
+	for _, f := range metrics.Families {
+		if slices.Contains(notEmittedOnLambda, f.Name) {
+			continue
+		}
+		sets := [][]string{{metrics.LabelControllerID}}
+		if len(f.Labels) > 0 {
+			sets = append(sets, sortedSet(append([]string{metrics.LabelControllerID}, f.Labels...)))
+		}
+		for _, extra := range metrics.EMFExtraSets[f.Name] {
+			sets = append(sets, sortedSet(append([]string{metrics.LabelControllerID}, extra...)))
+		}
+		out[f.Name] = sets
+	}
+	return out
+}
+
+func sortedSet(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }
 
 // isEmittedSet reports whether metric is published under exactly the

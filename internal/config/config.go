@@ -84,6 +84,18 @@ type Server struct {
 	InstanceTokenKeyEnv  string `yaml:"instance_token_key_env"`
 	// InstanceTokenKey is resolved at load; never in YAML.
 	InstanceTokenKey []byte `yaml:"-" json:"-"`
+	// MetricsAddress, when set, serves GET /metrics on its own listener
+	// (host:port) instead of beside the webhook on Listen: a scraper then
+	// needs no route to the intake, and the intake's port exposes no
+	// fleet figures.
+	MetricsAddress string `yaml:"metrics_address"`
+	// MetricsTokenFile / MetricsTokenEnv: an optional bearer token GET
+	// /metrics requires (Prometheus' authorization.credentials). Without
+	// one /metrics is open to whoever reaches its address.
+	MetricsTokenFile string `yaml:"metrics_token_file"`
+	MetricsTokenEnv  string `yaml:"metrics_token_env"`
+	// MetricsToken is resolved at load; never in YAML.
+	MetricsToken string `yaml:"-" json:"-"`
 }
 
 // Metadata tunes the runner bootstrap endpoints (both modes).

@@ -38,9 +38,11 @@ func (w Webhook) LogValue() slog.Value {
 // token key.
 func (s Server) String() string {
 	return fmt.Sprintf("{Listen:%s PublicURL:%s APITokenFile:%s APITokenEnv:%s APIToken:%s "+
-		"InstanceTokenKeyFile:%s InstanceTokenKeyEnv:%s InstanceTokenKey:%s}",
+		"InstanceTokenKeyFile:%s InstanceTokenKeyEnv:%s InstanceTokenKey:%s "+
+		"MetricsAddress:%s MetricsTokenFile:%s MetricsTokenEnv:%s MetricsToken:%s}",
 		s.Listen, s.PublicURL, s.APITokenFile, s.APITokenEnv, mask(s.APIToken != ""),
-		s.InstanceTokenKeyFile, s.InstanceTokenKeyEnv, mask(len(s.InstanceTokenKey) > 0))
+		s.InstanceTokenKeyFile, s.InstanceTokenKeyEnv, mask(len(s.InstanceTokenKey) > 0),
+		s.MetricsAddress, s.MetricsTokenFile, s.MetricsTokenEnv, mask(s.MetricsToken != ""))
 }
 
 // LogValue logs the server settings without the API token or the instance
@@ -55,6 +57,10 @@ func (s Server) LogValue() slog.Value {
 		slog.String("instance_token_key_file", s.InstanceTokenKeyFile),
 		slog.String("instance_token_key_env", s.InstanceTokenKeyEnv),
 		slog.String("instance_token_key", mask(len(s.InstanceTokenKey) > 0)),
+		slog.String("metrics_address", s.MetricsAddress),
+		slog.String("metrics_token_file", s.MetricsTokenFile),
+		slog.String("metrics_token_env", s.MetricsTokenEnv),
+		slog.String("metrics_token", mask(s.MetricsToken != "")),
 	)
 }
 

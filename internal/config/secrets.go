@@ -39,6 +39,9 @@ func (c *Config) resolveSecrets(src sources) problems {
 	if c.Server.APITokenFile != "" || c.Server.APITokenEnv != "" {
 		c.Server.APIToken = string(src.read(&p, "server.api_token", c.Server.APITokenFile, c.Server.APITokenEnv, true))
 	}
+	if c.Server.MetricsTokenFile != "" || c.Server.MetricsTokenEnv != "" {
+		c.Server.MetricsToken = string(src.read(&p, "server.metrics_token", c.Server.MetricsTokenFile, c.Server.MetricsTokenEnv, true))
+	}
 	if c.Server.InstanceTokenKeyFile != "" || c.Server.InstanceTokenKeyEnv != "" {
 		key := src.read(&p, "server.instance_token_key", c.Server.InstanceTokenKeyFile, c.Server.InstanceTokenKeyEnv, true)
 		if key != nil && len(key) < MinInstanceTokenKeyBytes {

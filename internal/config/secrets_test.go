@@ -76,17 +76,19 @@ func TestResolvesTokenAppKeyAndAPIToken(t *testing.T) {
 
 func TestSecretsNeverPrinted(t *testing.T) {
 	const (
-		hook  = "hook-VALUE-1"
-		token = "token-VALUE-2"
-		api   = "api-VALUE-3"
-		key   = "-----BEGIN RSA PRIVATE KEY-----\nS0VZLVZBTFVFLTQ=\n-----END RSA PRIVATE KEY-----\n"
+		hook         = "hook-VALUE-1"
+		token        = "token-VALUE-2"
+		api          = "api-VALUE-3"
+		metricsToken = "metrics-VALUE-5"
+		key          = "-----BEGIN RSA PRIVATE KEY-----\nS0VZLVZBTFVFLTQ=\n-----END RSA PRIVATE KEY-----\n"
 	)
 	e := defaultEnv()
 	e.env["HOOK_SECRET"] = hook
 	e.env["GH_TOKEN"] = token
 	e.env["API_TOKEN"] = api
 	e.env["APP_KEY"] = key
-	yaml := replace(t, "  simulated: true\n", "  token_env: GH_TOKEN\n") + "server:\n  api_token_env: API_TOKEN\n"
+	e.env["METRICS_TOKEN"] = metricsToken
+	yaml := replace(t, "  simulated: true\n", "  token_env: GH_TOKEN\n") + "server:\n  api_token_env: API_TOKEN\n  metrics_token_env: METRICS_TOKEN\n"
 	cfg, err := parse(t, yaml, e)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	printed := fmt.Sprintf("%v %+v %v %+v %s", cfg, cfg, *cfg, appCfg, appCfg.GitHub)
 	for _, out := range []string{logged.String(), printed} {
 		// []byte secrets would appear base64-encoded in JSON.
-		for _, secret := range []string{hook, token, api, "S0VZLVZBTFVFLTQ=", base64.StdEncoding.EncodeToString([]byte(hook))} {
+		for _, secret := range []string{hook, token, api, metricsToken, "S0VZLVZBTFVFLTQ=", base64.StdEncoding.EncodeToString([]byte(hook))} {
 			if strings.Contains(out, secret) {
 				t.Errorf("secret %q printed in:\n%s", secret, out)
 			}

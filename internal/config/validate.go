@@ -110,6 +110,16 @@ func (s *Server) validate(p *problems) {
 	if s.InstanceTokenKeyFile != "" && s.InstanceTokenKeyEnv != "" {
 		p.add("server", "set only one of instance_token_key_file and instance_token_key_env")
 	}
+	if s.MetricsAddress != "" {
+		if _, _, err := net.SplitHostPort(s.MetricsAddress); err != nil {
+			p.add("server.metrics_address", "%q: must be host:port (e.g. 127.0.0.1:9090)", s.MetricsAddress)
+		} else if s.MetricsAddress == s.Listen {
+			p.add("server.metrics_address", "%q is server.listen already; leave metrics_address empty to serve /metrics there", s.MetricsAddress)
+		}
+	}
+	if s.MetricsTokenFile != "" && s.MetricsTokenEnv != "" {
+		p.add("server", "set only one of metrics_token_file and metrics_token_env")
+	}
 }
 
 // runnerVersionPattern is an actions/runner release number.

@@ -77,6 +77,15 @@ func TestValidationMessages(t *testing.T) {
 			}},
 		{"api token env unset", validYAML + "server:\n  api_token_env: API_TOKEN\n", nil,
 			[]string{"server.api_token_env: environment variable API_TOKEN is not set"}},
+		{"metrics fields", validYAML + "server:\n  metrics_address: nine-thousand\n  metrics_token_env: M\n  metrics_token_file: /m\n", nil,
+			[]string{
+				`server.metrics_address: "nine-thousand": must be host:port (e.g. 127.0.0.1:9090)`,
+				"server: set only one of metrics_token_file and metrics_token_env",
+			}},
+		{"metrics on the webhook's address", validYAML + "server:\n  listen: 127.0.0.1:8080\n  metrics_address: 127.0.0.1:8080\n", nil,
+			[]string{`server.metrics_address: "127.0.0.1:8080" is server.listen already; leave metrics_address empty to serve /metrics there`}},
+		{"metrics token env unset", validYAML + "server:\n  metrics_token_env: METRICS_TOKEN\n", nil,
+			[]string{"server.metrics_token_env: environment variable METRICS_TOKEN is not set"}},
 
 		{"engine negatives", validYAML + "engine:\n  workers: -1\n  max_receives: -2\n  reconcile_interval: -1s\n  visibility_timeout: -5m\n", nil,
 			[]string{

@@ -229,6 +229,9 @@ func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 	if r.Status == ReportIdle || r.Status == ReportFailed {
 		in.forgetCredentials(ctx, log, c.Instance)
 	}
+	if r.Status == ReportIdle {
+		in.jobWaited(ctx, next, StageOnline)
+	}
 	if r.Status == ReportFailed {
 		if err := in.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
 			// The instance is pending_delete already; the reconciler

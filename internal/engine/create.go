@@ -150,27 +150,13 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		return nil
 	}
 	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", jit.RunnerID)
-	e.observeCreated(ctx, final)
+	e.jobWaited(ctx, final, StageCreated)
 	if final.Status.PendingDeletion() {
 		if err := e.send(ctx, deleteMessage(final, msg.DeliveryID, final.Attempts), 0); err != nil {
 			return fmt.Errorf("enqueue delete for %s: %w", final.Name, err)
 		}
 	}
 	return nil
-}
-
-// observeCreated reports how long the instance's job waited for the
-// provider's create to return. It costs a job read, so only when someone
-// listens; warm runners (no job) are not reported.
-func (e *Engine) observeCreated(ctx context.Context, inst *runner.Instance) {
-	if _, nop := e.observer.(NopObserver); nop || inst.JobID == 0 {
-		return
-	}
-	job, err := e.store.GetJob(ctx, runner.JobKey(inst.JobID, inst.RunAttempt))
-	if err != nil || job.QueuedAt.IsZero() {
-		return
-	}
-	e.observer.JobWaited(inst.Pool, StageCreated, e.now().Sub(job.QueuedAt))
 }
 
 // createFailure describes what a failed create may have left behind.

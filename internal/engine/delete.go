@@ -182,6 +182,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		return nil
 	}
 	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "next_attempt", attempts, "retry_in", delay.String())
+	e.observer.DeleteRetried(next.Pool)
 	if err := e.send(ctx, deleteMessage(next, deliveryID, attempts), delay); err != nil {
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
 	}

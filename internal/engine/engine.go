@@ -72,7 +72,8 @@ type Options struct {
 	// metadata endpoints; nil means no token is issued (and no runner
 	// credentials are stored).
 	InstanceToken func(inst, pool string, createAttempt int, ttl time.Duration) (string, error)
-	// Observer hears what the engine did; nil = NopObserver.
+	// Observer hears what the engine did, for metrics and the status page;
+	// default NopObserver.
 	Observer Observer
 }
 

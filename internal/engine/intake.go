@@ -47,6 +47,7 @@ type Intake struct {
 	backoffMin   time.Duration
 	backoffMax   time.Duration
 	observer     Observer
+	queued       queuedTimes // queuetime.go
 }
 
 // JobEventHandler is what an intake transport (the webhook) needs.
@@ -78,6 +79,9 @@ func NewIntake(opts IntakeOptions) (*Intake, error) {
 	}
 	if opts.DeleteBackoffMax <= 0 {
 		opts.DeleteBackoffMax = 5 * time.Minute
+	}
+	if opts.Observer == nil {
+		opts.Observer = NopObserver{}
 	}
 	pools := make(runner.Pools, len(opts.Pools))
 	for i, p := range opts.Pools {

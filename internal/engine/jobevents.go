@@ -113,6 +113,9 @@ func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 	out.Result = ResultBound
 	if changed {
 		log.Info("runner bound to job", "runner_status", runner.RunnerActive)
+		if job != nil && !job.QueuedAt.IsZero() {
+			in.observer.JobWaited(job.Pool, StageStarted, in.now().Sub(job.QueuedAt))
+		}
 	}
 	if err := in.handOver(ctx, log, job, bound); err != nil {
 		return out, err

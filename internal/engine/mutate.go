@@ -58,20 +58,23 @@ func (in *Intake) mutate(ctx context.Context, name string, decide func(cur *runn
 // mutateFrom is mutate starting from an instance the caller has just read
 // or written, saving a read per write; a stale start costs one failed
 // compare-and-set and a re-read, never a wrong write.
+//
+// Every committed status change is told to the observer, with the status
+// the write replaced.
 func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
-	return compareAndSet(fmt.Sprintf("instance %q", name), known,
+	var from runner.Status
+	next, wrote, err := compareAndSet(fmt.Sprintf("instance %q", name), known,
 		func() (*runner.Instance, error) { return in.store.GetInstance(ctx, name) },
 		decide,
 		func(cur, next *runner.Instance) error {
 			next.Version = cur.Version
-			if err := in.store.UpdateInstance(ctx, cur.Status, next); err != nil {
-				return err
-			}
-			if next.Status != cur.Status {
-				in.observer.InstanceChanged(next, cur.Status)
-			}
-			return nil
+			from = cur.Status
+			return in.store.UpdateInstance(ctx, cur.Status, next)
 		})
+	if wrote && err == nil && next.Status != from {
+		in.observer.InstanceChanged(next, from)
+	}
+	return next, wrote, err
 }
 
 // mutateJob is mutateFrom for the job ledger.

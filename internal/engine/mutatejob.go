@@ -17,7 +17,7 @@ import (
 func (in *Intake) settleJob(ctx context.Context, pool *runner.Pool, ev runner.JobEvent, status runner.JobStatus) (*runner.Job, error) {
 	key := runner.JobKey(ev.JobID, ev.RunAttempt)
 	for range maxConflictRetries {
-		job, changed, err := in.mutateJob(ctx, key, nil, func(cur *runner.Job) (*runner.Job, error) {
+		job, _, err := in.mutateJob(ctx, key, nil, func(cur *runner.Job) (*runner.Job, error) {
 			if cur.Status == status || cur.Status.Final() || !runner.CanJobTransition(cur.Status, status) {
 				return nil, errNoChange
 			}
@@ -34,9 +34,6 @@ func (in *Intake) settleJob(ctx context.Context, pool *runner.Pool, ev runner.Jo
 			return next, nil
 		})
 		if !errors.Is(err, store.ErrJobNotFound) {
-			if err == nil && changed && status == runner.JobServed && !job.QueuedAt.IsZero() {
-				in.observer.JobWaited(job.Pool, StageStarted, job.StatusChangedAt.Sub(job.QueuedAt))
-			}
 			return job, err
 		}
 		job = in.newJob(pool, ev, status)

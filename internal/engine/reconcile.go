@@ -57,6 +57,8 @@ const lostMessageGrace = time.Minute
 // (reconcileOutside).
 func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
+	start := e.now()
+	defer func() { e.observer.ReconcilePassed(rep, e.now().Sub(start)) }()
 	live, err := e.store.ListLiveInstances(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("list live instances: %w", err)

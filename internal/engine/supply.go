@@ -177,6 +177,7 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		switch {
 		case err == nil:
 			ilog.Info("instance admitted for job", "status", inst.Status, "made", next.Made)
+			in.rememberQueued(inst, next)
 			out.Result = ResultCreated
 			return out, nil
 		case errors.Is(err, store.ErrPoolFull):

@@ -3,6 +3,7 @@ package lambdafn
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/metadata"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/queue/sqs"
 	dynamostore "github.com/runfleet/runfleet/internal/store/dynamodb"
 	"github.com/runfleet/runfleet/internal/telemetry"
@@ -32,6 +34,9 @@ type Options struct {
 	// DynamoDBOptions adjust the DynamoDB client (tests against DynamoDB
 	// Local turn off response checksum validation).
 	DynamoDBOptions []func(*dynamodb.Options)
+	// Metrics receives the CloudWatch EMF lines (default: stdout, where
+	// Lambda's logs go).
+	Metrics io.Writer
 }
 
 // OptionsFunc returns a function's Options when it starts; FromEnvironment
@@ -73,6 +78,9 @@ type App struct {
 	// tokens and hands providers the metadata URLs.
 	Tokens      *metadata.Tokens
 	MetadataURL string
+	// Metrics records the vocabulary (internal/metrics) as EMF; each
+	// handler flushes it at the end of its invocation (FlushMetrics).
+	Metrics *metrics.EMF
 }
 
 // Load reads the config and the secrets role uses and builds the store and
@@ -97,13 +105,18 @@ func Load(ctx context.Context, role Role, opts Options) (*App, error) {
 		return nil, err
 	}
 	log = log.With("controller_id", cfg.ControllerID)
+	out := opts.Metrics
+	if out == nil {
+		out = os.Stdout
+	}
 	app := &App{
-		Role:   role,
-		Env:    opts.Env,
-		Config: cfg,
-		Store:  dynamostore.New(dynamodb.NewFromConfig(opts.AWS, opts.DynamoDBOptions...), opts.Env.Table),
-		Queue:  NewQueue(opts, log),
-		Logger: log,
+		Role:    role,
+		Env:     opts.Env,
+		Config:  cfg,
+		Store:   dynamostore.New(dynamodb.NewFromConfig(opts.AWS, opts.DynamoDBOptions...), opts.Env.Table),
+		Queue:   NewQueue(opts, log),
+		Logger:  log,
+		Metrics: metrics.NewEMF(out, cfg.ControllerID),
 	}
 	if err := app.loadBootstrap(ctx, opts.Env, secrets); err != nil {
 		return nil, err
@@ -116,6 +129,14 @@ func Load(ctx context.Context, role Role, opts Options) (*App, error) {
 // to schedule its batch's retry.
 func NewQueue(opts Options, log *slog.Logger) *sqs.Queue {
 	return sqs.New(sqsapi.NewFromConfig(opts.AWS), opts.Env.QueueURL, sqs.WithLogger(log))
+}
+
+// FlushMetrics writes the invocation's metrics. A failed write is logged,
+// never returned: metrics must not fail the work.
+func (a *App) FlushMetrics(ctx context.Context, log *slog.Logger) {
+	if err := a.Metrics.Flush(); err != nil {
+		log.WarnContext(ctx, "metrics could not be written", "error", err)
+	}
 }
 
 // InvocationLogger is the App's logger with the Lambda request id, which

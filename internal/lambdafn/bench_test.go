@@ -64,14 +64,15 @@ func benchmarkJobs(b *testing.B, perBatch int) {
 	lifecycles()
 	cold := meter.snapshot()
 	meter.reset()
-	logsBefore := len(s.logs.String())
+	// EMF metric lines go to stdout too: CloudWatch Logs ingests them.
+	logsBefore := len(s.logs.String()) + len(s.metrics.String())
 
 	b.ResetTimer()
 	for b.Loop() {
 		lifecycles()
 	}
 	b.StopTimer()
-	report(b, meter.snapshot(), cold, b.N*perBatch, len(s.logs.String())-logsBefore)
+	report(b, meter.snapshot(), cold, b.N*perBatch, len(s.logs.String())+len(s.metrics.String())-logsBefore)
 }
 
 func (s *stack) allHaveStatus(names []string, want runner.Status) func() bool {

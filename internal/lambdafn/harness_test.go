@@ -242,6 +242,7 @@ func (s *stack) options(role lambdafn.Role) (lambdafn.Options, error) {
 		AWS:             s.aws,
 		Logger:          s.logs.Logger(s.logLevel),
 		DynamoDBOptions: []func(*dynamodb.Options){disableChecksum},
+		Metrics:         s.metrics,
 	}, err
 }
 
@@ -257,7 +258,7 @@ func (s *stack) workOptions(role lambdafn.Role) (work.Options, error) {
 	if s.github != nil {
 		gh = s.github
 	}
-	return work.Options{Options: opts, GitHub: gh, Providers: s.provs, Metrics: s.metrics}, err
+	return work.Options{Options: opts, GitHub: gh, Providers: s.provs}, err
 }
 
 func (s *stack) workOptionsFunc(role lambdafn.Role) work.OptionsFunc {

@@ -73,6 +73,7 @@ func BuildMetadata(ctx context.Context, opts Options) (*MetadataApp, error) {
 // into a bare 502.
 func (a *MetadataApp) HandleMetadata(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	log := a.InvocationLogger(ctx)
+	defer a.FlushMetrics(ctx, log)
 	eng, err := a.bootstrapEngine(log)
 	if err != nil {
 		log.ErrorContext(ctx, "engine cannot be built", "error", err)

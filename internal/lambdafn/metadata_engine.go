@@ -20,6 +20,7 @@ func (a *MetadataApp) bootstrapEngine(log *slog.Logger) (*engine.Intake, error) 
 		Store:        a.Store,
 		Queue:        a.Queue,
 		Logger:       log,
+		Observer:     a.Metrics,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)

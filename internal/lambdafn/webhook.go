@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/internal/wiring/policy"
 )
@@ -86,12 +87,20 @@ func BuildWebhook(ctx context.Context, opts Options) (*WebhookApp, error) {
 // a Function URL would turn one into a bare 502 GitHub cannot explain.
 func (a *WebhookApp) HandleWebhook(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	log := a.InvocationLogger(ctx)
+	resp := a.handleWebhook(ctx, log, req)
+	a.Metrics.Webhook(metrics.ClassifyWebhook(webhook.HeadersFromMap(req.Headers).Get(webhook.EventHeader), resp.StatusCode, []byte(resp.Body)))
+	a.FlushMetrics(ctx, log)
+	return resp, nil
+}
+
+// handleWebhook answers one delivery (HandleWebhook).
+func (a *WebhookApp) handleWebhook(ctx context.Context, log *slog.Logger, req events.LambdaFunctionURLRequest) events.LambdaFunctionURLResponse {
 	intake, err := a.newIntake(log)
 	if err != nil {
 		log.ErrorContext(ctx, "webhook intake cannot be built", "error", err)
 		return functionURLResponse(http.StatusServiceUnavailable, webhook.Reply{
 			Status: webhook.StatusFailed, Message: "runfleet is misconfigured (see the webhook function's logs); nothing was done, redeliver later",
-		}), nil
+		})
 	}
 	headers := webhook.HeadersFromMap(req.Headers)
 	reply := func(status int, message string) events.LambdaFunctionURLResponse {
@@ -103,22 +112,22 @@ func (a *WebhookApp) HandleWebhook(ctx context.Context, req events.LambdaFunctio
 	if method := req.RequestContext.HTTP.Method; method != "" && method != http.MethodPost {
 		resp := reply(http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; webhooks are POSTed", method))
 		resp.Headers["Allow"] = http.MethodPost
-		return resp, nil
+		return resp
 	}
 	body := []byte(req.Body)
 	if req.IsBase64Encoded {
 		// The signature covers the bytes GitHub sent, which Lambda hands
 		// over base64-encoded whenever they are not plain text.
 		if base64.StdEncoding.DecodedLen(len(req.Body)) > int(intake.MaxBodyBytes())+2 {
-			return reply(http.StatusRequestEntityTooLarge, fmt.Sprintf("body is larger than the %d-byte limit", intake.MaxBodyBytes())), nil
+			return reply(http.StatusRequestEntityTooLarge, fmt.Sprintf("body is larger than the %d-byte limit", intake.MaxBodyBytes()))
 		}
 		body, err = base64.StdEncoding.DecodeString(req.Body)
 		if err != nil {
-			return reply(http.StatusBadRequest, fmt.Sprintf("body is marked base64-encoded but is not valid base64: %v", err)), nil
+			return reply(http.StatusBadRequest, fmt.Sprintf("body is marked base64-encoded but is not valid base64: %v", err))
 		}
 	}
 	resp := intake.Handle(ctx, webhook.Request{Headers: headers, Body: body})
-	return events.LambdaFunctionURLResponse{StatusCode: resp.StatusCode, Headers: responseHeaders(), Body: string(resp.Body)}, nil
+	return events.LambdaFunctionURLResponse{StatusCode: resp.StatusCode, Headers: responseHeaders(), Body: string(resp.Body)}
 }
 
 // newIntake builds the invocation's webhook intake over its own
@@ -127,6 +136,7 @@ func (a *WebhookApp) HandleWebhook(ctx context.Context, req events.LambdaFunctio
 func (a *WebhookApp) newIntake(log *slog.Logger) (*webhook.Intake, error) {
 	o := a.intake
 	o.Logger = log
+	o.Observer = a.Metrics
 	handler, err := engine.NewIntake(o)
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)

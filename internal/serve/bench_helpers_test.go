@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/telemetry"
 	"github.com/runfleet/runfleet/internal/webhook"
@@ -55,12 +57,20 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	// of a job; only the write is thrown away.
 	log := telemetry.NewLogger(io.Discard, slog.LevelInfo)
 	clock := newCreateClock()
+	// Metrics as Run wires them: the recorder hears the engine, the
+	// providers and the webhooks, so their cost is in every figure.
+	var eng *engine.Engine
+	rec := newRecorder(cfg, &eng, nil, nil)
 	w := enginetest.NewWorld(tb, enginetest.Options{
-		Pools:        enginetest.OnePool(func(p *runner.Pool) { p.MaxRunners = 1_000_000 }),
-		WrapProvider: func(_ string, p providers.Provider) providers.Provider { return clock.wrap(p) },
-		Logger:       log,
+		Pools: enginetest.OnePool(func(p *runner.Pool) { p.MaxRunners = 1_000_000 }),
+		WrapProvider: func(pool string, p providers.Provider) providers.Provider {
+			return metrics.ObserveProviders(map[string]providers.Provider{pool: clock.wrap(p)}, rec)[pool]
+		},
+		Engine: func(o *engine.Options) { o.Observer = rec },
+		Logger: log,
 	})
-	handler, err := routes(cfg, w.Engine, w.Store, w.Queue, w.GitHub, log, nil)
+	eng = w.Engine
+	handler, err := routes(cfg, w.Engine, w.Store, w.Queue, rec, log, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -76,8 +86,8 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	}
 	reconcileCtx, stopReconciler := context.WithCancel(context.Background())
 	var background sync.WaitGroup
-	rec := &reconciler{engine: w.Engine, purger: w.Store.(purger), interval: cfg.Engine.ReconcileInterval, log: log}
-	background.Go(func() { rec.run(reconcileCtx) })
+	reconcile := &reconciler{engine: w.Engine, purger: w.Store.(purger), interval: cfg.Engine.ReconcileInterval, log: log, metrics: rec}
+	background.Go(func() { reconcile.run(reconcileCtx) })
 
 	// Enough idle connections for every client goroutine, so the
 	// benchmarks measure requests rather than TCP handshakes.

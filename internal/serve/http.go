@@ -12,6 +12,8 @@ import (
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/httpapi"
+	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/statuspage"
 	"github.com/runfleet/runfleet/internal/store"
@@ -23,7 +25,7 @@ const healthTimeout = 5 * time.Second
 
 // routes is embedded mode's whole HTTP surface.
 // page is the status page's recorder; nil starts an empty one.
-func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, gh any, log *slog.Logger, page *statuspage.Recorder) (http.Handler, error) {
+func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.DeadLetterer, rec *promexport.Recorder, log *slog.Logger, page *statuspage.Recorder) (http.Handler, error) {
 	intake, err := webhook.New(webhook.Options{
 		Secret:       cfg.Webhook.Secret,
 		MaxBodyBytes: cfg.Webhook.MaxBodyBytes,
@@ -36,9 +38,11 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 	mux := http.NewServeMux()
 	// Every method reaches the intake, which answers the wrong ones with its
 	// own JSON 405 (the reply GitHub's delivery log shows).
-	mux.Handle("/webhook", intake)
+	mux.Handle("/webhook", metrics.ObserveWebhooks(intake, rec))
 	mux.Handle("GET /healthz", healthz(st, q))
-	mux.Handle("GET /metrics", metrics(eng, q, gh))
+	if cfg.Server.MetricsAddress == "" {
+		mux.Handle("GET /metrics", metricsHandler(rec, cfg.Server.MetricsToken, log))
+	}
 	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: cfg.Server.APIToken, Logger: log}))
 	mux.Handle("/{$}", statuspage.New(statuspage.Options{Source: eng, Recorder: page, Token: cfg.Server.APIToken, Logger: log}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -2,73 +2,104 @@ package serve
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
-	"sort"
 	"strings"
+	"time"
 
+	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
-	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
-// githubTelemetry is what the real GitHub client reports about itself; the
-// simulation reports nothing.
-type githubTelemetry interface {
-	Calls() rest.CallCounts
-	RateLimits() map[int64]rest.RateLimit
+// newRecorder is embedded mode's metrics: the vocabulary (internal/metrics)
+// on a Prometheus registry. What the store holds is read at scrape time
+// from *eng, set once the engine is built (before anything is served); the
+// real GitHub client's own counters are read then too.
+func newRecorder(cfg *config.Config, eng **engine.Engine, q queue.DeadLetterer, gh any) *promexport.Recorder {
+	pools := make([]string, 0, len(cfg.Pools))
+	for _, p := range cfg.Pools {
+		pools = append(pools, p.Name)
+	}
+	state := promexport.State{
+		Fleet: func(ctx context.Context) (metrics.Fleet, error) { return measureFleet(ctx, *eng, pools) },
+	}
+	if q != nil {
+		state.DeadLetters = func(ctx context.Context) (int, error) {
+			dead, err := q.DeadLetters(ctx)
+			return len(dead), err
+		}
+	}
+	if t, ok := gh.(promexport.GitHubTelemetry); ok {
+		state.GitHub = t
+	}
+	return promexport.New(pools, state)
 }
 
-// metrics answers GET /metrics in Prometheus' text format: live instances by
-// pool and status, dead letters, and — with the real GitHub client — API
-// calls by operation and each installation's remaining rate limit, so an
-// operator can alert before the budget runs out. Everything is read at
-// scrape time from the live set; nothing is kept in memory between scrapes.
-func metrics(eng *engine.Engine, q queue.DeadLetterer, gh any) http.Handler {
+// measureFleet reads the live instances and open jobs for the gauges.
+func measureFleet(ctx context.Context, eng *engine.Engine, pools []string) (metrics.Fleet, error) {
+	live, err := eng.ListInstances(ctx, "")
+	if err != nil {
+		return metrics.Fleet{}, err
+	}
+	open, err := eng.ListOpenJobs(ctx)
+	if err != nil {
+		return metrics.Fleet{}, err
+	}
+	return metrics.MeasureFleet(pools, live, open, time.Now(), eng.Stuck), nil
+}
+
+// metricsHandler answers GET /metrics, behind server.metrics_token's
+// bearer token when one is set.
+func metricsHandler(rec *promexport.Recorder, token string, log *slog.Logger) http.Handler {
+	h := rec.Handler(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
-		defer cancel()
-		var b strings.Builder
-		live, err := eng.ListInstances(ctx, "")
-		if err != nil {
-			http.Error(w, "metrics: "+err.Error(), http.StatusServiceUnavailable)
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			log.Warn("metrics scrape refused: missing or wrong bearer token", "remote", r.RemoteAddr,
+				"authorization_present", strings.TrimSpace(string(got)) != "", "status", http.StatusUnauthorized)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="runfleet metrics"`)
+			http.Error(w, "metrics: a bearer token is required (server.metrics_token)", http.StatusUnauthorized)
 			return
 		}
-		family(&b, "runfleet_instances", "gauge", "Live instances by pool and status.")
-		for _, c := range engine.CountLive(live) {
-			fmt.Fprintf(&b, "runfleet_instances{pool=%q,status=%q} %d\n", c.Pool, c.Status, c.Count)
-		}
-		if dead, err := q.DeadLetters(ctx); err == nil {
-			family(&b, "runfleet_dead_letters", "gauge", "Work messages in the dead-letter store.")
-			fmt.Fprintf(&b, "runfleet_dead_letters %d\n", len(dead))
-		}
-		if t, ok := gh.(githubTelemetry); ok {
-			calls := t.Calls()
-			family(&b, "runfleet_github_api_calls_total", "counter", "GitHub API calls by operation.")
-			ops := make([]string, 0, len(calls.ByOperation))
-			for op := range calls.ByOperation {
-				ops = append(ops, op)
-			}
-			sort.Strings(ops)
-			for _, op := range ops {
-				fmt.Fprintf(&b, "runfleet_github_api_calls_total{operation=%q} %d\n", op, calls.ByOperation[op])
-			}
-			family(&b, "runfleet_github_rate_limit_remaining", "gauge", "Requests left in the current rate-limit window, by installation (0 = token).")
-			limits := t.RateLimits()
-			ids := make([]int64, 0, len(limits))
-			for id := range limits {
-				ids = append(ids, id)
-			}
-			sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-			for _, id := range ids {
-				fmt.Fprintf(&b, "runfleet_github_rate_limit_remaining{installation=\"%d\"} %d\n", id, limits[id].Remaining)
-			}
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = w.Write([]byte(b.String()))
+		h.ServeHTTP(w, r)
 	})
 }
 
-func family(b *strings.Builder, name, kind, help string) {
-	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+// metricsServer is the listener of server.metrics_address, when set: only
+// GET /metrics is served there. ln, when given, is used instead of
+// listening (tests).
+func metricsServer(cfg *config.Config, rec *promexport.Recorder, ln net.Listener, log *slog.Logger) (*http.Server, net.Listener, error) {
+	if cfg.Server.MetricsAddress == "" {
+		if ln != nil {
+			_ = ln.Close()
+		}
+		return nil, nil, nil
+	}
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Server.MetricsAddress); err != nil {
+			return nil, nil, fmt.Errorf("serve: listen on %s (server.metrics_address): %w", cfg.Server.MetricsAddress, err)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsHandler(rec, cfg.Server.MetricsToken, log))
+	return newHTTPServer(mux, log), ln, nil
+}
+
+// metricsURL is where /metrics is served, for the start line.
+func metricsURL(cfg *config.Config, base string) string {
+	if cfg.Server.MetricsAddress != "" {
+		return "http://" + cfg.Server.MetricsAddress + "/metrics"
+	}
+	return base + "/metrics"
 }

@@ -28,6 +28,8 @@ type reconciler struct {
 	purger   purger
 	interval time.Duration
 	log      *slog.Logger
+	// metrics counts each pass's result (the engine reports the rest).
+	metrics interface{ ReconcileResult(error) }
 }
 
 func (r *reconciler) run(ctx context.Context) {
@@ -51,6 +53,9 @@ func (r *reconciler) pass(ctx context.Context) {
 	rep, err := r.engine.Reconcile(ctx)
 	if ctx.Err() != nil {
 		return
+	}
+	if r.metrics != nil {
+		r.metrics.ReconcileResult(err)
 	}
 	if err != nil {
 		r.log.Warn("reconcile pass had errors; the next pass retries", "error", err, "report", rep)

@@ -46,6 +46,9 @@ type Options struct {
 	// Listener, when set, is served instead of listening on server.listen
 	// (tests pass one bound to a free port). Run closes it.
 	Listener net.Listener
+	// MetricsListener is Listener's counterpart for server.metrics_address,
+	// used only when that is set.
+	MetricsListener net.Listener
 	// DisableWorkers accepts and queues webhooks but starts no queue
 	// consumers, so work stays queued for the next start: it lets a test
 	// prove that nothing accepted is lost across a restart.
@@ -80,6 +83,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		if !serving && opts.Listener != nil {
 			_ = opts.Listener.Close()
 		}
+		if !serving && opts.MetricsListener != nil {
+			_ = opts.MetricsListener.Close()
+		}
 	}()
 
 	// Providers are checked before anything is opened, so a bad config is
@@ -110,22 +116,25 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("serve: read the installation id from the store: %w", err)
 	}
-	provs, err := wiring.Providers(cfg, installationID)
+	// Metrics (metrics.go): the recorder hears the engine and the providers.
+	var eng *engine.Engine
+	rec := newRecorder(cfg, &eng, q, gh)
+	provs, err := wiring.ObservedProviders(cfg, installationID, rec)
 	if err != nil {
 		return err
 	}
 	engOpts := wiring.EngineOptions(cfg)
 	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log
 	engOpts.InstallationID = installationID
-	// The status page's recorder hears the engine beside any other observer.
+	// The status page's recorder hears the engine beside the metrics.
 	page := statuspage.NewRecorder(nil)
-	engOpts.Observer = engine.Observers(engOpts.Observer, page)
-	eng, err := engine.New(boot.engineOptions(engOpts))
+	engOpts.Observer = engine.Observers(rec, page)
+	eng, err = engine.New(boot.engineOptions(engOpts))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 
-	handler, err := routes(cfg, eng, st, q, gh, log, page)
+	handler, err := routes(cfg, eng, st, q, rec, log, page)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -141,6 +150,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}
 	srv := newHTTPServer(handler, log)
+	metricsSrv, metricsLn, err := metricsServer(cfg, rec, opts.MetricsListener, log)
+	if err != nil {
+		return err
+	}
 
 	if n, err := q.DeadLetters(ctx); err == nil && len(n) > 0 {
 		log.Warn("the queue holds dead-lettered messages: work that failed max_receives times and was set aside",
@@ -175,12 +188,15 @@ func Run(ctx context.Context, opts Options) (err error) {
 			})
 		})
 	}
-	rec := &reconciler{engine: eng, purger: st, interval: cfg.Engine.ReconcileInterval, log: log}
-	background.Go(func() { rec.run(workCtx) })
+	reconcile := &reconciler{engine: eng, purger: st, interval: cfg.Engine.ReconcileInterval, log: log, metrics: rec}
+	background.Go(func() { reconcile.run(workCtx) })
 
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	serving = true
 	go func() { serveErr <- srv.Serve(ln) }()
+	if metricsSrv != nil {
+		go func() { serveErr <- metricsSrv.Serve(metricsLn) }()
+	}
 
 	select {
 	case <-ctx.Done():
@@ -194,6 +210,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if serr := srv.Shutdown(shutdownCtx); serr != nil {
 		log.Warn("requests still in flight at the shutdown timeout were cut off", "error", serr)
 		_ = srv.Close()
+	}
+	if metricsSrv != nil {
+		if serr := metricsSrv.Shutdown(shutdownCtx); serr != nil {
+			_ = metricsSrv.Close()
+		}
 	}
 	stopWork()
 	background.Wait()
@@ -251,6 +272,7 @@ func logStart(log *slog.Logger, cfg *config.Config, addr net.Addr, opts Options)
 		"api_url", api,
 		"healthz_url", base + "/healthz",
 		"status_page_url", base + "/",
+		"metrics_url", metricsURL(cfg, base),
 		"store_dir", cfg.Store.Dir,
 		"pools", pools,
 		"workers", workers,

@@ -32,6 +32,8 @@ func emfLines(t *testing.T, out string) []map[string]any {
 // metadata object with a millisecond Timestamp and one metric directive
 // (Namespace, Dimensions as an array of dimension sets, Metrics with Name
 // and Unit), and every dimension and metric value as a top-level member.
+// A metric with dimensions of its own is also declared under the common
+// dimensions alone: the rollup alarms watch.
 func TestEMFDocumentStructure(t *testing.T) {
 	var out bytes.Buffer
 	emf := telemetry.NewEMF(&out, telemetry.Namespace, telemetry.Dimension{Name: "ControllerId", Value: "ctl-1"}).WithClock(func() time.Time { return pinned })
@@ -51,7 +53,7 @@ func TestEMFDocumentStructure(t *testing.T) {
 			"Timestamp": float64(pinned.UnixMilli()),
 			"CloudWatchMetrics": []any{map[string]any{
 				"Namespace":  "runfleet",
-				"Dimensions": []any{[]any{"ControllerId", "Installation"}},
+				"Dimensions": []any{[]any{"ControllerId"}, []any{"ControllerId", "Installation"}},
 				"Metrics":    []any{map[string]any{"Name": "GitHubRateLimitRemaining", "Unit": "Count"}},
 			}},
 		},
@@ -157,4 +159,77 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A metric with only the common dimensions is declared once, under them.
+func TestEMFCommonOnlyMetricHasOneDimensionSet(t *testing.T) {
+	var out bytes.Buffer
+	emf := telemetry.NewEMF(&out, telemetry.Namespace, telemetry.Dimension{Name: "controller_id", Value: "c"})
+	emf.Put("runfleet_dead_letters", 0, telemetry.UnitCount)
+	if err := emf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sets := emfLines(t, out.String())[0]["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)["Dimensions"]
+	if !reflect.DeepEqual(sets, []any{[]any{"controller_id"}}) {
+		t.Fatalf("dimension sets %v, want only [controller_id]", sets)
+	}
+}
+
+// CloudWatch takes at most 100 values per metric in one document: a busy
+// histogram continues in the next line, and no value is lost.
+func TestEMFSplitsLongValueArrays(t *testing.T) {
+	var out bytes.Buffer
+	emf := telemetry.NewEMF(&out, telemetry.Namespace)
+	for i := range 250 {
+		emf.Put("Wait", float64(i), telemetry.UnitSeconds)
+	}
+	emf.Put("Once", 1, telemetry.UnitCount)
+	if err := emf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	docs := emfLines(t, out.String())
+	if len(docs) != 3 {
+		t.Fatalf("got %d documents, want 3 (100 + 100 + 50 values)", len(docs))
+	}
+	var seen []float64
+	for i, doc := range docs {
+		values := doc["Wait"].([]any)
+		if len(values) > 100 {
+			t.Errorf("document %d carries %d values", i, len(values))
+		}
+		for _, v := range values {
+			seen = append(seen, v.(float64))
+		}
+		if _, ok := doc["Once"]; ok != (i == 0) {
+			t.Errorf("document %d: Once present = %v, want it only in the first", i, ok)
+		}
+	}
+	for i, v := range seen {
+		if v != float64(i) {
+			t.Fatalf("value %d is %v: values lost or reordered", i, v)
+		}
+	}
+}
+
+// Extra dimension sets are declared after the rollup and the full set,
+// each with the common dimensions first; they keep metrics with different
+// sets in different documents.
+func TestEMFExtraDimensionSets(t *testing.T) {
+	var out bytes.Buffer
+	emf := telemetry.NewEMF(&out, telemetry.Namespace, telemetry.Dimension{Name: "controller_id", Value: "c"})
+	dims := []telemetry.Dimension{{Name: "pool", Value: "p"}, {Name: "stage", Value: "started"}}
+	emf.PutWithSets("wait", 3, telemetry.UnitSeconds, [][]string{{"stage"}}, dims...)
+	emf.Put("other", 1, telemetry.UnitCount, dims...)
+	if err := emf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	docs := emfLines(t, out.String())
+	if len(docs) != 2 {
+		t.Fatalf("%d documents, want 2: different sets cannot share a directive", len(docs))
+	}
+	sets := docs[0]["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)["Dimensions"]
+	want := []any{[]any{"controller_id"}, []any{"controller_id", "pool", "stage"}, []any{"controller_id", "stage"}}
+	if !reflect.DeepEqual(sets, want) {
+		t.Fatalf("dimension sets %v, want %v", sets, want)
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
@@ -391,5 +393,42 @@ func TestNewRejectsBadCredentials(t *testing.T) {
 		} else if strings.Contains(err.Error(), "BEGIN") {
 			t.Errorf("error shows key material: %v", err)
 		}
+	}
+}
+
+// Every request is counted by what GitHub answered: ok, error (a 4xx or
+// 5xx that is not a rate limit, expected ones included) or rate_limited
+// (403 with the budget spent, or 429) — the split the metrics show.
+func TestCallsAreCountedByResult(t *testing.T) {
+	srv := fakeGitHub(t)
+	c := appClient(t, srv, testInstallationID, nil)
+	ctx := context.Background()
+	if _, err := c.ListRunners(ctx, orgOwner); err != nil {
+		t.Fatal(err)
+	}
+	srv.Inject(githubtest.RouteOrgRunners, githubtest.ServerError(503).Times(1))
+	if _, err := c.ListRunners(ctx, orgOwner); err == nil {
+		t.Fatal("503 was not an error")
+	}
+	srv.Inject(githubtest.RouteOrgRunners, githubtest.TooManyRequests(time.Millisecond).Times(1))
+	if _, err := c.ListRunners(ctx, orgOwner); err == nil {
+		t.Fatal("429 was not an error")
+	}
+	calls := c.Calls()
+	want := map[rest.CallKey]int64{
+		{Operation: rest.OpListRunners, Result: rest.CallOK}:             1,
+		{Operation: rest.OpListRunners, Result: rest.CallError}:          1,
+		{Operation: rest.OpListRunners, Result: rest.CallRateLimited}:    1,
+		{Operation: rest.OpCreateInstallationToken, Result: rest.CallOK}: 1,
+	}
+	if !maps.Equal(calls.ByResult, want) {
+		t.Errorf("calls by result %v, want %v", calls.ByResult, want)
+	}
+	var total int64
+	for _, n := range calls.ByResult {
+		total += n
+	}
+	if total != calls.Total {
+		t.Errorf("results add up to %d, total is %d", total, calls.Total)
 	}
 }

@@ -21,7 +21,15 @@ const (
 	OpGetJob                  = "GetJob"
 	OpFindInstallation        = "FindInstallation"
 	OpCreateInstallationToken = "CreateInstallationToken"
+	// OpOther: a request made without an operation label.
+	OpOther = "other"
 )
+
+// Operations lists every operation, so an exporter can show each at 0.
+var Operations = []string{
+	OpGenerateJITConfig, OpRemoveRunner, OpListRunners, OpListRunnerGroups, OpListRunnerDownloads,
+	OpGetJob, OpFindInstallation, OpCreateInstallationToken, OpOther,
+}
 
 type opKey struct{}
 
@@ -34,13 +42,14 @@ func opOf(ctx context.Context) string {
 	if op, ok := ctx.Value(opKey{}).(string); ok {
 		return op
 	}
-	return "other"
+	return OpOther
 }
 
 // observer sits under authentication, just above the network: it sees
 // exactly the requests that reach GitHub (go-github refuses some locally
 // while a rate limit lasts; those cost nothing and are not counted), counts
-// them, and records the rate-limit headers of each answer.
+// them by operation and answer, and records the rate-limit headers of each
+// answer.
 type observer struct {
 	next           http.RoundTripper
 	telemetry      *telemetry
@@ -52,11 +61,12 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if isTokenRequest(req) {
 		// ghinstallation mints installation tokens under the caller's
 		// context; count them apart from the call that needed one.
-		o.telemetry.count(OpCreateInstallationToken)
-		return o.next.RoundTrip(req)
+		resp, err := o.next.RoundTrip(req)
+		o.telemetry.count(OpCreateInstallationToken, callResult(resp, err))
+		return resp, err
 	}
-	o.telemetry.count(opOf(req.Context()))
 	resp, err := o.next.RoundTrip(req)
+	o.telemetry.count(opOf(req.Context()), callResult(resp, err))
 	if err == nil {
 		if rate, ok := parseRateHeaders(resp.Header); ok {
 			o.telemetry.recordRate(o.installationID, rate)
@@ -65,6 +75,23 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, err
+}
+
+// callResult is how GitHub answered one request (CallOK, CallError,
+// CallRateLimited), read from the answer alone: the classification of
+// errors (classify) needs the body, which is not read here.
+func callResult(resp *http.Response, err error) string {
+	switch {
+	case err != nil || resp == nil:
+		return CallError
+	case resp.StatusCode == http.StatusTooManyRequests,
+		resp.StatusCode == http.StatusForbidden && (resp.Header.Get("X-RateLimit-Remaining") == "0" || resp.Header.Get("Retry-After") != ""):
+		return CallRateLimited
+	case resp.StatusCode >= 400:
+		return CallError
+	default:
+		return CallOK
+	}
 }
 
 // isTokenRequest: POST /app/installations/{id}/access_tokens.

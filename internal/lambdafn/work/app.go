@@ -12,14 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/metadata"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/wiring"
 	"github.com/runfleet/runfleet/providers"
 )
@@ -32,9 +31,6 @@ type Options struct {
 	// set of simulated machines, as a real GitHub and cloud are shared.
 	GitHub    github.GitHub
 	Providers map[string]providers.Provider
-	// Metrics receives the CloudWatch EMF lines (default: stdout, where
-	// Lambda's logs go).
-	Metrics io.Writer
 }
 
 // OptionsFunc returns a work function's Options when it starts.
@@ -60,8 +56,6 @@ type App struct {
 	Providers map[string]providers.Provider
 
 	engineOptions engine.Options
-	// metricsOut is where EMF lines go (metrics.go).
-	metricsOut io.Writer
 	// legacyMigrated and legacyMigrationFailures track the one-off move
 	// of old-layout live instances (migrate.go); Lambda runs one
 	// invocation at a time per environment, so no lock.
@@ -93,8 +87,10 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	// An operator's delete runs in the worker: forcedelete builds no
 	// provider (and needs no provider binary or cloud permission).
 	if provs == nil && role != lambdafn.RoleForceDelete {
-		provs, err = wiring.Providers(base.Config, installationID)
+		provs, err = wiring.ObservedProviders(base.Config, installationID, base.Metrics)
 		problems = append(problems, err)
+	} else {
+		provs = metrics.ObserveProviders(provs, base.Metrics)
 	}
 	if gh == nil {
 		gh, err = wiring.GitHub(base.Config, base.Logger)
@@ -107,6 +103,7 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	o := wiring.EngineOptions(base.Config)
 	o.InstallationID = installationID
 	o.Store, o.Queue, o.GitHub, o.Providers = base.Store, base.Queue, gh, provs
+	o.Observer = base.Metrics
 	// No worker outlives its function timeout, so a creating instance older
 	// than that has lost its worker, whatever the pool's bootstrap timeout.
 	o.CreatingTimeout = opts.Env.WorkerTimeout
@@ -116,10 +113,7 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 		o.MetadataURL, o.CallbackURL = metadata.BaseURLs(base.MetadataURL)
 		o.InstanceToken = base.Tokens.Mint
 	}
-	app := &App{App: base, GitHub: gh, Providers: provs, engineOptions: o, metricsOut: opts.Metrics}
-	if app.metricsOut == nil {
-		app.metricsOut = os.Stdout
-	}
+	app := &App{App: base, GitHub: gh, Providers: provs, engineOptions: o}
 	if role == lambdafn.RoleForceDelete {
 		_, err = app.operator(base.Logger)
 	} else {
@@ -144,6 +138,7 @@ func (a *App) operator(log *slog.Logger) (*engine.Operator, error) {
 		Logger:           log,
 		DeleteBackoffMin: o.DeleteBackoffMin,
 		DeleteBackoffMax: o.DeleteBackoffMax,
+		Observer:         o.Observer,
 	}, o.GitHub)
 	if err != nil {
 		return nil, fmt.Errorf("work: %w", err)

@@ -3,29 +3,11 @@ package work
 import (
 	"context"
 	"log/slog"
-	"sort"
 	"strconv"
 	"time"
 
-	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github/rest"
-	"github.com/runfleet/runfleet/internal/telemetry"
-)
-
-// The CloudWatch metrics the worker and reconciler publish (namespace
-// runfleet, every one also with the ControllerId dimension). They are the
-// Lambda counterpart of embedded mode's GET /metrics.
-const (
-	// MetricGitHubAPICalls counts requests sent to GitHub during one
-	// invocation, by Operation.
-	MetricGitHubAPICalls = "GitHubAPICalls"
-	// MetricGitHubRateLimitRemaining is the requests left in an
-	// installation's rate-limit window (Installation "0": a token), as
-	// GitHub last reported it.
-	MetricGitHubRateLimitRemaining = "GitHubRateLimitRemaining"
-	// MetricLiveInstances counts live instances by Pool and Status, once per
-	// reconcile pass.
-	MetricLiveInstances = "LiveInstances"
+	"github.com/runfleet/runfleet/internal/metrics"
 )
 
 // githubTelemetry is what the real GitHub client reports about itself; the
@@ -35,11 +17,13 @@ type githubTelemetry interface {
 	RateLimits() map[int64]rest.RateLimit
 }
 
-// invocationMetrics gathers one invocation's metrics. Lambda runs one
-// invocation at a time per execution environment, so the difference of
-// the client's counters across the invocation is the invocation's own.
+// invocationMetrics adds to the App's EMF recorder (which hears the engine
+// and the providers as they work) what the GitHub client counted during
+// one invocation. Lambda runs one invocation at a time per execution
+// environment, so the difference of the client's counters across the
+// invocation is the invocation's own.
 type invocationMetrics struct {
-	emf    *telemetry.EMF
+	emf    *metrics.EMF
 	gh     githubTelemetry
 	before rest.CallCounts
 }
@@ -47,60 +31,31 @@ type invocationMetrics struct {
 // startMetrics snapshots the GitHub client's counters at the start of an
 // invocation.
 func (a *App) startMetrics() *invocationMetrics {
-	m := &invocationMetrics{
-		emf: telemetry.NewEMF(a.metricsOut, telemetry.Namespace, telemetry.Dimension{Name: "ControllerId", Value: a.Config.ControllerID}),
-	}
+	m := &invocationMetrics{emf: a.Metrics}
 	if gh, ok := a.GitHub.(githubTelemetry); ok {
 		m.gh, m.before = gh, gh.Calls()
 	}
 	return m
 }
 
-// liveInstances adds the live set's size by pool and status.
-func (m *invocationMetrics) liveInstances(counts []engine.LiveCount) {
-	for _, c := range counts {
-		m.emf.Put(MetricLiveInstances, float64(c.Count), telemetry.UnitCount,
-			telemetry.Dimension{Name: "Pool", Value: c.Pool}, telemetry.Dimension{Name: "Status", Value: string(c.Status)})
-	}
-}
-
-// flush adds the GitHub metrics and writes everything as EMF lines. A
-// failed write is logged, never returned: metrics must not fail the work.
+// flush adds the GitHub metrics (runfleet_github_calls_total by operation
+// and result, runfleet_github_rate_limit_remaining by installation) and
+// writes everything as EMF lines. A failed write is logged, never
+// returned: metrics must not fail the work.
 func (m *invocationMetrics) flush(ctx context.Context, log *slog.Logger) {
 	if m.gh != nil {
 		calls := m.gh.Calls().Sub(m.before)
-		ops := make([]string, 0, len(calls.ByOperation))
-		for op := range calls.ByOperation {
-			ops = append(ops, op)
+		for _, op := range rest.Operations {
+			for _, res := range rest.CallResults {
+				m.emf.GitHubCalls(op, res, calls.ByResult[rest.CallKey{Operation: op, Result: res}])
+			}
 		}
-		sort.Strings(ops)
-		for _, op := range ops {
-			m.emf.Put(MetricGitHubAPICalls, float64(calls.ByOperation[op]), telemetry.UnitCount,
-				telemetry.Dimension{Name: "Operation", Value: op})
-		}
-		limits := m.gh.RateLimits()
-		ids := make([]int64, 0, len(limits))
-		for id := range limits {
-			ids = append(ids, id)
-		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 		now := time.Now()
-		for _, id := range ids {
-			m.emf.Put(MetricGitHubRateLimitRemaining, float64(remaining(limits[id], now)), telemetry.UnitCount,
-				telemetry.Dimension{Name: "Installation", Value: strconv.FormatInt(id, 10)})
+		for id, rate := range m.gh.RateLimits() {
+			m.emf.GitHubRateLimitRemaining(strconv.FormatInt(id, 10), rate.RemainingAt(now))
 		}
 	}
 	if err := m.emf.Flush(); err != nil {
 		log.WarnContext(ctx, "metrics could not be written", "error", err)
 	}
-}
-
-// remaining is what is left of rate's budget at now: the whole limit once
-// the window GitHub last reported has reset, so a low count seen an hour
-// ago does not keep an alarm firing.
-func remaining(rate rest.RateLimit, now time.Time) int {
-	if !rate.Reset.IsZero() && now.After(rate.Reset) && rate.Limit > 0 {
-		return rate.Limit
-	}
-	return rate.Remaining
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/lambdafn"
+	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // ScheduleHandler is what lambda.Start runs for the ReconcilerFunction: an
@@ -56,8 +58,11 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (e
 	defer metrics.flush(ctx, log)
 	started := time.Now()
 	a.migrateLegacyLive(ctx, log)
+	// The gauges are read as the pass finds the fleet: stuck instances are
+	// the ones it is about to recover.
+	a.recordFleet(ctx, log, eng)
 	rep, err := eng.Reconcile(ctx)
-	metrics.liveInstances(rep.Live)
+	a.Metrics.ReconcileResult(err)
 	attrs := []any{
 		"examined", rep.Examined,
 		"creates_resent", rep.CreatesResent,
@@ -73,4 +78,24 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (e
 	}
 	log.InfoContext(ctx, "reconcile pass finished", attrs...)
 	return rep, nil
+}
+
+// recordFleet records the fleet gauges (instances, stuck, open jobs, jobs
+// waiting for capacity) for this pass. A failed read leaves them out of
+// this pass and is logged; the pass goes on.
+func (a *App) recordFleet(ctx context.Context, log *slog.Logger, eng *engine.Engine) {
+	live, err := eng.ListInstances(ctx, "")
+	var open []*runner.Job
+	if err == nil {
+		open, err = eng.ListOpenJobs(ctx)
+	}
+	if err != nil {
+		log.WarnContext(ctx, "fleet metrics could not be read; this pass publishes none", "error", err)
+		return
+	}
+	pools := make([]string, 0, len(a.Config.Pools))
+	for _, p := range a.Config.Pools {
+		pools = append(pools, p.Name)
+	}
+	a.Metrics.Fleet(metrics.MeasureFleet(pools, live, open, time.Now(), eng.Stuck))
 }

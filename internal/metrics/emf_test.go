@@ -1,0 +1,96 @@
+package metrics_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/metrics"
+)
+
+type emfDoc struct {
+	AWS struct {
+		CloudWatchMetrics []struct {
+			Dimensions [][]string
+			Metrics    []struct{ Name, Unit string }
+		}
+	} `json:"_aws"`
+	fields map[string]any
+}
+
+func emfDocs(t *testing.T, out string) []emfDoc {
+	t.Helper()
+	var docs []emfDoc
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var d emfDoc
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal([]byte(line), &d.fields)
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+// Units follow the names: seconds for durations, a count for counters and
+// gauges, none for the last pass's timestamp; a reason outside the known
+// set is "other", so a caller cannot grow the number of series.
+func TestEMFUnitsAndBoundedLabels(t *testing.T) {
+	var out bytes.Buffer
+	pinned := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	e := metrics.NewEMF(&out, "ctl").WithClock(func() time.Time { return pinned })
+	e.JobWaited("p", engine.StageCreated, 1500*time.Millisecond)
+	e.DeleteRetried("p")
+	e.ReconcilePassed(engine.ReconcileReport{Examined: 2}, time.Second)
+	e.JobRefused("p", "made up by a caller")
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	units := map[string]string{}
+	for _, d := range emfDocs(t, out.String()) {
+		for _, m := range d.AWS.CloudWatchMetrics[0].Metrics {
+			units[m.Name] = m.Unit
+		}
+		if d.fields[metrics.LabelReason] != nil && d.fields[metrics.LabelReason] != metrics.Other {
+			t.Errorf("reason %v, want %q", d.fields[metrics.LabelReason], metrics.Other)
+		}
+		if d.fields[metrics.ReconcileLastPass] != nil && d.fields[metrics.ReconcileLastPass] != float64(pinned.Unix()) {
+			t.Errorf("last pass %v, want %d", d.fields[metrics.ReconcileLastPass], pinned.Unix())
+		}
+	}
+	for name, want := range map[string]string{
+		metrics.JobQueueSeconds: "Seconds", metrics.DeleteRetries: "Count", metrics.ReconcilePassDuration: "Seconds",
+		metrics.ReconcileActions: "Count", metrics.ReconcileLastPass: "None", metrics.JobsRefused: "Count",
+	} {
+		if units[name] != want {
+			t.Errorf("%s unit %q, want %q", name, units[name], want)
+		}
+	}
+}
+
+// A quiet fleet still gives each gauge's rollup one point per pass (0), and
+// no labelled series; a busy one gives labelled points whose rollup sum is
+// the total.
+func TestEMFFleetGauges(t *testing.T) {
+	var out bytes.Buffer
+	e := metrics.NewEMF(&out, "ctl")
+	e.Fleet(metrics.MeasureFleet([]string{"p", "q"}, nil, nil, time.Now(), nil))
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	docs := emfDocs(t, out.String())
+	if len(docs) != 1 {
+		t.Fatalf("%d documents for a quiet fleet, want 1 (the rollups)", len(docs))
+	}
+	for _, name := range []string{metrics.Instances, metrics.InstancesStuck, metrics.OpenJobs, metrics.JobsWaitingForCapacity} {
+		if docs[0].fields[name] != float64(0) {
+			t.Errorf("%s = %v, want 0", name, docs[0].fields[name])
+		}
+	}
+	if sets := docs[0].AWS.CloudWatchMetrics[0].Dimensions; len(sets) != 1 || len(sets[0]) != 1 || sets[0][0] != metrics.LabelControllerID {
+		t.Errorf("dimension sets %v, want only [controller_id]", sets)
+	}
+}

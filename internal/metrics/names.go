@@ -1,0 +1,131 @@
+// Package metrics is runfleet's one metric vocabulary: the family names,
+// their labels and buckets, and the Recorder every part of runfleet reports
+// to. Embedded mode exposes it as Prometheus text (internal/metrics/promexport,
+// scraped at /metrics); the Lambda functions write it as CloudWatch Embedded
+// Metric Format (EMF here), with the same names: a family's name is the EMF
+// metric name and its label names are the EMF dimension names.
+//
+// This package links neither the Prometheus client nor GitHub's, so the
+// webhook and metadata functions can record without carrying them.
+package metrics
+
+// The families. Every name follows Prometheus' conventions: base units,
+// _total on counters, _seconds on durations.
+const (
+	Webhooks                  = "runfleet_webhooks_total"
+	JobQueueSeconds           = "runfleet_job_queue_seconds"
+	JobsWaitingForCapacity    = "runfleet_jobs_waiting_for_capacity"
+	OpenJobs                  = "runfleet_open_jobs"
+	Instances                 = "runfleet_instances"
+	InstancesStuck            = "runfleet_instances_stuck"
+	ProviderOperations        = "runfleet_provider_operations_total"
+	ProviderOperationDuration = "runfleet_provider_operation_duration_seconds"
+	GitHubCalls               = "runfleet_github_calls_total"
+	GitHubRateLimitRemaining  = "runfleet_github_rate_limit_remaining"
+	DeleteRetries             = "runfleet_delete_retries_total"
+	DeadLetters               = "runfleet_dead_letters"
+	ReconcilePasses           = "runfleet_reconcile_passes_total"
+	ReconcilePassDuration     = "runfleet_reconcile_pass_duration_seconds"
+	ReconcileActions          = "runfleet_reconcile_actions_total"
+	ReconcileLastPass         = "runfleet_reconcile_last_pass_timestamp_seconds"
+	JobsRefused               = "runfleet_jobs_refused_total"
+	SpotInterruptions         = "runfleet_spot_interruptions_total"
+	SpotBreakerOpen           = "runfleet_spot_breaker_open"
+	CapacityFailovers         = "runfleet_capacity_failovers_total"
+)
+
+// Label names; on EMF they are the dimension names.
+const (
+	LabelEvent        = "event"
+	LabelAction       = "action"
+	LabelResult       = "result"
+	LabelPool         = "pool"
+	LabelStage        = "stage"
+	LabelAge          = "age"
+	LabelStatus       = "status"
+	LabelOp           = "op"
+	LabelOperation    = "operation"
+	LabelInstallation = "installation"
+	LabelReason       = "reason"
+	// LabelControllerID is EMF's common dimension, on every metric: one
+	// CloudWatch namespace can hold several runfleet installations.
+	LabelControllerID = "controller_id"
+)
+
+// Kind is how a family's value behaves.
+type Kind int
+
+// The kinds runfleet uses.
+const (
+	Counter Kind = iota
+	Gauge
+	Histogram
+)
+
+// Family describes one metric family: what the exporters build and what
+// the tests check is present.
+type Family struct {
+	Name    string
+	Help    string
+	Kind    Kind
+	Labels  []string
+	Buckets []float64 // histograms only
+}
+
+// QueueBuckets bound the job queue time histogram, in seconds: dense where
+// a healthy fleet sits (seconds to a few minutes for a cold machine), then
+// coarse up to an hour.
+var QueueBuckets = []float64{1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600}
+
+// ProviderBuckets bound provider call durations, in seconds: an API call
+// answers in well under a second, a create that waits for a machine takes
+// minutes.
+var ProviderBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+// ReconcileBuckets bound a reconcile pass's duration, in seconds.
+var ReconcileBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// Families lists every family, in the order an exporter shows them.
+var Families = []Family{
+	{Webhooks, "Webhook deliveries by event, workflow_job action and result.", Counter, []string{LabelEvent, LabelAction, LabelResult}, nil},
+	{JobQueueSeconds, "Seconds from a job's queued event to each stage of getting its runner (created: provider create returned; online: runner reported idle; started: job in_progress on it).", Histogram, []string{LabelPool, LabelStage}, QueueBuckets},
+	{JobsWaitingForCapacity, "Open jobs with no live instance: the pool is at max_runners or the job waits for its next instance.", Gauge, []string{LabelPool}, nil},
+	{OpenJobs, "Open jobs (queued in GitHub, wanting a runner) by how long they have waited.", Gauge, []string{LabelPool, LabelAge}, nil},
+	{Instances, "Live instances by pool and status.", Gauge, []string{LabelPool, LabelStatus}, nil},
+	{InstancesStuck, "Instances past the bound of their status (the reconciler recovers them).", Gauge, []string{LabelPool, LabelStatus}, nil},
+	{ProviderOperations, "Provider calls by pool, operation and result.", Counter, []string{LabelPool, LabelOp, LabelResult}, nil},
+	{ProviderOperationDuration, "Seconds a provider call took, by pool and operation.", Histogram, []string{LabelPool, LabelOp}, ProviderBuckets},
+	{GitHubCalls, "Requests sent to GitHub by operation and result.", Counter, []string{LabelOperation, LabelResult}, nil},
+	{GitHubRateLimitRemaining, "Requests left in the current rate-limit window, by installation (0 = token), as GitHub last reported it.", Gauge, []string{LabelInstallation}, nil},
+	{DeleteRetries, "Failed deletes scheduled to be tried again, by pool.", Counter, []string{LabelPool}, nil},
+	{DeadLetters, "Work messages in the dead-letter store.", Gauge, nil, nil},
+	{ReconcilePasses, "Reconcile passes by result.", Counter, []string{LabelResult}, nil},
+	{ReconcilePassDuration, "Seconds a reconcile pass took.", Histogram, nil, ReconcileBuckets},
+	{ReconcileActions, "What reconcile passes did, by action (a field of the reconcile report).", Counter, []string{LabelAction}, nil},
+	{ReconcileLastPass, "Unix time the last reconcile pass finished (0: none yet).", Gauge, nil, nil},
+	{JobsRefused, "Jobs given no machine, by pool and reason.", Counter, []string{LabelPool, LabelReason}, nil},
+	{SpotInterruptions, "Spot interruption warnings for the pool's machines.", Counter, []string{LabelPool}, nil},
+	{SpotBreakerOpen, "1 while the pool's spot circuit breaker is open (on-demand only), else 0.", Gauge, []string{LabelPool}, nil},
+	{CapacityFailovers, "Creates moved to another subnet, instance type or on-demand, by pool and reason.", Counter, []string{LabelPool, LabelReason}, nil},
+}
+
+// EMFExtraSets are the dimension sets, besides [controller_id] and
+// [controller_id, <all labels>], under which the Lambda functions declare a
+// family: the alarms need a percentile per stage over every pool, and a
+// provider failure share over every pool and operation, which neither the
+// rollup (it mixes what they separate) nor the labelled series (one per
+// pool) give.
+var EMFExtraSets = map[string][][]string{
+	JobQueueSeconds:    {{LabelStage}},
+	ProviderOperations: {{LabelResult}},
+}
+
+// FamilyByName returns the family called name.
+func FamilyByName(name string) (Family, bool) {
+	for _, f := range Families {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Family{}, false
+}

@@ -1,0 +1,248 @@
+// Package promexport is embedded mode's metrics.Recorder: the vocabulary as
+// Prometheus collectors on one registry, served at /metrics. Events are
+// counted as they happen; what the store holds (instances, open jobs, dead
+// letters) and what the GitHub client counts are read at scrape time.
+package promexport
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// Recorder holds every family of the vocabulary. Every series of every
+// configured pool exists from the start, at 0. The children a hot path
+// touches (queue time per pool and stage, provider calls per pool and op)
+// are looked up once at construction: recording is a map read and an
+// atomic add, without allocation.
+type Recorder struct {
+	reg *prometheus.Registry
+
+	webhooks     *prometheus.CounterVec
+	webhookBy    map[[3]string]prometheus.Counter
+	queue        *prometheus.HistogramVec
+	queueByStage map[poolStage]prometheus.Observer
+
+	providerOps      *prometheus.CounterVec
+	providerDuration *prometheus.HistogramVec
+	providerByOp     map[poolOp]providerChildren
+
+	deleteRetries *prometheus.CounterVec
+	passes        *prometheus.CounterVec
+	passDuration  prometheus.Histogram
+	actions       []prometheus.Counter // in metrics.ReconcileActionNames order
+	lastPass      prometheus.Gauge
+
+	refused     *prometheus.CounterVec
+	spot        *prometheus.CounterVec
+	breaker     *prometheus.GaugeVec
+	failovers   *prometheus.CounterVec
+	now         func() time.Time
+	stateSource *state
+}
+
+type poolStage struct {
+	pool  string
+	stage engine.QueueStage
+}
+
+type poolOp struct {
+	pool, op string
+}
+
+type providerChildren struct {
+	ok, failed prometheus.Counter
+	duration   prometheus.Observer
+}
+
+var _ metrics.Recorder = (*Recorder)(nil)
+
+// New builds the registry for pools; state, when set, is read at every
+// scrape.
+func New(pools []string, state State) *Recorder {
+	r := &Recorder{reg: prometheus.NewRegistry(), now: time.Now}
+	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	r.webhooks = counterVec(r.reg, metrics.Webhooks)
+	r.webhookBy = map[[3]string]prometheus.Counter{}
+	for _, ev := range metrics.WebhookEvents {
+		actions := []string{metrics.None}
+		if ev == "workflow_job" {
+			actions = metrics.WebhookActions
+		}
+		for _, a := range actions {
+			for _, res := range metrics.WebhookResults {
+				r.webhookBy[[3]string{ev, a, res}] = r.webhooks.WithLabelValues(ev, a, res)
+			}
+		}
+	}
+
+	r.queue = histogramVec(r.reg, metrics.JobQueueSeconds)
+	r.queueByStage = map[poolStage]prometheus.Observer{}
+	r.providerOps = counterVec(r.reg, metrics.ProviderOperations)
+	r.providerDuration = histogramVec(r.reg, metrics.ProviderOperationDuration)
+	r.providerByOp = map[poolOp]providerChildren{}
+	r.deleteRetries = counterVec(r.reg, metrics.DeleteRetries)
+	r.refused = counterVec(r.reg, metrics.JobsRefused)
+	r.spot = counterVec(r.reg, metrics.SpotInterruptions)
+	r.breaker = gaugeVec(r.reg, metrics.SpotBreakerOpen)
+	r.failovers = counterVec(r.reg, metrics.CapacityFailovers)
+	for _, p := range pools {
+		for _, s := range engine.QueueStages {
+			r.queueByStage[poolStage{p, s}] = r.queue.WithLabelValues(p, string(s))
+		}
+		for _, op := range metrics.ProviderOps {
+			r.providerByOp[poolOp{p, op}] = providerChildren{
+				ok:       r.providerOps.WithLabelValues(p, op, metrics.ResultOK),
+				failed:   r.providerOps.WithLabelValues(p, op, metrics.ResultError),
+				duration: r.providerDuration.WithLabelValues(p, op),
+			}
+		}
+		r.deleteRetries.WithLabelValues(p)
+		for _, reason := range metrics.RefusalReasons {
+			r.refused.WithLabelValues(p, reason)
+		}
+		r.spot.WithLabelValues(p)
+		r.breaker.WithLabelValues(p)
+		for _, reason := range metrics.FailoverReasons {
+			r.failovers.WithLabelValues(p, reason)
+		}
+	}
+
+	r.passes = counterVec(r.reg, metrics.ReconcilePasses)
+	for _, res := range metrics.PassResults {
+		r.passes.WithLabelValues(res)
+	}
+	f, _ := metrics.FamilyByName(metrics.ReconcilePassDuration)
+	r.passDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: f.Name, Help: f.Help, Buckets: f.Buckets})
+	r.reg.MustRegister(r.passDuration)
+	actions := counterVec(r.reg, metrics.ReconcileActions)
+	for _, a := range metrics.ReconcileActionNames {
+		r.actions = append(r.actions, actions.WithLabelValues(a))
+	}
+	f, _ = metrics.FamilyByName(metrics.ReconcileLastPass)
+	r.lastPass = prometheus.NewGauge(prometheus.GaugeOpts{Name: f.Name, Help: f.Help})
+	r.reg.MustRegister(r.lastPass)
+
+	r.stateSource = newState(pools, state)
+	r.reg.MustRegister(r.stateSource)
+	return r
+}
+
+// Handler serves the registry in Prometheus' exposition formats. A family
+// that cannot be read (the store is unavailable) is left out and logged;
+// the rest are served.
+func (r *Recorder) Handler(errorLog promhttp.Logger) http.Handler {
+	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{
+		ErrorLog:      errorLog,
+		ErrorHandling: promhttp.ContinueOnError,
+		Registry:      r.reg,
+	})
+}
+
+// Gatherer is the registry, for tests and for embedding in another.
+func (r *Recorder) Gatherer() prometheus.Gatherer { return r.reg }
+
+func (r *Recorder) JobWaited(pool string, stage engine.QueueStage, waited time.Duration) {
+	o, ok := r.queueByStage[poolStage{pool, stage}]
+	if !ok {
+		o = r.queue.WithLabelValues(pool, string(stage))
+	}
+	o.Observe(waited.Seconds())
+}
+
+// InstanceChanged records nothing: instance gauges are read from the store
+// at scrape time, so they can never drift from it.
+func (r *Recorder) InstanceChanged(*runner.Instance, runner.Status) {}
+
+func (r *Recorder) DeleteRetried(pool string) { r.deleteRetries.WithLabelValues(pool).Inc() }
+
+func (r *Recorder) ReconcilePassed(rep engine.ReconcileReport, took time.Duration) {
+	r.passDuration.Observe(took.Seconds())
+	for i, n := range metrics.ReconcileActionCounts(rep) {
+		if n > 0 {
+			r.actions[i].Add(float64(n))
+		}
+	}
+	r.lastPass.Set(float64(r.now().UnixNano()) / 1e9)
+}
+
+func (r *Recorder) ReconcileResult(err error) {
+	r.passes.WithLabelValues(metrics.PassResult(err)).Inc()
+}
+
+func (r *Recorder) Webhook(event, action, result string) {
+	key := [3]string{metrics.Known(metrics.WebhookEvents, event), metrics.Known(metrics.WebhookActions, action), metrics.Known(metrics.WebhookResults, result)}
+	c, ok := r.webhookBy[key]
+	if !ok {
+		c = r.webhooks.WithLabelValues(key[:]...)
+	}
+	c.Inc()
+}
+
+func (r *Recorder) ProviderCalled(pool, op string, err error, took time.Duration) {
+	c, ok := r.providerByOp[poolOp{pool, op}]
+	if !ok {
+		c = providerChildren{
+			ok:       r.providerOps.WithLabelValues(pool, op, metrics.ResultOK),
+			failed:   r.providerOps.WithLabelValues(pool, op, metrics.ResultError),
+			duration: r.providerDuration.WithLabelValues(pool, op),
+		}
+	}
+	if err != nil {
+		c.failed.Inc()
+	} else {
+		c.ok.Inc()
+	}
+	c.duration.Observe(took.Seconds())
+}
+
+func (r *Recorder) JobRefused(pool, reason string) {
+	r.refused.WithLabelValues(pool, metrics.Known(metrics.RefusalReasons, reason)).Inc()
+}
+
+func (r *Recorder) SpotInterrupted(pool string) { r.spot.WithLabelValues(pool).Inc() }
+
+func (r *Recorder) SpotBreaker(pool string, open bool) {
+	v := 0.0
+	if open {
+		v = 1
+	}
+	r.breaker.WithLabelValues(pool).Set(v)
+}
+
+func (r *Recorder) CapacityFailover(pool, reason string) {
+	r.failovers.WithLabelValues(pool, metrics.Known(metrics.FailoverReasons, reason)).Inc()
+}
+
+func counterVec(reg *prometheus.Registry, name string) *prometheus.CounterVec {
+	f, _ := metrics.FamilyByName(name)
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: f.Help}, f.Labels)
+	reg.MustRegister(v)
+	return v
+}
+
+func gaugeVec(reg *prometheus.Registry, name string) *prometheus.GaugeVec {
+	f, _ := metrics.FamilyByName(name)
+	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help}, f.Labels)
+	reg.MustRegister(v)
+	return v
+}
+
+func histogramVec(reg *prometheus.Registry, name string) *prometheus.HistogramVec {
+	f, _ := metrics.FamilyByName(name)
+	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: f.Name, Help: f.Help, Buckets: f.Buckets}, f.Labels)
+	reg.MustRegister(v)
+	return v
+}
+
+// installationLabel is a rate limit's installation label value.
+func installationLabel(id int64) string { return strconv.FormatInt(id, 10) }
