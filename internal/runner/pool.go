@@ -30,6 +30,9 @@ type Pool struct {
 	BootstrapTimeout time.Duration
 	// ProviderTimeout bounds every other provider call (delete, list).
 	ProviderTimeout time.Duration
+	// SpotBreaker turns spot off for the pool after repeated
+	// interruptions; the zero value is the defaults.
+	SpotBreaker SpotBreakerPolicy
 }
 
 // selfHosted is the label GitHub gives every self-hosted runner.
