@@ -64,6 +64,20 @@ type CreateRequest struct {
 	Flavor     string
 	Image      string
 	ExtraSpecs json.RawMessage
+
+	// OnDemandOnly: the pool's spot breaker is open (repeated spot
+	// interruptions); a provider that can buy spot capacity must not.
+	OnDemandOnly bool
+}
+
+// InterruptionLister is implemented by a provider that can tell which of a
+// pool's machines it is taking back (EC2: spot instances terminated for a
+// spot interruption). `runfleet serve`, which receives no EventBridge
+// events, polls it on every reconcile pass. The machines it returns may be
+// gone already (terminated); they are reported so their jobs can be
+// re-run, never to be deleted again.
+type InterruptionLister interface {
+	ListInterrupted(ctx context.Context, poolID string) ([]Instance, error)
 }
 
 // RunnerDownload is one downloadable build of the runner application (GARM's

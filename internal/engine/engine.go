@@ -72,6 +72,8 @@ type Options struct {
 	// metadata endpoints; nil means no token is issued (and no runner
 	// credentials are stored).
 	InstanceToken func(inst, pool string, createAttempt int, ttl time.Duration) (string, error)
+	// Observer hears what the engine does (metrics); nil hears nothing.
+	Observer Observer
 }
 
 // Engine runs runfleet's use cases over its ports. It is safe for
