@@ -206,7 +206,9 @@ func TestInterruptedJobReRunSurvivesCrashes(t *testing.T) {
 		wantOutcome string
 	}{
 		"between the record and the call": {
-			crash:       func(next *runner.Job) (bool, bool) { return next.Status == runner.JobRerun && next.RerunCalls == 1, true },
+			crash: func(next *runner.Job) (bool, bool) {
+				return next.Status == runner.JobRerun && next.RerunCalls == 1, true
+			},
 			wantOutcome: runner.RerunDone,
 		},
 		"between the call and its outcome": {
