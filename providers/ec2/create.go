@@ -53,7 +53,7 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 			return fail(fmt.Sprintf("terminating stale machines %s of an earlier create: %s", strings.Join(ids, ", "), fault("TerminateInstances", err)), err)
 		}
 	}
-	return p.launch(ctx, req.Name, launches)
+	return p.launch(ctx, req.Name, onDemandOnly(req, launches))
 }
 
 // launch tries each launch choice in turn until one starts the machine.
