@@ -42,5 +42,8 @@ func Pool(p *config.Pool) runner.Pool {
 		RunnerGroup:      p.RunnerGroup,
 		BootstrapTimeout: p.BootstrapTimeout,
 		ProviderTimeout:  p.ProviderTimeout,
+		SpotBreaker: runner.SpotBreakerPolicy{
+			Interruptions: p.SpotBreaker.Interruptions, Window: p.SpotBreaker.Window, Cooldown: p.SpotBreaker.Cooldown,
+		},
 	}
 }
