@@ -32,8 +32,10 @@ import (
 var tableActions = map[string][]string{
 	// Intake: jobs, admissions (a transaction), moves to deleted.
 	"WebhookRole": {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-	// create, delete and serve_job messages, runner credentials.
-	"WorkerRole": {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+	// create, delete, serve_job and rerun_job messages, runner
+	// credentials; an EC2 interruption event lists live instances to find
+	// the one on the interrupted machine.
+	"WorkerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
 	// An operator's delete: read, compare-and-set to a pending delete.
 	"ForceDeleteRole": {"dynamodb:GetItem", "dynamodb:PutItem"},
 	// Reconcile lists live instances and open jobs, and repairs as the worker.

@@ -39,7 +39,7 @@ func TestGitHubAppManifest(t *testing.T) {
 	want := map[string]string{
 		"organization_self_hosted_runners": "write", // org runners: JIT, list, remove, runner groups
 		"administration":                   "write", // repository runners
-		"actions":                          "read",  // workflow job lookups
+		"actions":                          "write", // workflow job lookups; re-running an interrupted job
 		"metadata":                         "read",  // every App has it
 	}
 	if len(m.DefaultPermissions) != len(want) {

@@ -71,6 +71,19 @@ type CreateRequest struct {
 	// allows pools[].shapes for ec2 and simulated, which ignores it), so
 	// a provider with one flavor per pool never receives one.
 	Shape *Shape
+	// OnDemandOnly: the pool's spot breaker is open (repeated spot
+	// interruptions); a provider that can buy spot capacity must not.
+	OnDemandOnly bool
+}
+
+// InterruptionLister is implemented by a provider that can tell which of a
+// pool's machines it is taking back (EC2: spot instances terminated for a
+// spot interruption). `runfleet serve`, which receives no EventBridge
+// events, polls it on every reconcile pass. The machines it returns may be
+// gone already (terminated); they are reported so their jobs can be
+// re-run, never to be deleted again.
+type InterruptionLister interface {
+	ListInterrupted(ctx context.Context, poolID string) ([]Instance, error)
 }
 
 // Shape is a granted machine shape: choose the cheapest machine with at
@@ -219,4 +232,37 @@ type WarmRefill struct {
 	Launched int // new warm machines
 	Replaced int // warm machines terminated because they could not serve
 	Ready    int // stopped warm machines left ready to start
+}
+
+// FailoverNotifier is implemented by a provider that moves a create on to
+// other capacity (EC2: the next subnet, instance type or on-demand) and can
+// say so, for runfleet_capacity_failovers_total. Wiring calls it once,
+// before the provider is used; f must not block.
+type FailoverNotifier interface {
+	NotifyFailovers(f func(pool, reason string))
+}
+
+// Unwrapper is a provider that decorates another (metrics, test
+// recorders); As looks through it.
+type Unwrapper interface {
+	Unwrap() Provider
+}
+
+// As returns the first provider in p's chain of decorators (p itself,
+// then what each Unwrap returns) that implements T. The engine finds a
+// provider's optional abilities (WarmPool, InterruptionLister) with it: a
+// plain type assertion on a decorated provider would silently find none.
+func As[T any](p Provider) (T, bool) {
+	for p != nil {
+		if t, ok := p.(T); ok {
+			return t, true
+		}
+		u, ok := p.(Unwrapper)
+		if !ok {
+			break
+		}
+		p = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }

@@ -145,6 +145,18 @@ type Pool struct {
 	// Shapes lets the pool's jobs ask for a machine shape with
 	// runfleet/… labels, within these limits; absent = no shapes.
 	Shapes *Shapes `yaml:"shapes"`
+	// SpotBreaker turns spot off for the pool after repeated spot
+	// interruptions (docs/providers-ec2.md#spot-interruption).
+	SpotBreaker SpotBreaker `yaml:"spot_breaker"`
+}
+
+// SpotBreaker: after Interruptions spot interruptions within Window, the
+// pool's machines are on-demand only for Cooldown. Zero means the default
+// (2, 15m, 30m).
+type SpotBreaker struct {
+	Interruptions int           `yaml:"interruptions"`
+	Window        time.Duration `yaml:"window"`
+	Cooldown      time.Duration `yaml:"cooldown"`
 }
 
 // Provider selects and configures a provider for a pool.

@@ -223,6 +223,9 @@ func (c *Config) validatePools(p *problems) {
 		if pool.ProviderTimeout <= 0 {
 			p.add(poolField(i, "provider_timeout"), "must be > 0")
 		}
+		if b := pool.SpotBreaker; b.Interruptions < 0 || b.Window < 0 || b.Cooldown < 0 {
+			p.add(poolField(i, "spot_breaker"), "interruptions, window and cooldown must be ≥ 0 (0: the default)")
+		}
 		switch {
 		case pool.Provider.Type == "":
 			p.add(poolField(i, "provider.type"), "required (one of %s)", strings.Join(ProviderTypes, ", "))

@@ -135,6 +135,8 @@ func TestValidationMessages(t *testing.T) {
 			[]string{"pools[0].min_idle: must be ≤ max_runners (3)"}},
 		{"bootstrap timeout negative", pool("bootstrap_timeout", "-1m"), nil,
 			[]string{"pools[0].bootstrap_timeout: must be > 0"}},
+		{"spot breaker negative", pool("spot_breaker", "{interruptions: -1, window: 15m}"), nil,
+			[]string{"pools[0].spot_breaker: interruptions, window and cooldown must be ≥ 0 (0: the default)"}},
 		{"provider type missing", replace(t, "      type: simulated\n", "      settings: {}\n"), nil,
 			[]string{"pools[0].provider.type: required (one of simulated, external, ec2)"}},
 		{"provider type unknown", replace(t, "type: simulated", "type: lxd"), nil,

@@ -86,6 +86,9 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		RunnerDownloads:  e.runnerDownloads(ctx, log, owner),
 	}
 	req.Shape = shape
+	if req.OnDemandOnly = e.onDemandOnly(ctx, log, claimed.Pool); req.OnDemandOnly {
+		log.Info("spot breaker open: asking for on-demand capacity only")
+	}
 	// Runner bootstrap (bootstrap.go): the JIT configuration is stored for
 	// the machine to fetch with its instance token; it never goes into the
 	// request. The token and the per-instance URLs do.

@@ -85,6 +85,13 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 		}
 	}
 
+	if err := e.rerunOwedBy(record, log, claimed); err != nil {
+		if !forced {
+			return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
+		}
+		log.Warn("forced delete: the interrupted job's re-run could not be sent again", "error", err)
+	}
+
 	deleted, done, err := e.mutateFrom(record, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		// Status, not version: a field update (or another worker's reclaim)
 		// since our claim does not change that the machine is gone now.

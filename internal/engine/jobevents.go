@@ -103,6 +103,7 @@ func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 		next := cur.Clone()
 		next.RunnerStatus = runner.RunnerActive
 		next.ActiveJobID = ev.JobID
+		next.ActiveRunAttempt = ev.RunAttempt
 		next.NotBusySince = time.Time{}
 		next.UpdatedAt = in.now()
 		return next, nil
@@ -131,11 +132,26 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 	out := Outcome{Action: string(ev.Action), Result: ResultIgnored}
 	var job *runner.Job
 	if matched {
-		var err error
-		if job, err = in.settleJob(ctx, pool, ev, runner.JobClosed); err != nil {
-			return out, fmt.Errorf("record job %d closed: %w", ev.JobID, err)
+		status := runner.JobClosed
+		interrupted, err := in.interruptedRun(ctx, ev)
+		if err != nil {
+			return out, err
+		}
+		if interrupted {
+			status = runner.JobRerun
+		}
+		if job, err = in.settleJob(ctx, pool, ev, status); err != nil {
+			return out, fmt.Errorf("record job %d %s: %w", ev.JobID, status, err)
 		}
 		out.Pool = pool.Name
+		if job.Status == runner.JobRerun {
+			// Also re-sent when the job was in rerun already: an earlier
+			// delivery may have failed between its write and its send.
+			if err := in.send(ctx, rerunMessage(job, deliveryID), 0); err != nil {
+				return out, fmt.Errorf("enqueue the re-run of job %d: %w", ev.JobID, err)
+			}
+			log.Info("job failed on an interrupted machine; re-run requested", "instance", job.Interrupted, "conclusion", ev.Conclusion)
+		}
 	}
 	name := ev.RunnerName
 	runnerless := name == ""

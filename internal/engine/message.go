@@ -26,6 +26,10 @@ const (
 	// it). Always safe to repeat: the job ledger's compare-and-set admits
 	// one instance at a time.
 	KindServeJob Kind = "serve_job"
+	// KindRerunJob: ask GitHub to re-run the job (JobKey), which failed
+	// because its machine was interrupted, if that is still owed. Safe to
+	// repeat: the ledger records each call before it is made (rerun.go).
+	KindRerunJob Kind = "rerun_job"
 	// KindScaleUp is what builds before the job ledger sent for a job
 	// waiting for capacity; it carries the job itself (LegacyJob) and is
 	// handled as that job being queued.
@@ -107,9 +111,9 @@ func (m Message) validate() error {
 		if m.Instance == "" {
 			return &malformedError{reason: "no instance name"}
 		}
-	case KindServeJob:
+	case KindServeJob, KindRerunJob:
 		if m.JobKey == "" {
-			return &malformedError{reason: "serve_job message without a job key"}
+			return &malformedError{reason: string(m.Kind) + " message without a job key"}
 		}
 	case KindScaleUp:
 		if m.LegacyJob == nil || m.LegacyJob.Pool == "" || m.LegacyJob.ID <= 0 {

@@ -31,6 +31,8 @@ func (e *Engine) HandleMessage(ctx context.Context, body []byte) error {
 		return e.serveJob(ctx, msg)
 	case KindScaleUp:
 		return e.legacyScaleUp(ctx, msg)
+	case KindRerunJob:
+		return e.rerunJob(ctx, msg)
 	}
 	return fmt.Errorf("%w: unhandled kind %q", ErrMalformed, msg.Kind)
 }

@@ -31,12 +31,18 @@ func (in *Intake) settleJob(ctx context.Context, pool *runner.Pool, ev runner.Jo
 			if ev.Conclusion != "" {
 				next.Conclusion = ev.Conclusion
 			}
+			if status == runner.JobRerun {
+				next.Interrupted = ev.RunnerName
+			}
 			return next, nil
 		})
 		if !errors.Is(err, store.ErrJobNotFound) {
 			return job, err
 		}
 		job = in.newJob(pool, ev, status)
+		if status == runner.JobRerun {
+			job.Interrupted = ev.RunnerName
+		}
 		err = in.store.CreateJob(ctx, job)
 		if errors.Is(err, store.ErrJobExists) {
 			continue

@@ -40,6 +40,9 @@ type ReconcileReport struct {
 	StaleRechecked int `json:"stale_rechecked"`
 	// WarmCreated counts runners created to keep pools at min_idle.
 	WarmCreated int `json:"warm_created"`
+	// Interrupted counts instances newly found on machines their provider
+	// took back (spot interruptions, polled).
+	Interrupted int `json:"interrupted,omitempty"`
 	// Live is the live set the pass started from, by pool and status.
 	Live []LiveCount `json:"live"`
 }
@@ -66,6 +69,12 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	now := e.now()
 	rep.Live = CountLive(live)
 	var errs []error
+	// Before the walk: a machine taken back must be known as interrupted
+	// before anything treats its instance as merely failed.
+	if err := e.pollInterruptions(ctx, &rep); err != nil {
+		errs = append(errs, err)
+	}
+	e.reportBreakers(ctx)
 	for _, inst := range live {
 		rep.Examined++
 		log := e.log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID, "reconciler", true)

@@ -16,7 +16,7 @@ func (e *Engine) refillWarmMachines(ctx context.Context) error {
 	var errs []error
 	for i := range e.pools {
 		pool := &e.pools[i]
-		warm, ok := e.providers[pool.Name].(providers.WarmPool)
+		warm, ok := providers.As[providers.WarmPool](e.providers[pool.Name])
 		if !ok {
 			continue
 		}

@@ -93,3 +93,12 @@ func (r *Recorder) Requests(name string) []providers.CreateRequest {
 	defer r.mu.Unlock()
 	return append([]providers.CreateRequest(nil), r.requests[name]...)
 }
+
+// ListInterrupted passes the question on to the provider it records, when
+// that one can answer it (providers.InterruptionLister).
+func (r *Recorder) ListInterrupted(ctx context.Context, poolID string) ([]providers.Instance, error) {
+	if l, ok := r.Provider.(providers.InterruptionLister); ok {
+		return l.ListInterrupted(ctx, poolID)
+	}
+	return nil, nil
+}

@@ -34,7 +34,21 @@ type GitHub interface {
 	// runner's job before reaping it. A job GitHub does not know returns
 	// ErrJobNotFound.
 	GetJob(ctx context.Context, ref JobRef) (*Job, error)
+	// RerunJob re-runs one workflow job and the jobs that depend on it
+	// (POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun; the App
+	// needs "Actions: Read and write"). GitHub makes a new run attempt with
+	// a new job id, queued again. A re-run GitHub refuses because of the
+	// run's state — an attempt of the run still going (a re-run already
+	// made, by us or a person), or a run too old to re-run — returns an
+	// error matching ErrRerunRefused; a job it does not know,
+	// ErrJobNotFound.
+	RerunJob(ctx context.Context, ref JobRef) error
 }
+
+// ErrRerunRefused: GitHub refused to re-run a job (403) for the state of
+// its workflow run, not for a missing permission. Retrying the same call
+// does not help; the run is either being re-run already or cannot be.
+var ErrRerunRefused = errors.New("github: re-run refused")
 
 // JobRef names a workflow job: its repository ("org/repo"), its id, and
 // the owner whose App installation may read it.

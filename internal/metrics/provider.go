@@ -21,6 +21,9 @@ func ObserveProviders(provs map[string]providers.Provider, rec Recorder) map[str
 		if r, ok := p.(Reporter); ok {
 			r.ReportTo(rec)
 		}
+		if n, ok := p.(providers.FailoverNotifier); ok {
+			n.NotifyFailovers(rec.CapacityFailover)
+		}
 		out[pool] = &ObservedProvider{next: p, pool: pool, rec: rec, now: time.Now}
 	}
 	return out

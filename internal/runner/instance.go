@@ -22,6 +22,9 @@ type Instance struct {
 	// ActiveJobID is the job the runner actually picked up (GitHub may hand
 	// any matching runner any queued job), set by the in_progress event.
 	ActiveJobID int64 `json:"active_job_id,omitempty"`
+	// ActiveRunAttempt is the run attempt of ActiveJobID: with it the job
+	// the runner ran is found in the ledger (runner.JobKey).
+	ActiveRunAttempt int64 `json:"active_run_attempt,omitempty"`
 
 	// Owner is the GitHub scope the runner registers at: "org", "org/repo", or
 	// "enterprise:slug". InstallationID is the GitHub App installation that
@@ -40,6 +43,12 @@ type Instance struct {
 	// ProviderFault is the provider's last error text, kept so an operator can
 	// read why an instance failed without digging through logs.
 	ProviderFault string `json:"provider_fault,omitempty"`
+	// Interruption is set when the provider warned that it takes the
+	// machine back (InterruptionSpot: a job failing on it is re-run once)
+	// or recommended moving off it (InterruptionRebalance: recorded only);
+	// InterruptedAt is when the warning was given.
+	Interruption  Interruption `json:"interruption,omitempty"`
+	InterruptedAt time.Time    `json:"interrupted_at,omitzero"`
 
 	// Attempts counts failed delete (or create) attempts; NextAttemptAt is when
 	// the next retry is due. Both are visible so a retrying instance is never
@@ -116,3 +125,18 @@ func (in *Instance) Transition(to Status, now time.Time) (*Instance, error) {
 	next.UpdatedAt = now
 	return next, nil
 }
+
+// Interruption is what a provider said about taking a machine back.
+type Interruption string
+
+const (
+	// InterruptionSpot: the machine is reclaimed (EC2's two-minute spot
+	// interruption warning, or a polled state that says so).
+	InterruptionSpot Interruption = "interruption"
+	// InterruptionRebalance: the machine is at elevated risk of being
+	// reclaimed (EC2's rebalance recommendation).
+	InterruptionRebalance Interruption = "rebalance"
+)
+
+// Valid reports whether k is a known interruption kind.
+func (k Interruption) Valid() bool { return k == InterruptionSpot || k == InterruptionRebalance }

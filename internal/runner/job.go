@@ -46,6 +46,17 @@ type Job struct {
 	// self-hosted job that stays queued for QueueLimit.
 	QueuedAt time.Time `json:"queued_at"`
 
+	// Interrupted names the instance whose machine the provider took back
+	// (a spot interruption) while it ran this job; set with the move to
+	// JobRerun. RerunCalls counts the re-run calls started — each one
+	// recorded (compare-and-set) BEFORE GitHub is asked — and
+	// RerunRequestedAt is when the last started. RerunOutcome is how the
+	// re-run ended: RerunDone, RerunRefused or RerunFailed.
+	Interrupted      string    `json:"interrupted,omitempty"`
+	RerunCalls       int       `json:"rerun_calls,omitempty"`
+	RerunRequestedAt time.Time `json:"rerun_requested_at,omitzero"`
+	RerunOutcome     string    `json:"rerun_outcome,omitempty"`
+
 	// Version increases by one on every write; writes are compare-and-set.
 	Version         int64     `json:"version"`
 	CreatedAt       time.Time `json:"created_at"`
@@ -119,10 +130,28 @@ const (
 	JobClosed JobStatus = "closed"
 	// JobExpired: queued longer than QueueLimit; GitHub has cancelled it.
 	JobExpired JobStatus = "expired"
+	// JobRerun: completed (failed or cancelled) because the provider took
+	// its machine back (a spot interruption); runfleet owes GitHub one
+	// re-run of it, and closes it once that is asked for. Demand is
+	// settled: the re-run is a new run attempt, a new job record.
+	JobRerun JobStatus = "rerun"
+)
+
+// How a re-run owed for an interrupted job ended (Job.RerunOutcome).
+const (
+	// RerunDone: GitHub accepted the re-run.
+	RerunDone = "done"
+	// RerunRefused: GitHub refused it for the run's state — an attempt of
+	// the run is going already (an earlier call of ours that GitHub
+	// received before a crash, or a person's re-run).
+	RerunRefused = "refused"
+	// RerunFailed: it cannot succeed by retrying (the job is gone, the App
+	// lacks "Actions: Read and write").
+	RerunFailed = "failed"
 )
 
 // AllJobStatuses lists every job status.
-var AllJobStatuses = []JobStatus{JobOpen, JobWaiting, JobServed, JobClosed, JobExpired}
+var AllJobStatuses = []JobStatus{JobOpen, JobWaiting, JobServed, JobClosed, JobExpired, JobRerun}
 
 // Valid reports whether s is a known job status.
 func (s JobStatus) Valid() bool {
@@ -145,9 +174,13 @@ func (s JobStatus) Final() bool { return s == JobClosed || s == JobExpired }
 // closes: once served, closed or expired a job never asks for a runner
 // again (GitHub makes a new run attempt, which is a new job record).
 var jobTransitions = map[JobStatus][]JobStatus{
-	JobOpen:    {JobWaiting, JobServed, JobClosed, JobExpired},
-	JobWaiting: {JobOpen, JobServed, JobClosed, JobExpired},
-	JobServed:  {JobClosed},
+	// -> rerun from open and waiting too: the in_progress of a job that
+	// failed on an interrupted machine may never have been delivered.
+	JobOpen:    {JobWaiting, JobServed, JobClosed, JobExpired, JobRerun},
+	JobWaiting: {JobOpen, JobServed, JobClosed, JobExpired, JobRerun},
+	JobServed:  {JobClosed, JobRerun},
+	// A job owed a re-run closes once GitHub was asked (RerunOutcome).
+	JobRerun: {JobClosed},
 	// A completed that arrives after runfleet expired the job closes it.
 	JobExpired: {JobClosed},
 	JobClosed:  {},

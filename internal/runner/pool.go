@@ -33,6 +33,9 @@ type Pool struct {
 	// Shapes is what a job of the pool may ask for with shape labels
 	// (runfleet/cpu=4 …); nil refuses every shape label.
 	Shapes *ShapePolicy
+	// SpotBreaker turns spot off for the pool after repeated
+	// interruptions; the zero value is the defaults.
+	SpotBreaker SpotBreakerPolicy
 }
 
 // selfHosted is the label GitHub gives every self-hosted runner.

@@ -45,6 +45,7 @@ type Store interface {
 
 	Jobs
 	Credentials
+	SpotBreakers
 
 	// InstallationID returns this runfleet installation's id: random,
 	// made on first use and kept in the store, so every process sharing the
@@ -74,6 +75,19 @@ type Jobs interface {
 	// waiting), oldest QueuedAt first. Its cost follows open demand, never
 	// the ledger's history.
 	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
+}
+
+// SpotBreakers keeps each pool's spot circuit breaker (runner.SpotBreaker):
+// one small record per pool, shared by every process, written by
+// compare-and-set.
+type SpotBreakers interface {
+	// GetSpotBreaker returns the pool's breaker; a pool with none stored
+	// yet gets a zero record (Version 0), never an error.
+	GetSpotBreaker(ctx context.Context, pool string) (*runner.SpotBreaker, error)
+	// PutSpotBreaker writes next if the stored breaker still has version
+	// next.Version (0: none stored); on success next.Version is
+	// incremented. A lost race returns an error matching ErrConflict.
+	PutSpotBreaker(ctx context.Context, next *runner.SpotBreaker) error
 }
 
 // Admission is one CreateInstance: an instance, the capacity it reserves,
@@ -136,6 +150,20 @@ func (e *JobConflictError) Error() string {
 
 // Is makes errors.Is(err, ErrConflict) true for every *JobConflictError.
 func (e *JobConflictError) Is(target error) bool { return target == ErrConflict }
+
+// SpotBreakerConflictError reports a breaker write that found the stored
+// breaker changed since it was read.
+type SpotBreakerConflictError struct {
+	Pool            string
+	ExpectedVersion int64
+}
+
+func (e *SpotBreakerConflictError) Error() string {
+	return fmt.Sprintf("store: spot breaker of pool %q is no longer at version %d", e.Pool, e.ExpectedVersion)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *SpotBreakerConflictError) Is(target error) bool { return target == ErrConflict }
 
 // DeletedRetention is how long a deleted instance's record, and a settled
 // job's, is kept: as long as GitHub may redeliver the webhooks about it (3

@@ -41,7 +41,8 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	if err != nil {
 		return fail(err.Error(), err)
 	}
-	launches := p.launches(settings, req.Name, req.Pool, userData, rootDevice)
+	// An open spot breaker leaves the on-demand choices only (spot.go).
+	launches := onDemandOnly(req, p.launches(settings, req.Name, req.Pool, userData, rootDevice))
 
 	existing, err := p.find(ctx, req.Name)
 	if err != nil {

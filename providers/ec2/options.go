@@ -33,3 +33,7 @@ func WithFailoverHook(f func(pool, reason string)) Option {
 func WithWarmClaimSettle(d time.Duration) Option {
 	return func(p *Provider) { p.claimSettle = max(d, 0) }
 }
+
+// NotifyFailovers implements providers.FailoverNotifier: the same as
+// WithFailoverHook, for wiring that builds the hook after the provider.
+func (p *Provider) NotifyFailovers(f func(pool, reason string)) { p.onFailover = f }

@@ -38,6 +38,9 @@ type Provider struct {
 	stats   Stats
 	creates map[string]int
 	deletes map[string]int
+	// reclaimed are the machines the provider took back (Interrupt), by
+	// name: gone, yet reported by ListInterrupted.
+	reclaimed map[string]*machine
 }
 
 // New builds a provider from a pool's provider settings (see ParseSettings).

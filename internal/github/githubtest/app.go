@@ -150,7 +150,7 @@ func (s *Server) handleAccessToken(req *request) reply {
 		Token:     token,
 		ExpiresAt: expires.Format(time.RFC3339),
 		Permissions: map[string]string{
-			"actions": "read", "administration": "write", "metadata": "read", "organization_self_hosted_runners": "write",
+			"actions": "write", "administration": "write", "metadata": "read", "organization_self_hosted_runners": "write",
 		},
 		RepositorySelection: "all",
 	})

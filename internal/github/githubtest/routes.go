@@ -53,6 +53,7 @@ const (
 	RouteEnterpriseRunnerGroups = "GET /enterprises/{enterprise}/actions/runner-groups"
 
 	RouteWorkflowJob  = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}"
+	RouteRerunJob     = "POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun"
 	RouteAccessTokens = "POST /app/installations/{installation_id}/access_tokens"
 )
 
@@ -88,6 +89,7 @@ var routes = newRoutes([]*route{
 	{spec: RouteEnterpriseRunnerGroups, ownerKind: kindEnterprise, docs: groupsDocs + "list-self-hosted-runner-groups-for-an-enterprise", handle: (*Server).handleListRunnerGroups},
 
 	{spec: RouteWorkflowJob, docs: docsBase + "actions/workflow-jobs#get-a-job-for-a-workflow-run", handle: (*Server).handleGetJob},
+	{spec: RouteRerunJob, docs: docsBase + "actions/workflow-runs#re-run-a-job-from-a-workflow-run", handle: (*Server).handleRerunJob},
 	{spec: RouteAccessTokens, appJWT: true, docs: docsBase + "apps/apps#create-an-installation-access-token-for-an-app", handle: (*Server).handleAccessToken},
 })
 

@@ -77,6 +77,8 @@ func messageOf(err error) string {
 // Actions, everything else the runner permissions.
 func permissionHint(op string, owner github.Owner) string {
 	switch {
+	case op == OpRerunJob:
+		return fmt.Sprintf("re-running workflow jobs as %s: grant the App the repository permission \"Actions: Read and write\" and accept it on the installation (a token needs the repo scope)", owner)
 	case op == OpGetJob:
 		return fmt.Sprintf("reading workflow jobs as %s: grant the App the repository permission \"Actions: Read-only\" and accept it on the installation (a token needs the repo scope)", owner)
 	case owner.Enterprise != "":

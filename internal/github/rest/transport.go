@@ -19,6 +19,7 @@ const (
 	OpListRunnerGroups        = "ListRunnerGroups"
 	OpListRunnerDownloads     = "ListRunnerDownloads"
 	OpGetJob                  = "GetJob"
+	OpRerunJob                = "RerunJob"
 	OpFindInstallation        = "FindInstallation"
 	OpCreateInstallationToken = "CreateInstallationToken"
 	// OpOther: a request made without an operation label.

@@ -14,10 +14,17 @@ import (
 type jobBook struct {
 	byID map[int64]github.Job
 	gone map[int64]bool
+	// reruns counts accepted re-runs per job; rerunning holds the jobs
+	// whose re-run has not finished (see RerunJob).
+	reruns    map[int64]int
+	rerunning map[int64]bool
 }
 
 func newJobBook() jobBook {
-	return jobBook{byID: make(map[int64]github.Job), gone: make(map[int64]bool)}
+	return jobBook{
+		byID: make(map[int64]github.Job), gone: make(map[int64]bool),
+		reruns: make(map[int64]int), rerunning: make(map[int64]bool),
+	}
 }
 
 // GetJob reports the job's state as tests set it (SetJob, StartJob,

@@ -155,6 +155,9 @@ func (a *App) handleRecord(ctx context.Context, log *slog.Logger, rec events.SQS
 		log.ErrorContext(ctx, "engine cannot be built; message will be retried", "error", err)
 		return recordFailed
 	}
+	if isEventBridgeEvent(msg.Body) {
+		return handleEC2Event(ctx, log, eng, msg.Body)
+	}
 	err = eng.HandleMessage(ctx, msg.Body)
 	switch {
 	case err == nil:

@@ -38,6 +38,10 @@ type jobRecord struct {
 	RunnerName     string   `dynamodbav:"runner_name,omitempty"`
 	Conclusion     string   `dynamodbav:"conclusion,omitempty"`
 	QueuedAt       string   `dynamodbav:"queued_at,omitempty"`
+	Interrupted    string   `dynamodbav:"interrupted,omitempty"`
+	RerunCalls     int      `dynamodbav:"rerun_calls,omitempty"`
+	RerunAt        string   `dynamodbav:"rerun_requested_at,omitempty"`
+	RerunOutcome   string   `dynamodbav:"rerun_outcome,omitempty"`
 	Version        int64    `dynamodbav:"version"`
 
 	CreatedAt       string `dynamodbav:"created_at,omitempty"`
@@ -76,6 +80,10 @@ func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue,
 		RunnerName:      j.RunnerName,
 		Conclusion:      j.Conclusion,
 		QueuedAt:        formatTime(j.QueuedAt),
+		Interrupted:     j.Interrupted,
+		RerunCalls:      j.RerunCalls,
+		RerunAt:         formatTime(j.RerunRequestedAt),
+		RerunOutcome:    j.RerunOutcome,
 		Version:         j.Version,
 		CreatedAt:       formatTime(j.CreatedAt),
 		UpdatedAt:       formatTime(j.UpdatedAt),
@@ -123,6 +131,9 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 		CheckedMade:    rec.CheckedMade,
 		RunnerName:     rec.RunnerName,
 		Conclusion:     rec.Conclusion,
+		Interrupted:    rec.Interrupted,
+		RerunCalls:     rec.RerunCalls,
+		RerunOutcome:   rec.RerunOutcome,
 		Version:        rec.Version,
 	}
 	var err error
@@ -132,6 +143,7 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 	}{
 		{&j.NextAttemptAt, rec.NextAttemptAt},
 		{&j.QueuedAt, rec.QueuedAt},
+		{&j.RerunRequestedAt, rec.RerunAt},
 		{&j.CreatedAt, rec.CreatedAt},
 		{&j.UpdatedAt, rec.UpdatedAt},
 		{&j.StatusChangedAt, rec.StatusChangedAt},

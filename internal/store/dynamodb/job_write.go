@@ -56,13 +56,13 @@ func (w jobWrite) put(table string, item map[string]types.AttributeValue, now st
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if w.from == "" {
-		put.ConditionExpression = aws.String("attribute_not_exists(#pk) OR (#status IN (:served, :closed, :expired) AND #expires_at <= :now)")
+		put.ConditionExpression = aws.String("attribute_not_exists(#pk) OR (#status IN (:served, :closed, :expired, :rerun) AND #expires_at <= :now)")
 		put.ExpressionAttributeNames["#pk"] = attrPK
 		put.ExpressionAttributeNames["#expires_at"] = attrExpiresAt
 		put.ExpressionAttributeValues = map[string]types.AttributeValue{
 			":now": &types.AttributeValueMemberS{Value: now},
 		}
-		for name, status := range map[string]runner.JobStatus{":served": runner.JobServed, ":closed": runner.JobClosed, ":expired": runner.JobExpired} {
+		for name, status := range map[string]runner.JobStatus{":served": runner.JobServed, ":closed": runner.JobClosed, ":expired": runner.JobExpired, ":rerun": runner.JobRerun} {
 			put.ExpressionAttributeValues[name] = &types.AttributeValueMemberS{Value: string(status)}
 		}
 		return put

@@ -34,6 +34,9 @@ type instanceRecord struct {
 	JobID          int64    `dynamodbav:"job_id"`
 	RunAttempt     int64    `dynamodbav:"run_attempt"`
 	ActiveJobID    int64    `dynamodbav:"active_job_id,omitempty"`
+	ActiveAttempt  int64    `dynamodbav:"active_run_attempt,omitempty"`
+	Interruption   string   `dynamodbav:"interruption,omitempty"`
+	InterruptedAt  string   `dynamodbav:"interrupted_at,omitempty"`
 	Owner          string   `dynamodbav:"owner,omitempty"`
 	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
 	Labels         []string `dynamodbav:"labels,omitempty"`
@@ -74,6 +77,9 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		JobID:           inst.JobID,
 		RunAttempt:      inst.RunAttempt,
 		ActiveJobID:     inst.ActiveJobID,
+		ActiveAttempt:   inst.ActiveRunAttempt,
+		Interruption:    string(inst.Interruption),
+		InterruptedAt:   formatTime(inst.InterruptedAt),
 		Owner:           inst.Owner,
 		InstallationID:  inst.InstallationID,
 		Labels:          inst.Labels,
@@ -109,22 +115,24 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		return nil, fmt.Errorf("unmarshal instance item: %w", err)
 	}
 	inst := &runner.Instance{
-		Name:           rec.Name,
-		Pool:           rec.Pool,
-		Status:         runner.Status(rec.Status),
-		RunnerStatus:   runner.RunnerStatus(rec.RunnerStatus),
-		JobID:          rec.JobID,
-		RunAttempt:     rec.RunAttempt,
-		ActiveJobID:    rec.ActiveJobID,
-		Owner:          rec.Owner,
-		InstallationID: rec.InstallationID,
-		Labels:         rec.Labels,
-		GitHubRunnerID: rec.GitHubRunnerID,
-		ProviderID:     rec.ProviderID,
-		ProviderFault:  rec.ProviderFault,
-		Attempts:       rec.Attempts,
-		CreateAttempt:  rec.CreateAttempt,
-		Version:        rec.Version,
+		Name:             rec.Name,
+		Pool:             rec.Pool,
+		Status:           runner.Status(rec.Status),
+		RunnerStatus:     runner.RunnerStatus(rec.RunnerStatus),
+		JobID:            rec.JobID,
+		RunAttempt:       rec.RunAttempt,
+		ActiveJobID:      rec.ActiveJobID,
+		ActiveRunAttempt: rec.ActiveAttempt,
+		Interruption:     runner.Interruption(rec.Interruption),
+		Owner:            rec.Owner,
+		InstallationID:   rec.InstallationID,
+		Labels:           rec.Labels,
+		GitHubRunnerID:   rec.GitHubRunnerID,
+		ProviderID:       rec.ProviderID,
+		ProviderFault:    rec.ProviderFault,
+		Attempts:         rec.Attempts,
+		CreateAttempt:    rec.CreateAttempt,
+		Version:          rec.Version,
 	}
 	var err error
 	for _, f := range []struct {
@@ -133,6 +141,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 	}{
 		{&inst.NextAttemptAt, rec.NextAttemptAt},
 		{&inst.NotBusySince, rec.NotBusySince},
+		{&inst.InterruptedAt, rec.InterruptedAt},
 		{&inst.CreatedAt, rec.CreatedAt},
 		{&inst.UpdatedAt, rec.UpdatedAt},
 		{&inst.StatusChangedAt, rec.StatusChangedAt},

@@ -34,24 +34,28 @@ func fullJob(pool string) *runner.Job {
 	zone := time.FixedZone("UTC-3:30", -(3*3600 + 1800))
 	base := time.Date(2031, time.July, 4, 23, 59, 58, 999_000_000, zone)
 	j := &runner.Job{
-		ID:              9_007_199_254_740_997, // above 2^53: must not pass through a float64
-		RunAttempt:      4,
-		Pool:            pool,
-		Owner:           "enterprise:acme",
-		Repository:      "acme/ünïcode-repo",
-		InstallationID:  4_294_967_299,
-		Labels:          []string{"self-hosted", "Linux", "arm64", "gpu: \"h100\""},
-		Status:          runner.JobOpen,
-		Made:            3,
-		NextAttemptAt:   base.Add(45 * time.Second),
-		CheckedMade:     2,
-		RunnerName:      "runfleet-other-runner",
-		Conclusion:      "not yet:\n\tsecond line",
-		QueuedAt:        base.Add(-time.Hour),
-		CreatedAt:       base,
-		UpdatedAt:       base.Add(time.Millisecond),
-		StatusChangedAt: base.Add(2 * time.Millisecond),
-		ExpiresAt:       base.Add(72 * time.Hour),
+		ID:               9_007_199_254_740_997, // above 2^53: must not pass through a float64
+		RunAttempt:       4,
+		Pool:             pool,
+		Owner:            "enterprise:acme",
+		Repository:       "acme/ünïcode-repo",
+		InstallationID:   4_294_967_299,
+		Labels:           []string{"self-hosted", "Linux", "arm64", "gpu: \"h100\""},
+		Status:           runner.JobOpen,
+		Made:             3,
+		NextAttemptAt:    base.Add(45 * time.Second),
+		CheckedMade:      2,
+		RunnerName:       "runfleet-other-runner",
+		Conclusion:       "not yet:\n\tsecond line",
+		QueuedAt:         base.Add(-time.Hour),
+		Interrupted:      "runfleet-spot-9-1",
+		RerunCalls:       2,
+		RerunRequestedAt: base.Add(5 * time.Minute),
+		RerunOutcome:     runner.RerunRefused,
+		CreatedAt:        base,
+		UpdatedAt:        base.Add(time.Millisecond),
+		StatusChangedAt:  base.Add(2 * time.Millisecond),
+		ExpiresAt:        base.Add(72 * time.Hour),
 	}
 	j.Instance = j.InstanceFor(j.Made)
 	return j

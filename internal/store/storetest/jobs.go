@@ -191,7 +191,7 @@ func jobIllegalTransitionWritesNothing(t *testing.T, s store.Store) {
 	requireSameJob(t, closed, mustGetJob(t, s, j.Key()))
 }
 
-// A settled job (served, closed or expired) is kept DeletedRetention when
+// A settled job (served, closed, expired or owed a re-run) is kept DeletedRetention when
 // its writer set no expiry, as long as a late event about it may come.
 func jobSettledGetsExpiry(t *testing.T, s store.Store) {
 	ctx := context.Background()
@@ -200,6 +200,8 @@ func jobSettledGetsExpiry(t *testing.T, s store.Store) {
 		{runner.JobClosed},
 		{runner.JobExpired},
 		{runner.JobWaiting, runner.JobClosed},
+		{runner.JobServed, runner.JobRerun},
+		{runner.JobServed, runner.JobRerun, runner.JobRerun, runner.JobClosed},
 	} {
 		j := newJob("p", int64(100+i))
 		mustCreateJob(t, s, j)

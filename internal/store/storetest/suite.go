@@ -62,7 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	groups := [][]contractTest{
 		createTests, updateTests, readTests, raceTests,
 		jobTests, admissionTests, openJobTests, jobRaceTests,
-		installationTests, credentialTests,
+		installationTests, credentialTests, spotBreakerTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {

@@ -45,6 +45,9 @@ func Pool(p *config.Pool) runner.Pool {
 		BootstrapTimeout: p.BootstrapTimeout,
 		ProviderTimeout:  p.ProviderTimeout,
 		Shapes:           ShapePolicy(p.Shapes),
+		SpotBreaker: runner.SpotBreakerPolicy{
+			Interruptions: p.SpotBreaker.Interruptions, Window: p.SpotBreaker.Window, Cooldown: p.SpotBreaker.Cooldown,
+		},
 	}
 }
 

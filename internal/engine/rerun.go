@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// rerunInFlight is how long a re-run call recorded on a job belongs to the
+// worker that recorded it. Another delivery of the work within it waits
+// rather than calling too; after it, the recording worker is presumed
+// dead, and the call is made again (see rerunJob on why that is safe).
+const rerunInFlight = time.Minute
+
+func rerunMessage(job *runner.Job, deliveryID string) Message {
+	return Message{Kind: KindRerunJob, JobKey: job.Key(), DeliveryID: deliveryID, JobID: job.ID}
+}
+
+// interruptedRun reports whether a completed job ended by failing (or
+// being cancelled) on a runner whose machine the provider took back: the
+// job runfleet owes one re-run.
+func (in *Intake) interruptedRun(ctx context.Context, ev runner.JobEvent) (bool, error) {
+	if ev.RunnerName == "" || ev.Conclusion != "failure" && ev.Conclusion != "cancelled" {
+		return false, nil
+	}
+	inst, err := in.ourInstance(ctx, ev.RunnerName)
+	if err != nil {
+		return false, fmt.Errorf("read instance %s: %w", ev.RunnerName, err)
+	}
+	return inst != nil && inst.Interruption == runner.InterruptionSpot, nil
+}
+
+// rerunJob asks GitHub, once, to re-run a job that failed because its
+// machine was interrupted. The ledger is written BEFORE GitHub is called
+// (RerunCalls, a compare-and-set only one worker wins), and the job is
+// closed with the outcome after; so:
+//
+//   - a redelivered message, or one of several sent for the job (each
+//     completed delivery and the instance's delete send one), finds the job
+//     closed, or a call in flight, and does nothing;
+//   - a crash between the record and the call, or between the call and the
+//     outcome, leaves the job in rerun with a call recorded: once
+//     rerunInFlight has passed, the next delivery calls again. If the
+//     first call never reached GitHub, this one re-runs the job; if it
+//     did, GitHub refuses this one (403: an attempt of the run is queued or
+//     running), which is recorded as RerunRefused — one re-run either way.
+//     Only a re-run attempt that ran to completion within that window
+//     could be re-run a second time.
+func (e *Engine) rerunJob(ctx context.Context, msg Message) error {
+	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "job_key", msg.JobKey)
+	job, err := e.store.GetJob(ctx, msg.JobKey)
+	if errors.Is(err, store.ErrJobNotFound) {
+		log.Debug("re-run message for a job the ledger no longer has; nothing to do")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read job %s: %w", msg.JobKey, err)
+	}
+	log = log.With("pool", job.Pool, "instance", job.Interrupted, "run_attempt", job.RunAttempt)
+	if job.Status != runner.JobRerun {
+		log.Debug("re-run message is stale; the job's re-run was asked for already", "rerun_outcome", job.RerunOutcome)
+		return nil
+	}
+	if job.RerunCalls > 0 {
+		if wait := job.RerunRequestedAt.Add(rerunInFlight).Sub(e.now()); wait > 0 {
+			log.Debug("another worker's re-run call is in flight; looking again after it", "retry_in", wait.String())
+			return e.send(ctx, msg, wait)
+		}
+	}
+	claimed, won, err := e.mutateJob(ctx, job.Key(), job, func(cur *runner.Job) (*runner.Job, error) {
+		if cur.Status != runner.JobRerun || cur.RerunCalls != job.RerunCalls {
+			return nil, errNoChange
+		}
+		next := cur.Clone()
+		next.RerunCalls++
+		next.RerunRequestedAt, next.UpdatedAt = e.now(), e.now()
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record the re-run call of job %s: %w", job.Key(), err)
+	}
+	if !won {
+		log.Debug("another worker took the re-run call")
+		return nil
+	}
+	outcome, err := e.callRerun(ctx, claimed)
+	if err != nil {
+		// Left for redelivery: the next delivery waits out rerunInFlight
+		// and calls again.
+		return fmt.Errorf("re-run job %s: %w", job.Key(), err)
+	}
+	_, closed, err := e.mutateJob(ctx, claimed.Key(), claimed, func(cur *runner.Job) (*runner.Job, error) {
+		if cur.Status != runner.JobRerun {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(runner.JobClosed, e.now())
+		if err != nil {
+			return nil, err
+		}
+		next.RerunOutcome = outcome
+		return next, nil
+	})
+	if err != nil {
+		return fmt.Errorf("record the re-run of job %s: %w", job.Key(), err)
+	}
+	if closed {
+		e.logRerun(log, outcome, claimed.RerunCalls)
+	}
+	return nil
+}
+
+// callRerun makes the one GitHub call and names its outcome; an error is
+// transient (retry), every other answer is final.
+func (e *Engine) callRerun(ctx context.Context, job *runner.Job) (string, error) {
+	owner, err := github.ParseOwner(job.Owner)
+	if err != nil || job.Repository == "" {
+		return runner.RerunFailed, nil
+	}
+	owner.InstallationID = job.InstallationID
+	err = e.github.RerunJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID})
+	switch {
+	case err == nil:
+		return runner.RerunDone, nil
+	case errors.Is(err, github.ErrRerunRefused):
+		return runner.RerunRefused, nil
+	case errors.Is(err, github.ErrJobNotFound), errors.Is(err, github.ErrMisconfigured):
+		e.log.Error("GitHub will not re-run the interrupted job; re-run it by hand", "job_id", job.ID, "pool", job.Pool, "error", err)
+		return runner.RerunFailed, nil
+	}
+	return "", err
+}
+
+func (e *Engine) logRerun(log *slog.Logger, outcome string, calls int) {
+	switch outcome {
+	case runner.RerunDone:
+		log.Info("interrupted job re-run", "rerun_calls", calls)
+	case runner.RerunRefused:
+		log.Info("GitHub refused the re-run: the run has an attempt going already (an earlier call of ours, or a person's re-run)", "rerun_calls", calls)
+	default:
+		log.Warn("interrupted job not re-run", "rerun_outcome", outcome, "rerun_calls", calls)
+	}
+}
+
+// rerunOwedBy re-sends the re-run of the job an interrupted instance ran,
+// while it is owed: the instance's delete is retried until it is done
+// (the reconciler re-sends lost deletes), so a re-run message lost with a
+// failed webhook response is sent again here.
+func (e *Engine) rerunOwedBy(ctx context.Context, log *slog.Logger, inst *runner.Instance) error {
+	if inst.Interruption != runner.InterruptionSpot {
+		return nil
+	}
+	key := runner.JobKey(inst.JobID, inst.RunAttempt)
+	if inst.ActiveJobID != 0 {
+		key = runner.JobKey(inst.ActiveJobID, inst.ActiveRunAttempt)
+	}
+	job, err := e.store.GetJob(ctx, key)
+	if errors.Is(err, store.ErrJobNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read job %s: %w", key, err)
+	}
+	if job.Status != runner.JobRerun || job.Interrupted != inst.Name {
+		return nil
+	}
+	log.Debug("the interrupted instance's job is still owed a re-run; sending it again", "job_key", key)
+	return e.send(ctx, rerunMessage(job, ""), 0)
+}
