@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // Provider makes and removes machines. instance arguments are the provider's
@@ -86,28 +88,17 @@ type InterruptionLister interface {
 	ListInterrupted(ctx context.Context, poolID string) ([]Instance, error)
 }
 
-// Shape is a granted machine shape: choose the cheapest machine with at
-// least MinCPU vCPUs and MinMemoryGiB of memory, at most MaxCPU and
-// MaxMemoryGiB (the pool's budget), from Families (cheapest first).
-type Shape struct {
-	MinCPU       int
-	MinMemoryGiB int
-	MaxCPU       int
-	MaxMemoryGiB int
-	Families     []string
-	// DiskGiB is the root volume's size; 0 = the pool's.
-	DiskGiB int
-	// Market is "" (the pool's choice), MarketSpot or MarketOnDemand.
-	Market string
-	// Image replaces the pool's image when set (an AMI id or
-	// "resolve:ssm:<parameter>" on EC2).
-	Image string
-}
+// Shape is a granted machine shape (the domain's runner.Machine: the
+// job's shape labels resolved under its pool's policy): the cheapest
+// machine with at least MinCPU vCPUs and MinMemoryGiB of memory, at most
+// MaxCPU and MaxMemoryGiB, from Families (cheapest first); DiskGiB 0 and
+// Image "" mean the pool's; Market "" the pool's choice.
+type Shape = runner.Machine
 
 // Markets a Shape may ask for.
 const (
-	MarketSpot     = "spot"
-	MarketOnDemand = "on-demand"
+	MarketSpot     = runner.MarketSpot
+	MarketOnDemand = runner.MarketOnDemand
 )
 
 // RunnerDownload is one downloadable build of the runner application (GARM's

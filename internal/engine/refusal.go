@@ -77,16 +77,7 @@ func machineShape(pool *runner.Pool, inst *runner.Instance) (*providers.Shape, e
 	if err != nil || m == nil {
 		return nil, err
 	}
-	return &providers.Shape{
-		MinCPU:       m.MinCPU,
-		MinMemoryGiB: m.MinMemoryGiB,
-		MaxCPU:       m.MaxCPU,
-		MaxMemoryGiB: m.MaxMemoryGiB,
-		Families:     append([]string(nil), m.Families...),
-		DiskGiB:      m.DiskGiB,
-		Market:       m.Market,
-		Image:        m.Image,
-	}, nil
+	return m, nil
 }
 
 // JobRefused tells each observer that hears refusals.

@@ -2,10 +2,12 @@ package metrics
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // Every label takes its values from a closed set, so a caller (or a
@@ -97,11 +99,18 @@ func AgeOf(d time.Duration) string {
 }
 
 // Reasons of runfleet_jobs_refused_total and runfleet_capacity_failovers_total.
-// The EC2 provider adds its own here: a reason missing from the list is
+// A reason missing from the list is
 // recorded as Other.
 var (
-	RefusalReasons  = []string{"beyond_policy", "bad_shape", Other}
-	FailoverReasons = []string{"insufficient_capacity", "unsupported", "spot_capacity", "spot_price", Other}
+	// RefusalReasons are the domain's shape refusals (runner.RefusalReasons).
+	RefusalReasons = append(slices.Clone(runner.RefusalReasons), Other)
+	// FailoverReasons are the EC2 error codes a create moves on after
+	// (providers/ec2 capacityCodes; its tests keep the two lists equal).
+	FailoverReasons = []string{
+		"InsufficientInstanceCapacity", "InsufficientCapacity", "InsufficientHostCapacity",
+		"InsufficientReservedInstanceCapacity", "InsufficientFreeAddressesInSubnet", "UnfulfillableCapacity",
+		"SpotMaxPriceTooLow", "MaxSpotInstanceCountExceeded", "VcpuLimitExceeded", "Unsupported", Other,
+	}
 )
 
 // ReconcileActionNames are the counters of engine.ReconcileReport, by

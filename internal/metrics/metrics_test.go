@@ -46,6 +46,13 @@ func TestFamiliesFollowPrometheusNaming(t *testing.T) {
 // names, so the metric and the API's report say the same thing.
 func TestReconcileActionsAreTheReportsCounters(t *testing.T) {
 	rep := engine.ReconcileReport{Examined: 3, CreatesResent: 1, WarmCreated: 2, Live: []engine.LiveCount{{Pool: "p", Count: 9}}}
+	// Every counter non-zero, so none is left out of the JSON by omitempty.
+	counters := reflect.ValueOf(&rep).Elem()
+	for i := range counters.NumField() {
+		if f := counters.Field(i); f.Kind() == reflect.Int && f.Int() == 0 {
+			f.SetInt(int64(i + 10))
+		}
+	}
 	raw, _ := json.Marshal(rep)
 	var fields map[string]any
 	_ = json.Unmarshal(raw, &fields)

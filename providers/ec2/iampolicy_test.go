@@ -91,7 +91,8 @@ func TestTheDocumentedPolicyAllowsEveryCallTheProviderMakes(t *testing.T) {
 	t.Parallel()
 	policy := docPolicy(t)
 	called := calledActions(t)
-	if !slices.Contains(called, "ec2:ModifyInstanceAttribute") || !slices.Contains(called, "ec2:RunInstances") {
+	if !slices.Contains(called, "ec2:ModifyInstanceAttribute") || !slices.Contains(called, "ec2:RunInstances") ||
+		!slices.Contains(called, "ec2:DescribeInstanceTypes") {
 		t.Fatalf("reading the provider's calls went wrong: %v", called)
 	}
 	for _, action := range called {
