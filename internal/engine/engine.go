@@ -84,6 +84,7 @@ type Engine struct {
 	providers map[string]providers.Provider
 	opts      Options
 	downloads downloadsCache // runner downloads per owner (tools.go)
+	breakers  breakerCache   // spot breaker readings per pool (spotbreaker.go)
 }
 
 // New checks the options and applies defaults.

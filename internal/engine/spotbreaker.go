@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
@@ -62,6 +63,7 @@ func (e *Engine) countInterruption(ctx context.Context, log *slog.Logger, inst *
 		}
 	}
 	if tripped {
+		e.breakers.put(inst.Pool, b.OpenUntil, e.now())
 		log.Warn("spot breaker open: the pool's machines are on-demand only until it closes",
 			"interruptions", len(b.Recent), "window", policy.Window.String(), "open_until", b.OpenUntil)
 	}
@@ -70,14 +72,61 @@ func (e *Engine) countInterruption(ctx context.Context, log *slog.Logger, inst *
 
 // onDemandOnly reports whether the pool's spot breaker is open now. A
 // breaker that cannot be read leaves spot on: the breaker saves money and
-// trouble, and is no reason to refuse a create.
+// trouble, and is no reason to refuse a create. The record is read at
+// most once per breakerReadEvery per pool and process (breakerCache):
+// reading it on every create would cost a store read per job (a DynamoDB
+// GetItem on Lambda) for a state that changes a few times a day; another
+// process's trip is seen that much later, this process's at once.
 func (e *Engine) onDemandOnly(ctx context.Context, log *slog.Logger, pool string) bool {
+	now := e.now()
+	if openUntil, ok := e.breakers.get(pool, now); ok {
+		return now.Before(openUntil)
+	}
 	b, err := e.store.GetSpotBreaker(ctx, pool)
 	if err != nil {
 		log.Warn("spot breaker unreadable; creating as the pool is configured", "error", err)
 		return false
 	}
-	return b.Open(e.now())
+	var openUntil time.Time
+	if b != nil {
+		openUntil = b.OpenUntil
+	}
+	e.breakers.put(pool, openUntil, now)
+	return b.Open(now)
+}
+
+// breakerReadEvery bounds how stale a process's view of another process's
+// breaker trip may be.
+const breakerReadEvery = 30 * time.Second
+
+// breakerCache keeps, per pool, until when its breaker was last read open
+// and when that read was.
+type breakerCache struct {
+	mu    sync.Mutex
+	pools map[string]breakerReading
+}
+
+type breakerReading struct {
+	openUntil, readAt time.Time
+}
+
+func (c *breakerCache) get(pool string, now time.Time) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.pools[pool]
+	if !ok || now.Sub(r.readAt) >= breakerReadEvery || now.Before(r.readAt) {
+		return time.Time{}, false
+	}
+	return r.openUntil, true
+}
+
+func (c *breakerCache) put(pool string, openUntil, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pools == nil {
+		c.pools = map[string]breakerReading{}
+	}
+	c.pools[pool] = breakerReading{openUntil: openUntil, readAt: now}
 }
 
 // reportBreakers tells the observer, once per reconcile pass, whether
