@@ -23,6 +23,7 @@ const Prefix = "/api/v1/"
 // Engine is what the API needs from the engine; *engine.Engine has it.
 type Engine interface {
 	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
+	ListDeletedInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
 	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
 	GetInstance(ctx context.Context, name string) (*runner.Instance, error)
 	OperatorDelete(ctx context.Context, name string, mode engine.DeleteMode) (*runner.Instance, error)

@@ -68,13 +68,19 @@ func (c *Client) ListInstances(ctx context.Context, pool string) ([]*runner.Inst
 	return list, err
 }
 
-// InstanceFilter narrows ListInstancesWhere; zero fields match all.
+// InstanceFilter narrows ListInstancesWhere; zero fields match all live
+// instances.
 type InstanceFilter struct {
 	Pool     string
 	Statuses []runner.Status
+	// Deleted adds the deleted instances the server still keeps
+	// (store.DeletedRetention); Statuses holding runner.StatusDeleted
+	// implies it. A server whose store cannot list them answers 501.
+	Deleted bool
 }
 
-// ListInstancesWhere returns the live instances the filter matches.
+// ListInstancesWhere returns the instances the filter matches: live ones,
+// then the deleted ones asked for, most recently deleted first.
 func (c *Client) ListInstancesWhere(ctx context.Context, f InstanceFilter) ([]*runner.Instance, error) {
 	q := url.Values{}
 	if f.Pool != "" {
@@ -82,6 +88,9 @@ func (c *Client) ListInstancesWhere(ctx context.Context, f InstanceFilter) ([]*r
 	}
 	for _, s := range f.Statuses {
 		q.Add("status", string(s))
+	}
+	if f.Deleted {
+		q.Set("deleted", "true")
 	}
 	var list []*runner.Instance
 	err := c.call(ctx, http.MethodGet, "instances", q, &list)

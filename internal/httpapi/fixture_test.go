@@ -28,12 +28,20 @@ type fixture struct {
 
 func newFixture(t *testing.T, token string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, token, enginetest.Options{})
+}
+
+// newFixtureWith is newFixture with the world's options (its pools are
+// always the fixture's two).
+func newFixtureWith(t *testing.T, token string, o enginetest.Options) *fixture {
+	t.Helper()
 	pool := func(name, label string) runner.Pool {
 		p := enginetest.OnePool(nil)[0]
 		p.Name, p.Labels = name, []string{"self-hosted", label}
 		return p
 	}
-	w := enginetest.NewWorld(t, enginetest.Options{Pools: runner.Pools{pool(poolA, "x64"), pool(poolB, "arm64")}})
+	o.Pools = runner.Pools{pool(poolA, "x64"), pool(poolB, "arm64")}
+	w := enginetest.NewWorld(t, o)
 	w.StartWorkers(2)
 	f := &fixture{World: w}
 	mux := http.NewServeMux()

@@ -14,10 +14,12 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// listInstances answers GET /api/v1/instances[?pool=P][&status=S,S…]: the
-// live instances, of the given statuses when asked, as a JSON array (never
-// null). Deleted instances are not listed: the store keeps their records
-// (store.DeletedRetention) readable by name, but indexes only live ones.
+// listInstances answers
+// GET /api/v1/instances[?pool=P][&status=S,S…][&deleted=true]: the live
+// instances, and with deleted=true (or status=deleted) the deleted ones the
+// store still keeps (store.DeletedRetention), most recently deleted first
+// after the live ones; pool and status filters apply to both. A store that
+// cannot list deleted instances (DynamoDB) answers 501.
 func (a *api) listInstances(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	statuses, err := parseStatuses(q["status"])
@@ -25,10 +27,27 @@ func (a *api) listInstances(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	list, err := a.engine.ListInstances(r.Context(), q.Get("pool"))
+	withDeleted, err := parseDeleted(q.Get("deleted"), statuses)
 	if err != nil {
-		a.fail(w, r, fmt.Errorf("list instances: %w", err))
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	pool := q.Get("pool")
+	var list []*runner.Instance
+	// Asked for deleted ones only, the live index need not be read.
+	if !slices.Equal(statuses, []runner.Status{runner.StatusDeleted}) {
+		if list, err = a.engine.ListInstances(r.Context(), pool); err != nil {
+			a.fail(w, r, fmt.Errorf("list instances: %w", err))
+			return
+		}
+	}
+	if withDeleted {
+		deleted, err := a.engine.ListDeletedInstances(r.Context(), pool)
+		if err != nil {
+			a.fail(w, r, deletedError(err))
+			return
+		}
+		list = append(list, deleted...)
 	}
 	out := make([]*runner.Instance, 0, len(list))
 	for _, in := range list {
@@ -39,9 +58,45 @@ func (a *api) listInstances(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// parseDeleted reads deleted=: status=deleted asks for them too, and
+// contradicts an explicit deleted=false.
+func parseDeleted(v string, statuses []runner.Status) (bool, error) {
+	asked := slices.Contains(statuses, runner.StatusDeleted)
+	if v == "" {
+		return asked, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("deleted=%q: want true or false", v)
+	}
+	if asked && !b {
+		return false, errors.New("status=deleted with deleted=false: drop one of them")
+	}
+	return b, nil
+}
+
+// deletedError words the store's inability for the operator, with what
+// to do instead; any other error keeps its own text.
+func deletedError(err error) error {
+	if errors.Is(err, engine.ErrDeletedNotListed) {
+		return &deletedNotListedError{err: err}
+	}
+	return fmt.Errorf("list deleted instances: %w", err)
+}
+
+// deletedNotListedError says once what the engine's chain says twice; it
+// still matches engine.ErrDeletedNotListed for statusOf.
+type deletedNotListedError struct{ err error }
+
+func (e *deletedNotListedError) Error() string {
+	return fmt.Sprintf("this server's store cannot list deleted instances (on DynamoDB it would scan the whole table); read one by name, GET %sinstances/{name}, while its record is kept (%s)",
+		Prefix, DeletedRetentionText())
+}
+
+func (e *deletedNotListedError) Unwrap() error { return e.err }
+
 // parseStatuses reads status filters, each one name or a comma-separated
-// list; it refuses names that are no status, and deleted, which the
-// listing can never hold.
+// list; it refuses names that are no status.
 func parseStatuses(values []string) ([]runner.Status, error) {
 	var out []runner.Status
 	for _, v := range values {
@@ -50,10 +105,8 @@ func parseStatuses(values []string) ([]runner.Status, error) {
 			switch {
 			case s == "":
 				continue
-			case s == runner.StatusDeleted:
-				return nil, fmt.Errorf("status=deleted: deleted instances are not listed (their records are kept %s; read one by name)", DeletedRetentionText())
 			case !s.Valid():
-				return nil, fmt.Errorf("status=%q: not an instance status (want one of %s)", s, liveStatusNames())
+				return nil, fmt.Errorf("status=%q: not an instance status (want one of %s)", s, statusNames())
 			}
 			out = append(out, s)
 		}
@@ -66,12 +119,10 @@ func DeletedRetentionText() string {
 	return fmt.Sprintf("%d days", int(store.DeletedRetention/(24*time.Hour)))
 }
 
-func liveStatusNames() string {
+func statusNames() string {
 	var names []string
 	for _, s := range runner.AllStatuses {
-		if s.Live() {
-			names = append(names, string(s))
-		}
+		names = append(names, string(s))
 	}
 	return strings.Join(names, ", ")
 }
@@ -139,7 +190,8 @@ func (e *notFoundError) Unwrap() error { return e.err }
 // logged, an operator's mistakes (404, 409) are not worth an error line.
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
-	if status >= 500 {
+	// 501 is this server's store lacking an ability, not a failure.
+	if status >= 500 && status != http.StatusNotImplemented {
 		a.log.ErrorContext(r.Context(), "operator API request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	writeError(w, status, err.Error())

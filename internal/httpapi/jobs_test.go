@@ -75,7 +75,7 @@ func TestListInstancesByStatus(t *testing.T) {
 	if err != nil || len(none) != 0 {
 		t.Errorf("error or creating instances of %s = %v, %v; want none", poolA, instanceNames(none), err)
 	}
-	for _, bad := range []runner.Status{"runing", runner.StatusDeleted} {
+	for _, bad := range []runner.Status{"runing", "Running"} {
 		_, err := f.client.ListInstancesWhere(ctx, httpapi.InstanceFilter{Statuses: []runner.Status{bad}})
 		var apiErr *httpapi.Error
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, string(bad)) {

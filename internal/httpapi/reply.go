@@ -40,6 +40,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.As(err, &busy), errors.As(err, &illegal), errors.Is(err, store.ErrConflict):
 		return http.StatusConflict
+	case errors.Is(err, engine.ErrDeletedNotListed):
+		return http.StatusNotImplemented
 	default:
 		return http.StatusInternalServerError
 	}
