@@ -55,7 +55,6 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"jobs", "frob"},
 		{"jobs", "list", "extra"},
 		{"instances", "list", "--status", "runing"},
-		{"instances", "list", "--status", "deleted"},
 		{"instances", "list", "-o", "yaml"},
 		{"version", "-o", "xml"},
 		{"serve", "--config", "x.yaml", "--log-format", "logfmt"},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/runfleet/runfleet/internal/httpapi"
@@ -46,9 +48,9 @@ const instancesListDescription = `Lists the instances of a running server, one l
 
 By default the instances on their way out (pending_delete,
 pending_force_delete, deleting) are left out and counted in the totals;
---all lists every live status. Deleted instances are never listed: the
-server keeps their records 7 days, readable one by one with
-'runfleet instances show NAME', but indexes only live ones.`
+--all lists every live status and, after them, the deleted instances whose
+records the server still keeps (7 days), most recently deleted first.
+--status deleted lists only those. The totals count deleted ones apart.`
 
 func (c *cli) instancesList(ctx context.Context, args []string) int {
 	fs := c.newFlags("instances list", "runfleet instances list [--pool POOL] [--status S[,S…]] [--all] [-o table|json]", instancesListDescription)
@@ -56,7 +58,7 @@ func (c *cli) instancesList(ctx context.Context, args []string) int {
 	api.register(fs, c)
 	pool := fs.String("pool", "", "only this pool's instances")
 	statusList := fs.String("status", "", "only instances in these statuses, comma-separated (e.g. error,creating)")
-	all := fs.Bool("all", false, "every live status, those on their way out included")
+	all := fs.Bool("all", false, "every live status, those on their way out included, and the deleted instances kept (7 days)")
 	positional, status, done := parse(fs, args)
 	if done {
 		return status
@@ -72,8 +74,12 @@ func (c *cli) instancesList(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
-	list, err := client.ListInstancesWhere(ctx, httpapi.InstanceFilter{Pool: *pool, Statuses: statuses})
+	list, err := client.ListInstancesWhere(ctx, httpapi.InstanceFilter{Pool: *pool, Statuses: statuses, Deleted: *all})
 	if err != nil {
+		var apiErr *httpapi.Error
+		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotImplemented {
+			err = fmt.Errorf("%w\n(read a deleted instance with 'runfleet instances show NAME')", err)
+		}
 		return c.apiFail(err)
 	}
 	// Asked for by status, an instance is shown whatever that status is.
@@ -95,8 +101,28 @@ func (c *cli) instancesList(ctx context.Context, args []string) int {
 	if len(list) > 0 {
 		writeInstanceTable(c.stdout, list, now())
 	}
-	fmt.Fprintln(c.stdout, instanceTotals(list, hidden, *pool, *statusList))
+	fmt.Fprintln(c.stdout, instanceTotals(list, hidden, *pool, *statusList, deletedViewOf(*all, statuses)))
 	return exitOK
+}
+
+// deletedView is what a listing says about deleted instances.
+type deletedView int
+
+const (
+	deletedNotAsked deletedView = iota
+	deletedToo                  // live and deleted ones were asked for
+	deletedOnly                 // --status deleted
+)
+
+func deletedViewOf(all bool, statuses []runner.Status) deletedView {
+	switch {
+	case len(statuses) > 0 && !slices.ContainsFunc(statuses, runner.Status.Live):
+		return deletedOnly
+	case slices.Contains(statuses, runner.StatusDeleted), all && len(statuses) == 0:
+		return deletedToo
+	default:
+		return deletedNotAsked
+	}
 }
 
 // leaving reports whether an instance is on its way out: listed only with
@@ -105,7 +131,7 @@ func leaving(s runner.Status) bool {
 	return s.PendingDeletion() || s == runner.StatusDeleting
 }
 
-// parseStatusList reads --status; deleted is refused with the reason.
+// parseStatusList reads --status.
 func parseStatusList(v string) ([]runner.Status, error) {
 	var out []runner.Status
 	for name := range strings.SplitSeq(v, ",") {
@@ -113,51 +139,69 @@ func parseStatusList(v string) ([]runner.Status, error) {
 		switch {
 		case s == "":
 			continue
-		case s == runner.StatusDeleted:
-			return nil, errors.New("deleted instances are not listed; read one with 'runfleet instances show NAME' (records are kept 7 days)")
 		case !s.Valid():
-			return nil, fmt.Errorf("%q is not an instance status (want one of %s)", s, liveStatuses())
+			return nil, fmt.Errorf("%q is not an instance status (want one of %s)", s, statusNames())
 		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-func liveStatuses() string {
+func statusNames() string {
 	var names []string
 	for _, s := range runner.AllStatuses {
-		if s.Live() {
-			names = append(names, string(s))
-		}
+		names = append(names, string(s))
 	}
 	return strings.Join(names, ", ")
 }
 
-// instanceTotals is the last line of a listing: how many, by status in
-// lifecycle order, and how many were left out.
-func instanceTotals(list []*runner.Instance, hidden int, pool, statuses string) string {
+// instanceTotals is the last line of a listing: how many live ones, by
+// status in lifecycle order, how many deleted ones when they were asked
+// for, and how many were left out.
+func instanceTotals(list []*runner.Instance, hidden int, pool, statuses string, deleted deletedView) string {
 	counts := map[runner.Status]int{}
+	live := 0
 	for _, in := range list {
 		counts[in.Status]++
+		if in.Status.Live() {
+			live++
+		}
+	}
+	gone := counts[runner.StatusDeleted]
+	where := ""
+	if pool != "" {
+		where = " in pool " + pool
+	}
+	if deleted == deletedOnly {
+		kept := " (records are kept " + httpapi.DeletedRetentionText() + ")"
+		if gone == 0 {
+			return "no deleted instances" + where + kept
+		}
+		return plural(gone, "deleted instance") + where + kept
 	}
 	var parts []string
 	for _, s := range runner.AllStatuses {
-		if counts[s] > 0 {
+		if counts[s] > 0 && s.Live() {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
 	}
-	line := plural(len(list), "instance")
-	if len(list) == 0 {
+	line := plural(live, "instance")
+	if live == 0 {
 		line = "no live instances"
 	}
-	if pool != "" {
-		line += " in pool " + pool
-	}
+	line += where
 	if statuses != "" {
 		line += " in status " + statuses
 	}
 	if len(parts) > 0 {
 		line += ": " + strings.Join(parts, ", ")
+	}
+	if deleted == deletedToo {
+		n := "none"
+		if gone > 0 {
+			n = fmt.Sprint(gone)
+		}
+		line += fmt.Sprintf("; %s deleted in the last %s", n, httpapi.DeletedRetentionText())
 	}
 	if hidden > 0 {
 		line += fmt.Sprintf(" (%d on their way out not shown; --all shows them)", hidden)

@@ -48,14 +48,50 @@ func TestInstanceTotalsCountByStatusAndSayWhatIsLeftOut(t *testing.T) {
 	list := []*runner.Instance{
 		{Status: runner.StatusRunning}, {Status: runner.StatusCreating}, {Status: runner.StatusRunning}, {Status: runner.StatusError},
 	}
-	if got := instanceTotals(list, 2, "", ""); got != "4 instances: 1 creating, 2 running, 1 error (2 on their way out not shown; --all shows them)" {
+	if got := instanceTotals(list, 2, "", "", deletedNotAsked); got != "4 instances: 1 creating, 2 running, 1 error (2 on their way out not shown; --all shows them)" {
 		t.Errorf("totals = %q", got)
 	}
-	if got := instanceTotals(list[:1], 0, "linux-x64", ""); got != "1 instance in pool linux-x64: 1 running" {
+	if got := instanceTotals(list[:1], 0, "linux-x64", "", deletedNotAsked); got != "1 instance in pool linux-x64: 1 running" {
 		t.Errorf("one = %q", got)
 	}
-	if got := instanceTotals(nil, 0, "", "error,creating"); got != "no live instances in status error,creating" {
+	if got := instanceTotals(nil, 0, "", "error,creating", deletedNotAsked); got != "no live instances in status error,creating" {
 		t.Errorf("none = %q", got)
+	}
+
+	// Deleted instances are counted apart from the live ones, and said
+	// to be none when asked for and there are none.
+	withDeleted := append(list[:2:2], &runner.Instance{Status: runner.StatusDeleted}, &runner.Instance{Status: runner.StatusDeleted})
+	if got := instanceTotals(withDeleted, 0, "", "", deletedToo); got != "2 instances: 1 creating, 1 running; 2 deleted in the last 7 days" {
+		t.Errorf("--all = %q", got)
+	}
+	if got := instanceTotals(list[:1], 0, "p", "", deletedToo); got != "1 instance in pool p: 1 running; none deleted in the last 7 days" {
+		t.Errorf("--all, none deleted = %q", got)
+	}
+	if got := instanceTotals(withDeleted[2:], 0, "p", "deleted", deletedOnly); got != "2 deleted instances in pool p (records are kept 7 days)" {
+		t.Errorf("--status deleted = %q", got)
+	}
+	if got := instanceTotals(nil, 0, "", "deleted", deletedOnly); got != "no deleted instances (records are kept 7 days)" {
+		t.Errorf("--status deleted, none = %q", got)
+	}
+}
+
+func TestDeletedViewFollowsTheFlags(t *testing.T) {
+	running, deleted := runner.StatusRunning, runner.StatusDeleted
+	for _, c := range []struct {
+		all      bool
+		statuses []runner.Status
+		want     deletedView
+	}{
+		{false, nil, deletedNotAsked},
+		{true, nil, deletedToo},
+		{true, []runner.Status{running}, deletedNotAsked},
+		{false, []runner.Status{deleted}, deletedOnly},
+		{true, []runner.Status{deleted}, deletedOnly},
+		{false, []runner.Status{running, deleted}, deletedToo},
+	} {
+		if got := deletedViewOf(c.all, c.statuses); got != c.want {
+			t.Errorf("all=%v statuses=%v: %d, want %d", c.all, c.statuses, got, c.want)
+		}
 	}
 }
 

@@ -97,8 +97,8 @@ func TestTourListingsAndJSON(t *testing.T) {
 		t.Errorf("instances list --status error: %+v", res)
 	}
 	res = runCLI(t, env, "instances", "list", "--status", "deleted")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "instances show NAME") {
-		t.Errorf("instances list --status deleted: %+v; want a usage error pointing at show", res)
+	if res.code != exitOK || strings.TrimSpace(res.stdout) != "no deleted instances (records are kept 7 days)" {
+		t.Errorf("instances list --status deleted before any delete: %+v", res)
 	}
 
 	for _, step := range []string{"in_progress.json", "completed.json"} {
@@ -115,6 +115,21 @@ func TestTourListingsAndJSON(t *testing.T) {
 	res = runCLI(t, env, "instances", "show", linuxInstance, "-o", "json")
 	if res.code != exitOK || json.Unmarshal([]byte(res.stdout), &shown) != nil || shown.Status != runner.StatusDeleted {
 		t.Errorf("instances show -o json of the deleted instance: %+v", res)
+	}
+	// The deleted instance leaves the default listing and stays in --all
+	// and --status deleted while its record is kept.
+	res = runCLI(t, env, "instances", "list")
+	if res.code != exitOK || strings.Contains(res.stdout, linuxInstance) {
+		t.Errorf("instances list after the delete: %+v; want the deleted %s left out", res, linuxInstance)
+	}
+	res = runCLI(t, env, "instances", "list", "--all")
+	if res.code != exitOK || !strings.Contains(res.stdout, linuxInstance) || !strings.Contains(res.stdout, "; 1 deleted in the last 7 days") {
+		t.Errorf("instances list --all after the delete: %+v; want %s and the deleted count", res, linuxInstance)
+	}
+	list = nil
+	res = runCLI(t, env, "instances", "list", "--status", "deleted", "--pool", "linux-x64", "-o", "json")
+	if res.code != exitOK || json.Unmarshal([]byte(res.stdout), &list) != nil || len(list) != 1 || list[0].Name != linuxInstance || list[0].Status != runner.StatusDeleted {
+		t.Errorf("instances list --status deleted -o json: %+v", res)
 	}
 	res = runCLI(t, env, "reconcile", "-o", "json")
 	if res.code != exitOK || !json.Valid([]byte(res.stdout)) {
