@@ -35,7 +35,7 @@ func (a *api) listInstances(w http.ResponseWriter, r *http.Request) {
 	pool := q.Get("pool")
 	var list []*runner.Instance
 	// Asked for deleted ones only, the live index need not be read.
-	if !slices.Equal(statuses, []runner.Status{runner.StatusDeleted}) {
+	if len(statuses) == 0 || slices.ContainsFunc(statuses, runner.Status.Live) {
 		if list, err = a.engine.ListInstances(r.Context(), pool); err != nil {
 			a.fail(w, r, fmt.Errorf("list instances: %w", err))
 			return
