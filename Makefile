@@ -141,6 +141,12 @@ lint-go:
 	  echo "internal/engine must not import internal/config"; exit 1; fi
 	@if GOOS=linux GOARCH=arm64 $(GO) list -tags lambda.norpc -deps ./functions/webhook | grep -E '^github.com/google/go-github|aws-sdk-go-v2/service/ec2$$|^github.com/prometheus/'; then \
 	  echo "functions/webhook must not link go-github, the EC2 SDK or the Prometheus client"; exit 1; fi
+	@# text/template (html/template too) finds methods by name through
+	@# reflection, which keeps every method of every linked type: the whole
+	@# EC2 SDK, 50 MB more in a binary (design notes).
+	@for pkg in ./cmd/runfleet $$(ls -d ./functions/*); do \
+	  if GOOS=linux GOARCH=arm64 $(GO) list -tags lambda.norpc -deps $$pkg | grep -E '^(text|html)/template$$'; then \
+	    echo "$$pkg must not link text/template or html/template"; exit 1; fi; done
 
 lint-template: template-tools
 	$(CFNLINT) -t template.yaml

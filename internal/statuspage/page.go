@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"time"
@@ -23,17 +22,11 @@ const RefreshInterval = 5 * time.Second
 // readTimeout bounds the store reads of one page load.
 const readTimeout = 5 * time.Second
 
-//go:embed assets/page.html.tmpl assets/style.css
+//go:embed assets/style.css
 var assets embed.FS
 
-var (
-	pageTemplate = template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{
-		"add": func(a, b int) int { return a + b },
-		"sub": func(a, b int) int { return a - b },
-		"div": func(a, b int) int { return a / b },
-	}).ParseFS(assets, "assets/page.html.tmpl"))
-	pageCSS = template.CSS(mustRead("assets/style.css"))
-)
+// pageCSS is the page's whole style, inlined (no asset is ever fetched).
+var pageCSS = mustRead("assets/style.css")
 
 func mustRead(name string) string {
 	b, err := assets.ReadFile(name)
@@ -106,16 +99,7 @@ func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	err = pageTemplate.Execute(&buf, struct {
-		View           *view
-		CSS            template.CSS
-		RefreshSeconds int
-	}{v, pageCSS, int(RefreshInterval / time.Second)})
-	if err != nil {
-		p.log.ErrorContext(r.Context(), "status page could not be rendered", "error", err)
-		plain(w, http.StatusInternalServerError, "status page: "+err.Error())
-		return
-	}
+	render(&buf, v, pageCSS, int(RefreshInterval/time.Second))
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
