@@ -132,28 +132,7 @@ func leaving(s runner.Status) bool {
 }
 
 // parseStatusList reads --status.
-func parseStatusList(v string) ([]runner.Status, error) {
-	var out []runner.Status
-	for name := range strings.SplitSeq(v, ",") {
-		s := runner.Status(strings.TrimSpace(name))
-		switch {
-		case s == "":
-			continue
-		case !s.Valid():
-			return nil, fmt.Errorf("%q is not an instance status (want one of %s)", s, statusNames())
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-func statusNames() string {
-	var names []string
-	for _, s := range runner.AllStatuses {
-		names = append(names, string(s))
-	}
-	return strings.Join(names, ", ")
-}
+func parseStatusList(v string) ([]runner.Status, error) { return runner.ParseStatuses(v) }
 
 // instanceTotals is the last line of a listing: how many live ones, by
 // status in lifecycle order, how many deleted ones when they were asked

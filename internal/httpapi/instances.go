@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
@@ -100,16 +99,11 @@ func (e *deletedNotListedError) Unwrap() error { return e.err }
 func parseStatuses(values []string) ([]runner.Status, error) {
 	var out []runner.Status
 	for _, v := range values {
-		for name := range strings.SplitSeq(v, ",") {
-			s := runner.Status(strings.TrimSpace(name))
-			switch {
-			case s == "":
-				continue
-			case !s.Valid():
-				return nil, fmt.Errorf("status=%q: not an instance status (want one of %s)", s, statusNames())
-			}
-			out = append(out, s)
+		list, err := runner.ParseStatuses(v)
+		if err != nil {
+			return nil, fmt.Errorf("status=%w", err)
 		}
+		out = append(out, list...)
 	}
 	return out, nil
 }
@@ -119,13 +113,6 @@ func DeletedRetentionText() string {
 	return fmt.Sprintf("%d days", int(store.DeletedRetention/(24*time.Hour)))
 }
 
-func statusNames() string {
-	var names []string
-	for _, s := range runner.AllStatuses {
-		names = append(names, string(s))
-	}
-	return strings.Join(names, ", ")
-}
 
 // getInstance answers GET /api/v1/instances/{name}, deleted instances
 // included while their record is kept.

@@ -3,6 +3,11 @@
 // nothing from AWS, HTTP or GitHub so every adapter and use case can share it.
 package runner
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Status is the lifecycle state of an instance (the machine and its record).
 // The names are GARM's so GARM providers and operators feel at home.
 type Status string
@@ -71,4 +76,33 @@ func (r RunnerStatus) Valid() bool {
 		}
 	}
 	return false
+}
+
+// ParseStatuses reads a comma-separated list of status names (blanks
+// skipped), as an operator types it; a name that is no status is an
+// *UnknownStatusError.
+func ParseStatuses(list string) ([]Status, error) {
+	var out []Status
+	for name := range strings.SplitSeq(list, ",") {
+		s := Status(strings.TrimSpace(name))
+		switch {
+		case s == "":
+			continue
+		case !s.Valid():
+			return nil, &UnknownStatusError{Name: string(s)}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// UnknownStatusError is a status name that is not one.
+type UnknownStatusError struct{ Name string }
+
+func (e *UnknownStatusError) Error() string {
+	names := make([]string, len(AllStatuses))
+	for i, s := range AllStatuses {
+		names[i] = string(s)
+	}
+	return fmt.Sprintf("%q is not an instance status (want one of %s)", e.Name, strings.Join(names, ", "))
 }

@@ -25,15 +25,20 @@ const (
 // and the pool's extra tags, sorted by key so a launch request (and its
 // client token) is the same every time.
 func (p *Provider) launchTags(name, pool string) []ec2types.Tag {
+	return p.machineTags(pool, map[string]string{tagInstance: name, tagName: name})
+}
+
+// machineTags are the pool's extra tags, runfleet's ownership tags and
+// own, sorted by key.
+func (p *Provider) machineTags(pool string, own map[string]string) []ec2types.Tag {
 	all := maps.Clone(p.settings.Tags)
 	if all == nil {
-		all = make(map[string]string, 5)
+		all = make(map[string]string, 4+len(own))
 	}
 	all[tagController] = p.controllerID
 	all[tagPool] = pool
 	all[tagPoolID] = p.poolID
-	all[tagInstance] = name
-	all[tagName] = name
+	maps.Copy(all, own)
 	tags := make([]ec2types.Tag, 0, len(all))
 	for _, k := range slices.Sorted(maps.Keys(all)) {
 		tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(all[k])})

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -189,21 +188,7 @@ func (p *Provider) warmLaunches(name, pool string, userData []byte, rootDevice s
 }
 
 func (p *Provider) warmTags(name, pool, shape string) []ec2types.Tag {
-	all := maps.Clone(p.settings.Tags)
-	if all == nil {
-		all = make(map[string]string, 5)
-	}
-	all[tagController] = p.controllerID
-	all[tagPool] = pool
-	all[tagPoolID] = p.poolID
-	all[tagWarm] = warmStopped
-	all[tagShape] = shape
-	all[tagName] = name
-	tags := make([]ec2types.Tag, 0, len(all))
-	for _, k := range slices.Sorted(maps.Keys(all)) {
-		tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(all[k])})
-	}
-	return tags
+	return p.machineTags(pool, map[string]string{tagWarm: warmStopped, tagShape: shape, tagName: name})
 }
 
 // currentImage is the AMI a launch for the pool uses now.
