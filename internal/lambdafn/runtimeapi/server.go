@@ -244,26 +244,16 @@ func (s *Server) response(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) invocationError(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	fnErr, ok := readError(w, r)
 	if !ok {
-		return
-	}
-	fnErr, err := decodeError(body, r.Header)
-	if err != nil {
-		writeAPIError(w, http.StatusBadRequest, "InvalidErrorBody", err.Error())
 		return
 	}
 	s.finish(w, r.PathValue("id"), outcome{fnErr: fnErr})
 }
 
 func (s *Server) initError(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	fnErr, ok := readError(w, r)
 	if !ok {
-		return
-	}
-	fnErr, err := decodeError(body, r.Header)
-	if err != nil {
-		writeAPIError(w, http.StatusBadRequest, "InvalidErrorBody", err.Error())
 		return
 	}
 	s.mu.Lock()
@@ -337,4 +327,19 @@ func truncate(b []byte) string {
 		s = s[:200] + "…"
 	}
 	return strings.ToValidUTF8(s, "?")
+}
+
+// readError reads an error report's body (an invocation's or init's); a
+// bad one is answered 400 here and false returned.
+func readError(w http.ResponseWriter, r *http.Request) (*FunctionError, bool) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	fnErr, err := decodeError(body, r.Header)
+	if err != nil {
+		writeAPIError(w, http.StatusBadRequest, "InvalidErrorBody", err.Error())
+		return nil, false
+	}
+	return fnErr, true
 }
