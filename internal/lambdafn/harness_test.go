@@ -379,21 +379,7 @@ func (s *stack) poll(t testing.TB, worker work.SQSHandler, wait time.Duration) (
 	if s.meter != nil {
 		s.meter.handler("worker "+batchKind(event), took)
 	}
-	failed := map[string]bool{}
-	for _, f := range resp.BatchItemFailures {
-		failed[f.ItemIdentifier] = true
-	}
-	var entries []sqstypes.DeleteMessageBatchRequestEntry
-	for i, rec := range event.Records {
-		if !failed[rec.MessageId] {
-			entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(rec.ReceiptHandle)})
-		}
-	}
-	if len(entries) > 0 {
-		if _, err := s.sqs.DeleteMessageBatch(ctx, &sqsapi.DeleteMessageBatchInput{QueueUrl: aws.String(s.env.QueueURL), Entries: entries}); err != nil {
-			t.Fatalf("DeleteMessageBatch: %v", err)
-		}
-	}
+	deleteHandled(t, s.sqs, s.env.QueueURL, event, resp)
 	return event.Records, resp
 }
 
@@ -594,4 +580,26 @@ func batchKind(ev events.SQSEvent) string {
 		}
 	}
 	return "mixed"
+}
+
+// deleteHandled deletes the records of event the worker did not report as
+// failed, as the event source mapping does after a batch.
+func deleteHandled(t testing.TB, client *sqsapi.Client, queueURL string, event events.SQSEvent, resp events.SQSEventResponse) {
+	t.Helper()
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	var entries []sqstypes.DeleteMessageBatchRequestEntry
+	for i, rec := range event.Records {
+		if !failed[rec.MessageId] {
+			entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(rec.ReceiptHandle)})
+		}
+	}
+	if len(entries) == 0 {
+		return
+	}
+	if _, err := client.DeleteMessageBatch(context.Background(), &sqsapi.DeleteMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: entries}); err != nil {
+		t.Fatalf("DeleteMessageBatch: %v", err)
+	}
 }

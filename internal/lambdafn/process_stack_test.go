@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -277,23 +276,7 @@ func (ls *localStack) work(t *testing.T, worker *function, msgs []sqstypes.Messa
 	event := sqsEventOf(t, msgs)
 	var resp events.SQSEventResponse
 	worker.invoke(t, event, &resp)
-	failed := map[string]bool{}
-	for _, f := range resp.BatchItemFailures {
-		failed[f.ItemIdentifier] = true
-	}
-	var entries []sqstypes.DeleteMessageBatchRequestEntry
-	for i, rec := range event.Records {
-		if !failed[rec.MessageId] {
-			entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(rec.ReceiptHandle)})
-		}
-	}
-	if len(entries) > 0 {
-		if _, err := ls.sqs.DeleteMessageBatch(context.Background(), &sqsapi.DeleteMessageBatchInput{
-			QueueUrl: aws.String(ls.deploy.refs["WorkQueue"]), Entries: entries,
-		}); err != nil {
-			t.Fatalf("DeleteMessageBatch: %v", err)
-		}
-	}
+	deleteHandled(t, ls.sqs, ls.deploy.refs["WorkQueue"], event, resp)
 	return resp
 }
 
