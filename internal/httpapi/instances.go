@@ -113,7 +113,6 @@ func DeletedRetentionText() string {
 	return fmt.Sprintf("%d days", int(store.DeletedRetention/(24*time.Hour)))
 }
 
-
 // getInstance answers GET /api/v1/instances/{name}, deleted instances
 // included while their record is kept.
 func (a *api) getInstance(w http.ResponseWriter, r *http.Request) {
