@@ -26,7 +26,9 @@ const controllerID = "lambda-test"
 
 // emfValues returns every value of metric in the EMF lines that declare it
 // under exactly the dimensions of dims (controller_id is added) with those
-// values: array members one by one.
+// values: array members one by one. A line may carry several directives
+// (metrics whose dimension values agree share one); the metric's own
+// directive says which sets it is published under.
 func (s *stack) emfValues(t *testing.T, metric string, dims map[string]string) []float64 {
 	t.Helper()
 	want := []string{metrics.LabelControllerID}
@@ -41,7 +43,10 @@ func (s *stack) emfValues(t *testing.T, metric string, dims map[string]string) [
 		if _, ok := line[metric]; !ok {
 			continue
 		}
-		directive := line["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
+		directive, ok := declaringDirective(line, metric)
+		if !ok {
+			continue
+		}
 		declared := false
 		for _, set := range directive["Dimensions"].([]any) {
 			var names []string
@@ -66,6 +71,20 @@ func (s *stack) emfValues(t *testing.T, metric string, dims map[string]string) [
 	return out
 }
 
+// declaringDirective is the metric directive of an EMF line that declares
+// metric.
+func declaringDirective(line map[string]any, metric string) (map[string]any, bool) {
+	for _, d := range line["_aws"].(map[string]any)["CloudWatchMetrics"].([]any) {
+		directive := d.(map[string]any)
+		for _, m := range directive["Metrics"].([]any) {
+			if m.(map[string]any)["Name"] == metric {
+				return directive, true
+			}
+		}
+	}
+	return nil, false
+}
+
 func sum(values []float64) float64 {
 	var n float64
 	for _, v := range values {
@@ -75,51 +94,62 @@ func sum(values []float64) float64 {
 }
 
 // checkVocabulary fails on any EMF line that strays from the vocabulary:
-// namespace runfleet; every metric a family of internal/metrics; its
-// dimension sets [controller_id] (the rollup alarms watch) and, when it
-// has labels, [controller_id, its labels…] in the family's order and the
-// family's extra sets (metrics.EMFExtraSets).
+// namespace runfleet; every metric a family of internal/metrics, declared
+// once per line; its dimension sets [controller_id] alone (the rollup
+// alarms watch; a gauge's point when nothing is labelled) or that, then
+// [controller_id, its labels…] in the family's order, then the family's
+// extra sets (metrics.EMFExtraSets); every dimension of a set a string at
+// the root of the line.
 func (s *stack) checkVocabulary(t *testing.T) {
 	t.Helper()
 	for _, line := range s.metrics.Lines(t, nil) {
-		directive := line["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
-		if directive["Namespace"] != "runfleet" {
-			t.Errorf("namespace %v, want runfleet: %v", directive["Namespace"], line)
-		}
 		if line[metrics.LabelControllerID] != controllerID {
 			t.Errorf("controller_id %v, want %s: %v", line[metrics.LabelControllerID], controllerID, line)
 		}
-		sets := directive["Dimensions"].([]any)
-		for _, m := range directive["Metrics"].([]any) {
-			name := m.(map[string]any)["Name"].(string)
-			f, ok := metrics.FamilyByName(name)
-			if !ok {
-				t.Errorf("EMF metric %q is not in the vocabulary", name)
-				continue
+		declared := map[string]bool{}
+		for _, d := range line["_aws"].(map[string]any)["CloudWatchMetrics"].([]any) {
+			directive := d.(map[string]any)
+			if directive["Namespace"] != "runfleet" {
+				t.Errorf("namespace %v, want runfleet: %v", directive["Namespace"], line)
 			}
-			rollup := []any{metrics.LabelControllerID}
-			full := rollup
-			for _, l := range f.Labels {
-				if _, labelled := line[l]; labelled {
-					full = append(slices.Clone(full), l)
-				}
-			}
-			want := []any{rollup}
-			if len(full) > 1 {
-				if len(full) != len(f.Labels)+1 {
-					t.Errorf("%s carries dimensions %v, want all of %v", name, full, f.Labels)
-				}
-				want = append(want, full)
-				for _, extra := range metrics.EMFExtraSets[name] {
-					set := []any{metrics.LabelControllerID}
-					for _, d := range extra {
-						set = append(set, d)
+			sets := directive["Dimensions"].([]any)
+			for _, set := range sets {
+				for _, n := range set.([]any) {
+					if _, ok := line[n.(string)].(string); !ok {
+						t.Errorf("dimension %v has no value in the line: %v", n, line)
 					}
-					want = append(want, set)
 				}
 			}
-			if !reflect.DeepEqual(sets, want) {
-				t.Errorf("%s declared under %v, want %v", name, sets, want)
+			for _, m := range directive["Metrics"].([]any) {
+				name := m.(map[string]any)["Name"].(string)
+				if declared[name] {
+					t.Errorf("%s declared twice in one line: %v", name, line)
+				}
+				declared[name] = true
+				f, ok := metrics.FamilyByName(name)
+				if !ok {
+					t.Errorf("EMF metric %q is not in the vocabulary", name)
+					continue
+				}
+				rollup := []any{metrics.LabelControllerID}
+				want := []any{rollup}
+				if len(sets) > 1 && len(f.Labels) > 0 {
+					full := slices.Clone(rollup)
+					for _, l := range f.Labels {
+						full = append(full, l)
+					}
+					want = append(want, full)
+					for _, extra := range metrics.EMFExtraSets[name] {
+						set := []any{metrics.LabelControllerID}
+						for _, d := range extra {
+							set = append(set, d)
+						}
+						want = append(want, set)
+					}
+				}
+				if !reflect.DeepEqual(sets, want) {
+					t.Errorf("%s declared under %v, want %v", name, sets, want)
+				}
 			}
 		}
 	}
@@ -201,6 +231,19 @@ func TestLambdaFunctionsWriteTheVocabularyAsEMF(t *testing.T) {
 	}
 	if got := s.emfValues(t, metrics.ProviderOperationDuration, map[string]string{"pool": linuxPool, "op": "create"}); len(got) != 1 {
 		t.Errorf("%s{create} = %v, want one sample", metrics.ProviderOperationDuration, got)
+	}
+
+	// The worker's invocation writes its metrics merged: the queue time to
+	// "created" and the create it waited for agree on the pool, so one line
+	// carries both (the sums above are what CloudWatch extracts from it).
+	merged := false
+	for _, line := range s.metrics.Lines(t, map[string]any{"stage": "created", "op": "create"}) {
+		_, waited := line[metrics.JobQueueSeconds]
+		_, created := line[metrics.ProviderOperations]
+		merged = merged || (waited && created)
+	}
+	if !merged {
+		t.Errorf("no EMF line carries both %s{created} and %s{create}: the worker's metrics are not merged", metrics.JobQueueSeconds, metrics.ProviderOperations)
 	}
 
 	s.metrics.Reset()

@@ -51,8 +51,10 @@ func TestEMFUnitsAndBoundedLabels(t *testing.T) {
 	}
 	units := map[string]string{}
 	for _, d := range emfDocs(t, out.String()) {
-		for _, m := range d.AWS.CloudWatchMetrics[0].Metrics {
-			units[m.Name] = m.Unit
+		for _, directive := range d.AWS.CloudWatchMetrics {
+			for _, m := range directive.Metrics {
+				units[m.Name] = m.Unit
+			}
 		}
 		if d.fields[metrics.LabelReason] != nil && d.fields[metrics.LabelReason] != metrics.Other {
 			t.Errorf("reason %v, want %q", d.fields[metrics.LabelReason], metrics.Other)

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -29,25 +28,23 @@ type Dimension struct {
 	Name, Value string
 }
 
-// maxMetricsPerDocument is CloudWatch's limit on the metrics one EMF
-// document may declare, and maxValuesPerMetric on the values one metric
-// may carry in it; larger groups are split across documents.
-const (
-	maxMetricsPerDocument = 100
-	maxValuesPerMetric    = 100
-)
-
 // EMF collects metrics and writes them as CloudWatch Embedded Metric Format
 // documents: JSON log lines that CloudWatch Logs turns into metrics. On
 // Lambda this replaces PutMetricData — no API call, no extra latency, no
 // permission — since whatever the function prints reaches CloudWatch Logs.
 //
-// A document carries one value per dimension name, so Flush writes one line
-// per distinct set of dimension values (every Put with the same dimensions
-// shares a line). Common dimensions (the controller id) are on every metric.
-// A metric Put with dimensions of its own is declared under two dimension
-// sets: the common ones alone (the rollup, which alarms watch: one series
-// per installation, whatever the labels) and all of them.
+// Common dimensions (the controller id) are on every metric. A metric Put
+// with dimensions of its own is declared under two dimension sets: the
+// common ones alone (the rollup, which alarms watch: one series per
+// installation, whatever the labels) and all of them.
+//
+// Log ingestion is billed by the byte, and most of a document is the same
+// for every metric (the _aws block, the timestamp, the common dimensions),
+// so Flush packs as much as it can into each line (emfdocument.go): every
+// series with the same dimension values is one metric directive, and
+// directives whose dimension values do not contradict each other share a
+// document. What CloudWatch extracts is the same as with one document per
+// series: each metric under the same dimension sets, with the same values.
 type EMF struct {
 	w         io.Writer
 	namespace string
@@ -59,10 +56,12 @@ type EMF struct {
 	order  []string
 }
 
-// emfGroup is the metrics sharing one set of dimension values.
+// emfGroup is the metrics sharing one set of dimension values and one list
+// of dimension sets: one metric directive (more when its metrics or values
+// exceed CloudWatch's limits).
 type emfGroup struct {
 	dims    []Dimension
-	extra   [][]string // dimension sets declared besides the rollup and all dims
+	sets    [][]string // the dimension sets every metric of the group is declared under
 	metrics []emfMetric
 	values  map[string][]float64
 }
@@ -86,7 +85,8 @@ func (e *EMF) WithClock(now func() time.Time) *EMF {
 
 // Put records value for the metric name with dims (after the common ones).
 // Putting the same metric with the same dimensions again adds a sample: the
-// document then carries an array of values, each a separate observation.
+// document then carries an array of values, each a separate observation
+// (CloudWatch keeps every one, so percentiles see them all).
 func (e *EMF) Put(name string, value float64, unit Unit, dims ...Dimension) {
 	e.PutWithSets(name, value, unit, nil, dims...)
 }
@@ -105,7 +105,7 @@ func (e *EMF) PutWithSets(name string, value float64, unit Unit, extra [][]strin
 	defer e.mu.Unlock()
 	g, ok := e.groups[key]
 	if !ok {
-		g = &emfGroup{dims: all, extra: extra, values: map[string][]float64{}}
+		g = &emfGroup{dims: all, sets: dimensionSets(all, len(e.common), extra), values: map[string][]float64{}}
 		e.groups[key] = g
 		e.order = append(e.order, key)
 	}
@@ -115,9 +115,10 @@ func (e *EMF) PutWithSets(name string, value float64, unit Unit, extra [][]strin
 	g.values[name] = append(g.values[name], value)
 }
 
-// Flush writes everything Put since the last Flush, one JSON line per set
-// of dimension values (in the order first Put), and forgets it. Nothing is
-// written when nothing was Put.
+// Flush writes everything Put since the last Flush, as few JSON lines as
+// CloudWatch's limits allow, and forgets it. Nothing is written when
+// nothing was Put. A metric CloudWatch would reject (InvalidMetricError) is
+// left out, so it cannot take the metrics sharing its line down with it.
 func (e *EMF) Flush() error {
 	e.mu.Lock()
 	groups := make([]*emfGroup, 0, len(e.order))
@@ -126,94 +127,43 @@ func (e *EMF) Flush() error {
 	}
 	e.groups, e.order = map[string]*emfGroup{}, nil
 	e.mu.Unlock()
+	if len(groups) == 0 {
+		return nil
+	}
 
 	timestamp := e.now().UnixMilli()
-	var errs []error
-	for _, g := range groups {
-		for _, chunk := range g.chunks() {
-			line, err := e.document(g, chunk, timestamp)
-			if err == nil {
-				_, err = e.w.Write(line)
-			}
-			if err != nil {
-				errs = append(errs, err)
-			}
+	docs, errs := pack(e.namespace, timestamp, groups)
+	for _, d := range docs {
+		line, err := d.encode(e.namespace, timestamp)
+		if err == nil {
+			_, err = e.w.Write(line)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: write EMF: %w", err))
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("telemetry: write EMF: %w", errs[0])
+		return errs[0]
 	}
 	return nil
 }
 
-// chunk is what one document of a group carries: up to
-// maxMetricsPerDocument metrics, each with up to maxValuesPerMetric values.
-type chunk struct {
-	metrics []emfMetric
-	values  map[string][]float64
-}
-
-// chunks splits g into documents within CloudWatch's limits. A metric
-// with many samples (a busy histogram) continues in the next documents.
-func (g *emfGroup) chunks() []chunk {
-	var out []chunk
-	for round := 0; ; round++ {
-		from := round * maxValuesPerMetric
-		var cur *chunk
-		for _, m := range g.metrics {
-			v := g.values[m.Name]
-			if from >= len(v) {
-				continue
-			}
-			if cur == nil || len(cur.metrics) == maxMetricsPerDocument {
-				out = append(out, chunk{values: map[string][]float64{}})
-				cur = &out[len(out)-1]
-			}
-			cur.metrics = append(cur.metrics, m)
-			cur.values[m.Name] = v[from:min(from+maxValuesPerMetric, len(v))]
-		}
-		if cur == nil {
-			return out
-		}
-	}
-}
-
-// document encodes one chunk of g as one EMF line.
-func (e *EMF) document(g *emfGroup, c chunk, timestamp int64) ([]byte, error) {
-	names := make([]string, len(g.dims))
-	doc := map[string]any{}
-	for i, d := range g.dims {
+// dimensionSets is what a metric with dims (the first commonLen of them
+// common) is declared under: the rollup and all dims, then the extra sets.
+func dimensionSets(dims []Dimension, commonLen int, extra [][]string) [][]string {
+	names := make([]string, len(dims))
+	for i, d := range dims {
 		names[i] = d.Name
-		doc[d.Name] = d.Value
 	}
-	for _, m := range c.metrics {
-		if v := c.values[m.Name]; len(v) == 1 {
-			doc[m.Name] = v[0]
-		} else {
-			doc[m.Name] = v
-		}
+	if len(names) == commonLen {
+		return [][]string{names}
 	}
-	sets := [][]string{names}
-	if len(names) > len(e.common) {
-		common := names[:len(e.common):len(e.common)]
-		sets = [][]string{common, names}
-		for _, extra := range g.extra {
-			sets = append(sets, append(slices.Clone(common), extra...))
-		}
+	common := names[:commonLen:commonLen]
+	sets := [][]string{common, names}
+	for _, x := range extra {
+		sets = append(sets, append(slices.Clone(common), x...))
 	}
-	doc["_aws"] = map[string]any{
-		"Timestamp": timestamp,
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace":  e.namespace,
-			"Dimensions": sets,
-			"Metrics":    c.metrics,
-		}},
-	}
-	line, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	return append(line, '\n'), nil
+	return sets
 }
 
 // dimensionKey identifies a set of dimension values regardless of order.

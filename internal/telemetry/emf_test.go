@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,8 +213,8 @@ func TestEMFSplitsLongValueArrays(t *testing.T) {
 }
 
 // Extra dimension sets are declared after the rollup and the full set,
-// each with the common dimensions first; they keep metrics with different
-// sets in different documents.
+// each with the common dimensions first. Metrics with the same dimension
+// values but different sets are different directives; they share a line.
 func TestEMFExtraDimensionSets(t *testing.T) {
 	var out bytes.Buffer
 	emf := telemetry.NewEMF(&out, telemetry.Namespace, telemetry.Dimension{Name: "controller_id", Value: "c"})
@@ -224,12 +225,27 @@ func TestEMFExtraDimensionSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := emfLines(t, out.String())
-	if len(docs) != 2 {
-		t.Fatalf("%d documents, want 2: different sets cannot share a directive", len(docs))
+	if len(docs) != 1 {
+		t.Fatalf("%d documents, want 1: the dimension values agree", len(docs))
 	}
-	sets := docs[0]["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)["Dimensions"]
-	want := []any{[]any{"controller_id"}, []any{"controller_id", "pool", "stage"}, []any{"controller_id", "stage"}}
-	if !reflect.DeepEqual(sets, want) {
-		t.Fatalf("dimension sets %v, want %v", sets, want)
+	directives := docs[0]["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)
+	if len(directives) != 2 {
+		t.Fatalf("%d directives, want 2: different sets cannot share a directive", len(directives))
+	}
+	full := []any{[]any{"controller_id"}, []any{"controller_id", "pool", "stage"}}
+	for i, want := range []struct {
+		metric string
+		sets   []any
+	}{
+		{"wait", append(slices.Clone(full), []any{"controller_id", "stage"})},
+		{"other", full},
+	} {
+		d := directives[i].(map[string]any)
+		if !reflect.DeepEqual(d["Dimensions"], want.sets) {
+			t.Errorf("directive %d dimension sets %v, want %v", i, d["Dimensions"], want.sets)
+		}
+		if m := d["Metrics"].([]any); len(m) != 1 || m[0].(map[string]any)["Name"] != want.metric {
+			t.Errorf("directive %d declares %v, want only %s", i, m, want.metric)
+		}
 	}
 }
