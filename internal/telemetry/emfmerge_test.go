@@ -344,3 +344,19 @@ func TestEMFMetricAndDimensionNamesDoNotCollide(t *testing.T) {
 		t.Fatalf("%d lines, want 2", lines)
 	}
 }
+
+// One series group too large for a line on its own (long names, full
+// arrays of long numbers) is halved until each part fits.
+func TestEMFHalvesAGroupTooLargeForOneLine(t *testing.T) {
+	dims := []telemetry.Dimension{dim("pool", "p")}
+	var puts []put
+	for m := range 100 {
+		name := fmt.Sprintf("%s_%03d", strings.Repeat("m", 250), m)
+		for v := range 100 {
+			puts = append(puts, put{metric: name, value: 1.2345678901234567e300 * (1 + float64(v)/1000), unit: telemetry.UnitSeconds, dims: dims})
+		}
+	}
+	if lines := roundTrip(t, controller, puts); lines < 2 {
+		t.Fatalf("%d lines for one group of ~290 KiB, want it split", lines)
+	}
+}
