@@ -151,4 +151,3 @@ func (c *cloud) aliveByName(name string) []*machine {
 	}
 	return out
 }
-
