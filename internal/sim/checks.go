@@ -24,7 +24,9 @@ import (
 //   - at most one instance serves a job attempt at a time (P2, P17): of the
 //     live instances made for a job, not on their way out and not taken
 //     by another job, there is never more than one;
-//   - never a runner removed that runfleet did not register.
+//   - never a runner removed that runfleet did not register;
+//   - no spot create while the pool's spot breaker is open (checked as a
+//     create reaches the provider, spot_breaker.go).
 //
 // Those that must hold once the world is quiet (faults off, every job
 // runfleet could serve served, several reconcile intervals later) are
@@ -172,6 +174,14 @@ func (w *world) checkQuiescence() {
 // one instance at a time). A failed job every completed delivery of which
 // was lost is one runfleet never learnt had failed: it is counted
 // (jobs.interrupted_runfleet_never_told), not failed.
+//
+// One exception, an engine limitation: a job that failed on its own on a
+// machine the cloud then warned about or took back may be re-run (once).
+// The engine re-runs a job whose completed names a runner marked
+// interrupted; it compares no completion time with the termination, so a
+// failure in the two-minute warning, or one whose completed arrives only
+// after a poll marked the machine, looks like one the shutdown caused
+// (reliability.md).
 func (g *githubWorld) checkReruns() {
 	w := g.w
 	for _, j := range g.jobs {
@@ -182,6 +192,8 @@ func (g *githubWorld) checkReruns() {
 			}
 		}
 		switch {
+		case ownFailureOnTakenMachine(j) && j.rerunsAccepted <= 1:
+			w.stats.inc(fmt.Sprintf("jobs.own_failure_on_taken_machine_rerun_%d", j.rerunsAccepted))
 		case !j.interrupted && j.rerunsAccepted > 0:
 			w.violateAbout(aboutJob(j.ID), "a job that was not interrupted is never re-run", "job %d (attempt %d, %s %s, lost %v) was re-run %d times; ledger: %s", j.ID, j.RunAttempt, j.Status, j.Conclusion, j.lost, j.rerunsAccepted, w.ledgerOf(j))
 		case !j.interrupted:
@@ -193,6 +205,16 @@ func (g *githubWorld) checkReruns() {
 			w.violateAbout(aboutJob(j.ID), "a job that failed on an interrupted runner is re-run exactly once", "job %d (attempt %d, on %s) was re-run %d times; ledger: %s", j.ID, j.RunAttempt, j.runner.Name, j.rerunsAccepted, w.ledgerOf(j))
 		}
 	}
+}
+
+// ownFailureOnTakenMachine: the job failed by itself, while its machine
+// ran, on a machine the cloud warned about or took back afterwards.
+func ownFailureOnTakenMachine(j *ghJob) bool {
+	if j.Status != jobCompleted || j.Conclusion != "failure" || j.lost || j.runner == nil || j.runner.machine == nil {
+		return false
+	}
+	m := j.runner.machine
+	return !m.warnedAt.IsZero() || !m.interruptedAt.IsZero()
 }
 
 func recordState(inst *runner.Instance, err error) string {

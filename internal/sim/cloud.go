@@ -35,8 +35,8 @@ type machine struct {
 	jit    *ghRunner
 	runner *ghRunner
 	// interruptedAt is when the cloud took the machine back (spot); zero
-	// for a machine that was not.
-	interruptedAt time.Time
+	// for a machine that was not. warnedAt is when EC2 warned it would.
+	interruptedAt, warnedAt time.Time
 }
 
 func newCloud(w *world) *cloud {

@@ -36,6 +36,7 @@ func (c *cloud) planInterruption(m *machine) {
 			return
 		}
 		w.tr.add("cloud: spot interruption warning for machine %s (%s)", m.pid, m.name)
+		m.warnedAt = w.now()
 		c.warn(m)
 		if chance(w.rng, w.cfg.Provider.SpotWarningTwice) {
 			w.stats.inc("fault.provider.spot_warning_twice")
