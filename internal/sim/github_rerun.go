@@ -51,7 +51,6 @@ func (g *githubWorld) rerun(id int64) error {
 	g.lastJobID++
 	next := &ghJob{ID: g.lastJobID, RunID: j.RunID, RunAttempt: attempt + 1, Repo: j.Repo, Org: j.Org, Labels: append([]string(nil), j.Labels...), Pool: j.Pool, rerunOf: j}
 	j.rerunsAccepted++
-	j.rerun = next
 	w.stats.inc("github.reruns_accepted")
 	w.tr.add("github rerun_job %d (attempt %d) -> 201: job %d, attempt %d of run %d", id, j.RunAttempt, next.ID, next.RunAttempt, j.RunID)
 	g.queueJob(next)

@@ -72,10 +72,10 @@ type ghJob struct {
 	// interrupted, that the cloud took that machine back (spot): such a
 	// job is owed one re-run.
 	lost, interrupted bool
-	// rerunsAccepted counts the re-runs of this job GitHub accepted; rerun
-	// is the attempt the latest one made, rerunOf the job it re-ran.
+	// rerunsAccepted counts the re-runs of this job GitHub accepted;
+	// rerunOf, on a re-run's attempt, is the job it re-ran.
 	rerunsAccepted int
-	rerun, rerunOf *ghJob
+	rerunOf        *ghJob
 }
 
 // jobEvent is one workflow_job event GitHub emitted for a job, in order.
