@@ -19,6 +19,11 @@ type InterruptionNotice struct {
 	ProviderID string
 	// Pool, when known, narrows the search to that pool's instances.
 	Pool string
+	// Instance, when known, is the machine's name (its runfleet:instance
+	// tag): it finds an instance whose create is still in flight, which has
+	// no provider id recorded yet. EventBridge's event has none; a poll
+	// does.
+	Instance string
 	// At is when the provider gave the warning; zero means now.
 	At   time.Time
 	Kind runner.Interruption
@@ -75,7 +80,7 @@ func (e *Engine) HandleInterruption(ctx context.Context, n InterruptionNotice) (
 		n.At = e.now()
 	}
 	log := e.log.With("provider_id", n.ProviderID, "interruption", string(n.Kind), "source", n.Source)
-	inst, err := e.instanceOnMachine(ctx, n.Pool, n.ProviderID)
+	inst, err := e.instanceOnMachine(ctx, n.Pool, n.ProviderID, n.Instance)
 	if err != nil {
 		return "", err
 	}
@@ -121,8 +126,12 @@ func (e *Engine) HandleInterruption(ctx context.Context, n InterruptionNotice) (
 	return InterruptionReplaced, nil
 }
 
-// instanceOnMachine finds the live instance whose machine has providerID.
-func (e *Engine) instanceOnMachine(ctx context.Context, pool, providerID string) (*runner.Instance, error) {
+// instanceOnMachine finds the live instance whose machine has providerID,
+// or, when the machine's name is known, the instance of that name whose
+// create has not recorded a provider id yet: a create that hangs past
+// the machine's boot leaves its runner running a job meanwhile, and the
+// machine can be taken back before the create returns.
+func (e *Engine) instanceOnMachine(ctx context.Context, pool, providerID, name string) (*runner.Instance, error) {
 	var live []*runner.Instance
 	var err error
 	if pool != "" {
@@ -135,6 +144,11 @@ func (e *Engine) instanceOnMachine(ctx context.Context, pool, providerID string)
 	}
 	for _, inst := range live {
 		if inst.ProviderID == providerID {
+			return inst, nil
+		}
+	}
+	for _, inst := range live {
+		if name != "" && inst.Name == name && inst.ProviderID == "" {
 			return inst, nil
 		}
 	}

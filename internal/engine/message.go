@@ -47,7 +47,8 @@ type Message struct {
 	// can name the webhook and job it came from.
 	DeliveryID string `json:"delivery_id,omitempty"`
 	JobID      int64  `json:"job_id,omitempty"`
-	// Attempt counts re-sends of the same work (delete backoff).
+	// Attempt counts re-sends of the same work (delete backoff); on a
+	// rerun_job message, it names the failed re-run call it repeats.
 	Attempt int `json:"attempt,omitempty"`
 	// NotBefore, on a serve_job message, is the job's NextAttemptAt it was
 	// sent for: a message finding the job rescheduled since is a stale

@@ -33,7 +33,7 @@ func (e *Engine) pollInterruptions(ctx context.Context, rep *ReconcileReport) er
 				continue
 			}
 			result, err := e.HandleInterruption(ctx, InterruptionNotice{
-				ProviderID: m.ProviderID, Pool: pool.Name, Kind: runner.InterruptionSpot, Source: "reconciler",
+				ProviderID: m.ProviderID, Pool: pool.Name, Instance: m.Name, Kind: runner.InterruptionSpot, Source: "reconciler",
 			})
 			if err != nil {
 				errs = append(errs, err)

@@ -67,7 +67,10 @@ func (e *Engine) rerunJob(ctx context.Context, msg Message) error {
 		log.Debug("re-run message is stale; the job's re-run was asked for already", "rerun_outcome", job.RerunOutcome)
 		return nil
 	}
-	if job.RerunCalls > 0 {
+	// A message that names the job's last call (Attempt) comes from the
+	// worker that made it and saw it fail: that call is over, not in
+	// flight.
+	if job.RerunCalls > 0 && msg.Attempt != job.RerunCalls {
 		if wait := job.RerunRequestedAt.Add(rerunInFlight).Sub(e.now()); wait > 0 {
 			log.Debug("another worker's re-run call is in flight; looking again after it", "retry_in", wait.String())
 			return e.send(ctx, msg, wait)
@@ -91,9 +94,7 @@ func (e *Engine) rerunJob(ctx context.Context, msg Message) error {
 	}
 	outcome, err := e.callRerun(ctx, claimed)
 	if err != nil {
-		// Left for redelivery: the next delivery waits out rerunInFlight
-		// and calls again.
-		return fmt.Errorf("re-run job %s: %w", job.Key(), err)
+		return e.retryRerun(ctx, log, msg, claimed, err)
 	}
 	_, closed, err := e.mutateJob(ctx, claimed.Key(), claimed, func(cur *runner.Job) (*runner.Job, error) {
 		if cur.Status != runner.JobRerun {
@@ -112,6 +113,38 @@ func (e *Engine) rerunJob(ctx context.Context, msg Message) error {
 	if closed {
 		e.logRerun(log, outcome, claimed.RerunCalls)
 	}
+	return nil
+}
+
+// rerunRetryFirst is how soon a failed re-run call is repeated; each
+// further failure doubles it, up to rerunInFlight.
+const rerunRetryFirst = 5 * time.Second
+
+// retryRerun repeats a failed re-run call soon, by a message naming the
+// call (so it is not taken for one in flight). A failed call may have
+// reached GitHub anyway — a 5xx after the effect, a timeout — and made the
+// new attempt: the repeat is then refused (403) only while that attempt
+// is queued or running, so it must come before the attempt could have
+// run to its end. Left to the queue's redelivery it came after the
+// visibility timeout (5 minutes in serve), in which a short job's re-run
+// attempt finishes, and the job was re-run twice. A new attempt needs a
+// runner made and booted before it even starts, so a repeat within
+// seconds is refused; the doubling keeps a GitHub outage from costing a
+// call every few seconds.
+func (e *Engine) retryRerun(ctx context.Context, log *slog.Logger, msg Message, claimed *runner.Job, callErr error) error {
+	delay := min(rerunRetryFirst<<min(claimed.RerunCalls-1, 8), rerunInFlight)
+	var limited *github.RateLimitError
+	if errors.As(callErr, &limited) {
+		delay = max(delay, limited.RetryAt.Sub(e.now()))
+	}
+	retry := msg
+	retry.Attempt = claimed.RerunCalls
+	if err := e.send(ctx, retry, delay); err != nil {
+		// Left for redelivery: that delivery waits out rerunInFlight and
+		// calls again.
+		return fmt.Errorf("re-run job %s: %w (and its retry was not sent: %v)", claimed.Key(), callErr, err)
+	}
+	log.Warn("re-run call failed; repeating it soon", "error", callErr, "rerun_calls", claimed.RerunCalls, "retry_in", delay.String())
 	return nil
 }
 

@@ -24,7 +24,9 @@ import (
 //   - at most one instance serves a job attempt at a time (P2, P17): of the
 //     live instances made for a job, not on their way out and not taken
 //     by another job, there is never more than one;
-//   - never a runner removed that runfleet did not register.
+//   - never a runner removed that runfleet did not register;
+//   - no spot create while the pool's spot breaker is open (checked as a
+//     create reaches the provider, spot_breaker.go).
 //
 // Those that must hold once the world is quiet (faults off, every job
 // runfleet could serve served, several reconcile intervals later) are
@@ -99,7 +101,7 @@ func (w *world) checkQuiescence() {
 			w.stats.inc("jobs.left_queued_runfleet_never_told")
 		}
 		if j.Status == jobQueued && j.Pool != "" && g.known(j) {
-			w.violateAbout(aboutJob(j.ID), "no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued; ledger: %s", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9), w.ledgerOf(j.ID))
+			w.violateAbout(aboutJob(j.ID), "no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued; ledger: %s", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9), w.ledgerOf(j))
 		}
 	}
 
@@ -157,11 +159,62 @@ func (w *world) checkQuiescence() {
 			if gj != nil {
 				status = gj.Status
 			}
-			w.violateAbout(aboutJob(lj.ID), "nothing in a transitional state", "ledger job %s is %s but GitHub says %s; ledger: %s", lj.Key(), lj.Status, status, w.ledgerOf(lj.ID))
+			w.violateAbout(aboutJob(lj.ID), "nothing in a transitional state", "ledger job %s is %s but GitHub says %s; ledger: %s", lj.Key(), lj.Status, status, w.ledgerOfKey(lj.Key()))
 		}
 	}
 
+	g.checkReruns()
 	g.checkBudget()
+}
+
+// checkReruns: a job that failed on a machine the cloud took back is
+// re-run exactly once (GitHub accepted one re-run of it: not none, not
+// two); no other job is ever re-run. The re-run's own attempt is a job
+// like any other, held to the same checks (served, nothing left queued,
+// one instance at a time). A failed job every completed delivery of which
+// was lost is one runfleet never learnt had failed: it is counted
+// (jobs.interrupted_runfleet_never_told), not failed.
+//
+// One exception, an engine limitation: a job that failed on its own on a
+// machine the cloud then warned about or took back may be re-run (once).
+// The engine re-runs a job whose completed names a runner marked
+// interrupted; it compares no completion time with the termination, so a
+// failure in the two-minute warning, or one whose completed arrives only
+// after a poll marked the machine, looks like one the shutdown caused
+// (reliability.md).
+func (g *githubWorld) checkReruns() {
+	w := g.w
+	for _, j := range g.jobs {
+		if j.rerunOf != nil {
+			w.stats.inc("jobs.rerun_attempts")
+			if j.runner != nil && !j.runner.foreign {
+				w.stats.inc("jobs.rerun_attempts_ran_on_runfleet_runner")
+			}
+		}
+		switch {
+		case ownFailureOnTakenMachine(j) && j.rerunsAccepted <= 1:
+			w.stats.inc(fmt.Sprintf("jobs.own_failure_on_taken_machine_rerun_%d", j.rerunsAccepted))
+		case !j.interrupted && j.rerunsAccepted > 0:
+			w.violateAbout(aboutJob(j.ID), "a job that was not interrupted is never re-run", "job %d (attempt %d, %s %s, lost %v) was re-run %d times; ledger: %s", j.ID, j.RunAttempt, j.Status, j.Conclusion, j.lost, j.rerunsAccepted, w.ledgerOf(j))
+		case !j.interrupted:
+		case j.rerunsAccepted == 1:
+			w.stats.inc("jobs.interrupted_rerun_once")
+		case j.rerunsAccepted == 0 && !g.toldCompleted(j):
+			w.stats.inc("jobs.interrupted_runfleet_never_told")
+		default:
+			w.violateAbout(aboutJob(j.ID), "a job that failed on an interrupted runner is re-run exactly once", "job %d (attempt %d, on %s) was re-run %d times; ledger: %s", j.ID, j.RunAttempt, j.runner.Name, j.rerunsAccepted, w.ledgerOf(j))
+		}
+	}
+}
+
+// ownFailureOnTakenMachine: the job failed by itself, while its machine
+// ran, on a machine the cloud warned about or took back afterwards.
+func ownFailureOnTakenMachine(j *ghJob) bool {
+	if j.Status != jobCompleted || j.Conclusion != "failure" || j.lost || j.runner == nil || j.runner.machine == nil {
+		return false
+	}
+	m := j.runner.machine
+	return !m.warnedAt.IsZero() || !m.interruptedAt.IsZero()
 }
 
 func recordState(inst *runner.Instance, err error) string {
@@ -187,15 +240,19 @@ func (w *world) recordOf(name string) string {
 
 // ledgerOf describes a job's ledger record, and the instance it names, for
 // a violation message.
-func (w *world) ledgerOf(id int64) string {
+func (w *world) ledgerOf(j *ghJob) string {
+	return w.ledgerOfKey(runner.JobKey(j.ID, j.RunAttempt))
+}
+
+func (w *world) ledgerOfKey(key string) string {
 	p := w.proc
 	if p == nil || p.buried || p.state.Store == nil {
 		return "store closed"
 	}
-	lj, err := p.state.Store.GetJob(context.Background(), runner.JobKey(id, 1))
+	lj, err := p.state.Store.GetJob(context.Background(), key)
 	if err != nil {
 		return err.Error()
 	}
-	return fmt.Sprintf("%s made=%d checked_made=%d next_attempt_at=+%s instance=%s (%s)", lj.Status, lj.Made, lj.CheckedMade,
+	return fmt.Sprintf("%s rerun_calls=%d rerun_outcome=%q interrupted=%q made=%d checked_made=%d next_attempt_at=+%s instance=%s (%s)", lj.Status, lj.RerunCalls, lj.RerunOutcome, lj.Interrupted, lj.Made, lj.CheckedMade,
 		lj.NextAttemptAt.Sub(w.tr.start).Round(time.Second), lj.Instance, w.recordOf(lj.Instance))
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +17,9 @@ type cloud struct {
 	machines []*machine
 	byPID    map[string]*machine
 	seq      int
+	// warns: this seed's engine hears of each spot interruption two
+	// minutes ahead (EventBridge), not only by polling.
+	warns bool
 }
 
 type machine struct {
@@ -32,10 +34,13 @@ type machine struct {
 	// once it booted and that runner came online.
 	jit    *ghRunner
 	runner *ghRunner
+	// interruptedAt is when the cloud took the machine back (spot); zero
+	// for a machine that was not. warnedAt is when EC2 warned it would.
+	interruptedAt, warnedAt time.Time
 }
 
 func newCloud(w *world) *cloud {
-	return &cloud{w: w, byPID: map[string]*machine{}}
+	return &cloud{w: w, byPID: map[string]*machine{}, warns: chance(w.rng, w.cfg.Provider.SpotWarnings)}
 }
 
 // launch makes a machine for an instance name; it boots after 20–90 s, or
@@ -72,6 +77,9 @@ func (c *cloud) launch(pool, poolID, name string) *machine {
 	}
 	w.tr.add("cloud: machine %s launched for %s, boots in %s", m.pid, name, boot.Round(time.Second))
 	w.sched.after(boot, 0, func() { c.boot(m) })
+	if w.faultsOn && chance(w.rng, w.cfg.Provider.Spot) {
+		c.planInterruption(m)
+	}
 	return m
 }
 
@@ -142,20 +150,4 @@ func (c *cloud) aliveByName(name string) []*machine {
 		}
 	}
 	return out
-}
-
-// spotCheck takes machines away at the configured rate, every 5 minutes.
-func (c *cloud) spotCheck() {
-	w := c.w
-	const every = 5 * time.Minute
-	if w.faultsOn {
-		p := w.cfg.Provider.SpotPerHour * every.Hours()
-		for _, m := range slices.Clone(c.machines) {
-			if m.alive && !m.foreign && chance(w.rng, p) {
-				w.stats.inc("fault.provider.spot_interruption")
-				c.destroy(m, causeSpot)
-			}
-		}
-	}
-	w.sched.after(every, 0, c.spotCheck)
 }

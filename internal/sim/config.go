@@ -86,9 +86,17 @@ type ProviderFaults struct {
 	// SlowBoot: the machine takes 4–9 minutes to register its runner
 	// instead of 20–90 s.
 	SlowBoot float64
-	// SpotPerHour: the chance per machine-hour that the cloud takes the
-	// machine away (spot interruption).
-	SpotPerHour float64
+	// Spot is the share of machines the cloud takes back (a spot
+	// interruption) at a random moment 30 s – 8 min after it made them —
+	// booting, idle or running a job.
+	Spot float64
+	// SpotWarnings is the share of seeds whose engine also hears of each
+	// interruption two minutes before the machine goes (EventBridge's
+	// warning, through HandleInterruption); SpotWarningTwice, the chance
+	// that a warning is delivered a second time. Every seed's reconcile
+	// passes also poll the provider (ListInterrupted), as serve does.
+	SpotWarnings     float64
+	SpotWarningTwice float64
 	// DeleteByNameNoop names pools whose provider answers a delete by name
 	// with success and does nothing, as garm-provider-aws does.
 	DeleteByNameNoop []string
@@ -142,7 +150,9 @@ func DefaultConfig(seed uint64) Config {
 			Fail:             0.30,
 			Hang:             0.02,
 			SlowBoot:         0.05,
-			SpotPerHour:      0.05,
+			Spot:             0.05,
+			SpotWarnings:     0.5,
+			SpotWarningTwice: 0.3,
 			DeleteByNameNoop: []string{"gpu"},
 		},
 		Crashes: CrashFaults{

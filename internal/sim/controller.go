@@ -29,6 +29,14 @@ type Controller interface {
 	RecoverAtStart(ctx context.Context) error
 }
 
+// InterruptionHandler is a Controller that takes a provider's word that it
+// is taking a machine back (EventBridge's spot interruption warning, on
+// AWS). Optional: a controller without it only learns of interruptions by
+// polling its providers.
+type InterruptionHandler interface {
+	HandleInterruption(ctx context.Context, providerID string) (result string, err error)
+}
+
 // Deps are what a Controller is built from at each start: the ports (the
 // simulation's crash-injecting wrappers around the real store and queue,
 // its GitHub and its providers) and the pools.

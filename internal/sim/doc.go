@@ -93,11 +93,24 @@
 // lists, half of them after the effect (a machine made, or destroyed, and
 // an error returned); hangs 2 % of calls past the caller's timeout (half of
 // them take effect); boots machines in 20–90 s, or slowly in 4–9 minutes
-// (5 %); takes machines away (spot interruption, 5 % per machine-hour);
-// and its gpu pool answers a delete by name with success and does nothing,
-// as garm-provider-aws does. A machine boots with the JIT registration
-// that held its name when it was made: it comes online only if that
+// (5 %); takes machines back (spot interruption: 5 % of machines, 30 s –
+// 8 min after they were made, booting, idle or under a job); and its gpu
+// pool answers a delete by name with success and does nothing, as
+// garm-provider-aws does. A machine boots with the JIT registration that
+// held its name when it was made: it comes online only if that
 // registration still exists and no other machine used it.
+//
+// A spot interruption (spot.go) reaches runfleet as it does on AWS: on
+// half the seeds EC2's two-minute warning is handed to the engine's
+// HandleInterruption (EventBridge; 30 % of warnings are delivered twice,
+// one that finds the process down is lost), and on every seed the
+// provider lists the machine, once it is gone and for an hour, through
+// ListInterrupted, which serve's reconcile passes poll. A job running on
+// the machine fails once GitHub has lost its runner; runfleet owes it one
+// re-run. GitHub's re-run job API (github_rerun.go) makes a new attempt
+// of the run — a new job, new id, next run_attempt, queued, its webhooks
+// delivered through the same faults — and refuses (403) while an attempt
+// of the run is queued, waiting or running.
 //
 // # Crashes
 //
@@ -128,7 +141,11 @@
 //   - at most one instance serves a job attempt at a time: of the live
 //     instances made for a job, not on their way out and not running
 //     another job, never more than one (P2, P17);
-//   - never a runner removed that runfleet did not register.
+//   - never a runner removed that runfleet did not register;
+//   - no create asks for spot (CreateRequest.OnDemandOnly false) once its
+//     pool's spot breaker record is open (checked as the create reaches
+//     the provider; a create decided at the very instant of the trip is
+//     not held to it).
 //
 // At quiescence — faults off (crashes, fault rates, lies), approvals
 // through, the world drained (no job running, none runfleet was told of
@@ -146,6 +163,14 @@
 //   - no live instance that nothing needs beyond its pool's min_idle;
 //   - nothing in a transitional state: every live instance is running,
 //     and no ledger job is open or waiting for a job GitHub has finished;
+//   - a job that failed on a machine the cloud took back was re-run
+//     exactly once (GitHub accepted one re-run of it: not none, not two),
+//     unless every completed delivery of it was lost
+//     (jobs.interrupted_runfleet_never_told, counted); no other job was
+//     ever re-run, but for one re-run of a job that failed on its own on
+//     a machine the cloud then warned about or took back, which the
+//     engine cannot tell from an interrupted one (checks.go); a re-run's
+//     attempt is a job like any other, held to the checks above;
 //   - GitHub calls per job within budget (budget.go: at most 8 per
 //     servable job on average and 60 for any one job; the calls a job
 //     costs are those that name it or a runner made for it).

@@ -73,3 +73,9 @@ func (c engineController) ForceDelete(ctx context.Context, instance string) erro
 	_, err := c.e.ForceDelete(ctx, instance)
 	return err
 }
+
+// HandleInterruption is the worker's hand-over of an EventBridge spot
+// warning, which names only the machine.
+func (c engineController) HandleInterruption(ctx context.Context, providerID string) (string, error) {
+	return c.e.HandleInterruption(ctx, engine.InterruptionNotice{ProviderID: providerID, Kind: runner.InterruptionSpot, Source: "eventbridge"})
+}

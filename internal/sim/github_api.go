@@ -258,7 +258,7 @@ func (a *githubAPI) GetJob(ctx context.Context, ref github.JobRef) (*github.Job,
 		g.w.tr.add("github get_job %d -> 404", ref.ID)
 		return nil, fmt.Errorf("github: job %d: %w", ref.ID, github.ErrJobNotFound)
 	}
-	out := &github.Job{ID: j.ID, RunAttempt: 1, Status: j.Status, Conclusion: j.Conclusion}
+	out := &github.Job{ID: j.ID, RunAttempt: j.RunAttempt, Status: j.Status, Conclusion: j.Conclusion}
 	if j.runner != nil {
 		out.RunnerName = j.runner.Name
 	}

@@ -28,6 +28,9 @@ type githubWorld struct {
 	assignAt bool
 	// callsByJob counts the GitHub calls spent on each job (budget.go).
 	callsByJob map[int64]int
+	// lastJobID is the highest job id handed out: a re-run's new job gets
+	// the next.
+	lastJobID int64
 }
 
 // GitHub's job statuses as the REST API and webhooks name them.
@@ -49,7 +52,10 @@ const (
 )
 
 type ghJob struct {
-	ID, RunID  int64
+	ID, RunID int64
+	// RunAttempt is the run's attempt this job belongs to: 1, or more for
+	// a re-run (github_rerun.go), which is a new job with a new id.
+	RunAttempt int64
 	Repo, Org  string
 	Labels     []string
 	Pool       string // the pool runfleet should serve it from; "" if none
@@ -62,8 +68,14 @@ type ghJob struct {
 	assignedAt time.Time
 	runner     *ghRunner
 	events     []*jobEvent
-	// lost says the job failed because its machine vanished under it.
-	lost bool
+	// lost says the job failed because its machine vanished under it;
+	// interrupted, that the cloud took that machine back (spot): such a
+	// job is owed one re-run.
+	lost, interrupted bool
+	// rerunsAccepted counts the re-runs of this job GitHub accepted;
+	// rerunOf, on a re-run's attempt, is the job it re-ran.
+	rerunsAccepted int
+	rerunOf        *ghJob
 }
 
 // jobEvent is one workflow_job event GitHub emitted for a job, in order.
@@ -313,8 +325,12 @@ func (g *githubWorld) machineGone(m *machine) {
 				return
 			}
 			j.Status, j.Conclusion, j.lost = jobCompleted, "failure", true
+			j.interrupted = !m.interruptedAt.IsZero()
 			r.job, r.online = nil, false
 			w.stats.inc("jobs.failed_runner_lost")
+			if j.interrupted {
+				w.stats.inc("jobs.failed_spot_interrupted")
+			}
 			w.tr.add("github: job %d failed: runner %s lost", j.ID, r.Name)
 			g.emit(j, runner.ActionCompleted)
 		})

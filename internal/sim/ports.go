@@ -165,6 +165,27 @@ func (s *storePort) DeleteRunnerCredentials(ctx context.Context, instance string
 	return s.write(ctx, "delete_credentials "+instance, false, func() error { return s.Store.DeleteRunnerCredentials(ctx, instance) })
 }
 
+func (s *storePort) GetSpotBreaker(ctx context.Context, pool string) (*runner.SpotBreaker, error) {
+	if err := s.read(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.GetSpotBreaker(ctx, pool)
+}
+
+// PutSpotBreaker also notes when a write opened the pool's breaker, for
+// the on-demand check (spot_breaker.go).
+func (s *storePort) PutSpotBreaker(ctx context.Context, next *runner.SpotBreaker) error {
+	w := s.p.w
+	return s.write(ctx, "put_spot_breaker "+next.Pool, false, func() error {
+		before, _ := s.Store.GetSpotBreaker(ctx, next.Pool)
+		err := s.Store.PutSpotBreaker(ctx, next)
+		if err == nil {
+			w.breakerWritten(before, next)
+		}
+		return err
+	})
+}
+
 func (s *storePort) InstallationID(ctx context.Context) (string, error) {
 	if err := s.read(ctx); err != nil {
 		return "", err

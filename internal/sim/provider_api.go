@@ -104,6 +104,7 @@ func (a *providerAPI) settle(ctx context.Context, op, instance string, fault pvF
 // CreateInstance makes a machine for req.Name.
 func (a *providerAPI) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
 	var made *machine
+	a.checkOnDemand(req)
 	effect := func() { made = a.c.launch(a.pool, req.PoolID, req.Name) }
 	fault, err := a.call(ctx, "create", 2*time.Second, 15*time.Second, true)
 	if err != nil {

@@ -87,7 +87,8 @@ func (w *world) newJob(id int64) *ghJob {
 		roll -= k.share
 	}
 	owner, _, _ := strings.Cut(kind.repo, "/")
-	j := &ghJob{ID: id, RunID: id * 10, Repo: kind.repo, Org: owner, Labels: slices.Clone(kind.labels)}
+	j := &ghJob{ID: id, RunID: id * 10, RunAttempt: 1, Repo: kind.repo, Org: owner, Labels: slices.Clone(kind.labels)}
+	w.gh.lastJobID = max(w.gh.lastJobID, id)
 	if p, ok := w.pools.Match(j.Repo, j.Org, "", j.Labels); ok {
 		j.Pool = p.Name
 	}

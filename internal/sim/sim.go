@@ -75,7 +75,6 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 
 	w.addForeignRunners()
 	lastArrival := w.scheduleJobs()
-	w.sched.after(5*time.Minute, 0, w.cloud.spotCheck)
 	w.start()
 
 	// Load: jobs arrive and every fault is on, until a few minutes after

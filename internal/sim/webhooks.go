@@ -21,7 +21,7 @@ func (g *githubWorld) emit(j *ghJob, action runner.JobAction) {
 		Action:         action,
 		JobID:          j.ID,
 		RunID:          j.RunID,
-		RunAttempt:     1,
+		RunAttempt:     j.RunAttempt,
 		Labels:         append([]string(nil), j.Labels...),
 		Repository:     j.Repo,
 		Org:            j.Org,
@@ -99,6 +99,17 @@ func (g *githubWorld) known(j *ghJob) bool {
 			continue
 		}
 		return ev.action == runner.ActionQueued
+	}
+	return false
+}
+
+// toldCompleted says whether runfleet acknowledged any completed delivery
+// of the job.
+func (g *githubWorld) toldCompleted(j *ghJob) bool {
+	for _, ev := range j.events {
+		if ev.accepted && ev.action == runner.ActionCompleted {
+			return true
+		}
 	}
 	return false
 }

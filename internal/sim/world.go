@@ -53,6 +53,9 @@ type world struct {
 	// received and not acknowledged, when the queue shows it again: while
 	// a worker holds it, and once it let go of it.
 	inFlight, realPending map[string]time.Time
+	// breakerOpened is, per pool, when a store write last opened its spot
+	// breaker (spot_breaker.go).
+	breakerOpened map[string]time.Time
 	// heldQueue is the real queue delayed messages are handed to when due
 	// (real-time backends only): the last one opened.
 	heldQueue queue.Queue
