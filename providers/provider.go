@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
 )
@@ -140,6 +141,10 @@ type Instance struct {
 	Addresses  []Address     `json:"addresses,omitempty"`
 	// Fault is the provider's explanation when Status is error.
 	Fault string `json:"provider_fault,omitempty"`
+	// TakenBackAt, on a machine ListInterrupted returns, is when the
+	// provider took it back (EC2: its spot termination); zero when the
+	// provider does not say.
+	TakenBackAt time.Time `json:"taken_back_at,omitzero"`
 }
 
 // Address is one network address of a machine.

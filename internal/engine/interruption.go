@@ -25,12 +25,26 @@ type InterruptionNotice struct {
 	// does.
 	Instance string
 	// At is when the provider gave the warning; zero means now.
-	At   time.Time
-	Kind runner.Interruption
+	At time.Time
+	// Since is the earliest a job on the machine can have failed because
+	// of the interruption: when the provider warned (EventBridge's event
+	// time), or, polled, SpotWarningLead before the termination the
+	// provider reports. Zero when not known, which makes every failure on
+	// the machine count as the interruption's (interruptedRun). It is
+	// never the time of receipt or of a poll: those come after the
+	// termination, and a job the termination failed may have completed
+	// before them.
+	Since time.Time
+	Kind  runner.Interruption
 	// Source names where the notice came from, for the log (eventbridge,
 	// reconciler).
 	Source string
 }
+
+// SpotWarningLead is how long before it takes a spot machine back EC2
+// warns (AWS documents two minutes): a poll that learns only the
+// termination places the warning this long before it.
+const SpotWarningLead = 2 * time.Minute
 
 // Interruption results.
 const (
@@ -102,6 +116,7 @@ func (e *Engine) HandleInterruption(ctx context.Context, n InterruptionNotice) (
 		}
 		next := cur.Clone()
 		next.Interruption, next.InterruptedAt, next.UpdatedAt = n.Kind, n.At, e.now()
+		next.InterruptedSince = n.Since
 		return next, nil
 	})
 	if errors.Is(err, store.ErrNotFound) {

@@ -133,7 +133,7 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 	var job *runner.Job
 	if matched {
 		status := runner.JobClosed
-		interrupted, err := in.interruptedRun(ctx, ev)
+		interrupted, err := in.interruptedRun(ctx, log, ev)
 		if err != nil {
 			return out, err
 		}

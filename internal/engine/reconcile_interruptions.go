@@ -32,9 +32,13 @@ func (e *Engine) pollInterruptions(ctx context.Context, rep *ReconcileReport) er
 			if m.ProviderID == "" {
 				continue
 			}
-			result, err := e.HandleInterruption(ctx, InterruptionNotice{
+			n := InterruptionNotice{
 				ProviderID: m.ProviderID, Pool: pool.Name, Instance: m.Name, Kind: runner.InterruptionSpot, Source: "reconciler",
-			})
+			}
+			if !m.TakenBackAt.IsZero() {
+				n.Since = m.TakenBackAt.Add(-SpotWarningLead)
+			}
+			result, err := e.HandleInterruption(ctx, n)
 			if err != nil {
 				errs = append(errs, err)
 				continue

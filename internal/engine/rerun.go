@@ -25,7 +25,16 @@ func rerunMessage(job *runner.Job, deliveryID string) Message {
 // interruptedRun reports whether a completed job ended by failing (or
 // being cancelled) on a runner whose machine the provider took back: the
 // job runfleet owes one re-run.
-func (in *Intake) interruptedRun(ctx context.Context, ev runner.JobEvent) (bool, error) {
+//
+// The rule: a job whose completion (GitHub's completed_at) is before the
+// interruption's start (the instance's InterruptedSince: the warning)
+// failed on its own and is not re-run; one that completed at or after it,
+// or whose completion or start is unknown (zero), is. A job the
+// interruption failed completes after the termination, two minutes past
+// the warning, so clocks that disagree by less than that cannot cost it
+// its re-run. A job that fails on its own within the two minutes looks
+// like one the interruption failed, and is re-run.
+func (in *Intake) interruptedRun(ctx context.Context, log *slog.Logger, ev runner.JobEvent) (bool, error) {
 	if ev.RunnerName == "" || ev.Conclusion != "failure" && ev.Conclusion != "cancelled" {
 		return false, nil
 	}
@@ -33,7 +42,15 @@ func (in *Intake) interruptedRun(ctx context.Context, ev runner.JobEvent) (bool,
 	if err != nil {
 		return false, fmt.Errorf("read instance %s: %w", ev.RunnerName, err)
 	}
-	return inst != nil && inst.Interruption == runner.InterruptionSpot, nil
+	if inst == nil || inst.Interruption != runner.InterruptionSpot {
+		return false, nil
+	}
+	if !ev.CompletedAt.IsZero() && !inst.InterruptedSince.IsZero() && ev.CompletedAt.Before(inst.InterruptedSince) {
+		log.Info("job failed on its own before its machine was warned of the interruption; not re-run",
+			"instance", inst.Name, "conclusion", ev.Conclusion, "completed_at", ev.CompletedAt, "interrupted_since", inst.InterruptedSince)
+		return false, nil
+	}
+	return true, nil
 }
 
 // rerunJob asks GitHub, once, to re-run a job that failed because its

@@ -46,9 +46,13 @@ type Instance struct {
 	// Interruption is set when the provider warned that it takes the
 	// machine back (InterruptionSpot: a job failing on it is re-run once)
 	// or recommended moving off it (InterruptionRebalance: recorded only);
-	// InterruptedAt is when the warning was given.
-	Interruption  Interruption `json:"interruption,omitempty"`
-	InterruptedAt time.Time    `json:"interrupted_at,omitzero"`
+	// InterruptedAt is when the warning was given (or, polled, first
+	// seen). InterruptedSince is the earliest a job on the machine can
+	// have failed because of the interruption (the warning's time; zero
+	// when not known): a job that completed before it failed on its own.
+	Interruption     Interruption `json:"interruption,omitempty"`
+	InterruptedAt    time.Time    `json:"interrupted_at,omitzero"`
+	InterruptedSince time.Time    `json:"interrupted_since,omitzero"`
 
 	// Attempts counts failed delete (or create) attempts; NextAttemptAt is when
 	// the next retry is due. Both are visible so a retrying instance is never

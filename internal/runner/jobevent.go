@@ -1,5 +1,7 @@
 package runner
 
+import "time"
+
 // JobAction is what an intake learned happened to a job.
 type JobAction string
 
@@ -32,4 +34,9 @@ type JobEvent struct {
 	// Conclusion is GitHub's conclusion of a completed job (an open set:
 	// success, failure, cancelled, …).
 	Conclusion string
+	// CompletedAt is when GitHub says a completed job ended (its
+	// completed_at, to the second); zero when the delivery does not say.
+	// It tells a job that failed on its own from one its machine's
+	// interruption failed (engine: interruptedRun).
+	CompletedAt time.Time
 }

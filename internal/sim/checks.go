@@ -175,13 +175,14 @@ func (w *world) checkQuiescence() {
 // was lost is one runfleet never learnt had failed: it is counted
 // (jobs.interrupted_runfleet_never_told), not failed.
 //
-// One exception, an engine limitation: a job that failed on its own on a
-// machine the cloud then warned about or took back may be re-run (once).
-// The engine re-runs a job whose completed names a runner marked
-// interrupted; it compares no completion time with the termination, so a
-// failure in the two-minute warning, or one whose completed arrives only
-// after a poll marked the machine, looks like one the shutdown caused
-// (reliability.md).
+// One exception, an engine limitation: a job that failed on its own
+// within the two-minute warning (its completed_at at or after the
+// warning, or, with no warning seen, two minutes before the termination)
+// may be re-run (once). The engine re-runs a job whose completed names a
+// runner marked interrupted unless its completed_at is before the
+// warning; inside the warning it cannot tell the job's own failure from
+// the shutdown's (reliability.md). An own failure before the warning that
+// is re-run fails the first check below.
 func (g *githubWorld) checkReruns() {
 	w := g.w
 	for _, j := range g.jobs {
@@ -192,8 +193,8 @@ func (g *githubWorld) checkReruns() {
 			}
 		}
 		switch {
-		case ownFailureOnTakenMachine(j) && j.rerunsAccepted <= 1:
-			w.stats.inc(fmt.Sprintf("jobs.own_failure_on_taken_machine_rerun_%d", j.rerunsAccepted))
+		case ownFailureInWarning(j) && j.rerunsAccepted <= 1:
+			w.stats.inc(fmt.Sprintf("jobs.own_failure_in_warning_rerun_%d", j.rerunsAccepted))
 		case !j.interrupted && j.rerunsAccepted > 0:
 			w.violateAbout(aboutJob(j.ID), "a job that was not interrupted is never re-run", "job %d (attempt %d, %s %s, lost %v) was re-run %d times; ledger: %s", j.ID, j.RunAttempt, j.Status, j.Conclusion, j.lost, j.rerunsAccepted, w.ledgerOf(j))
 		case !j.interrupted:
@@ -207,14 +208,21 @@ func (g *githubWorld) checkReruns() {
 	}
 }
 
-// ownFailureOnTakenMachine: the job failed by itself, while its machine
-// ran, on a machine the cloud warned about or took back afterwards.
-func ownFailureOnTakenMachine(j *ghJob) bool {
+// ownFailureInWarning: the job failed by itself, while its machine ran,
+// and completed no earlier than the machine's warning: the engine sees its
+// completed_at within the interruption (the warning's time on the
+// EventBridge path; the termination less the lead when polled, which is
+// the same time here).
+func ownFailureInWarning(j *ghJob) bool {
 	if j.Status != jobCompleted || j.Conclusion != "failure" || j.lost || j.runner == nil || j.runner.machine == nil {
 		return false
 	}
 	m := j.runner.machine
-	return !m.warnedAt.IsZero() || !m.interruptedAt.IsZero()
+	since := m.warnedAt
+	if since.IsZero() && !m.interruptedAt.IsZero() {
+		since = m.interruptedAt.Add(-spotWarning)
+	}
+	return !since.IsZero() && !j.CompletedAt.Before(since)
 }
 
 func recordState(inst *runner.Instance, err error) string {

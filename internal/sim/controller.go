@@ -32,9 +32,10 @@ type Controller interface {
 // InterruptionHandler is a Controller that takes a provider's word that it
 // is taking a machine back (EventBridge's spot interruption warning, on
 // AWS). Optional: a controller without it only learns of interruptions by
-// polling its providers.
+// polling its providers. warnedAt is the warning's time (EventBridge's
+// event time).
 type InterruptionHandler interface {
-	HandleInterruption(ctx context.Context, providerID string) (result string, err error)
+	HandleInterruption(ctx context.Context, providerID string, warnedAt time.Time) (result string, err error)
 }
 
 // Deps are what a Controller is built from at each start: the ports (the

@@ -75,7 +75,7 @@ func (c engineController) ForceDelete(ctx context.Context, instance string) erro
 }
 
 // HandleInterruption is the worker's hand-over of an EventBridge spot
-// warning, which names only the machine.
-func (c engineController) HandleInterruption(ctx context.Context, providerID string) (string, error) {
-	return c.e.HandleInterruption(ctx, engine.InterruptionNotice{ProviderID: providerID, Kind: runner.InterruptionSpot, Source: "eventbridge"})
+// warning, which names only the machine and carries its time.
+func (c engineController) HandleInterruption(ctx context.Context, providerID string, warnedAt time.Time) (string, error) {
+	return c.e.HandleInterruption(ctx, engine.InterruptionNotice{ProviderID: providerID, At: warnedAt, Since: warnedAt, Kind: runner.InterruptionSpot, Source: "eventbridge"})
 }

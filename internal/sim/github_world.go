@@ -62,6 +62,9 @@ type ghJob struct {
 	Status     string
 	Conclusion string
 	QueuedAt   time.Time
+	// CompletedAt is when the job completed, to the second, as GitHub's
+	// completed_at says.
+	CompletedAt time.Time
 	// assigned is the runner GitHub handed the queued job to, until it
 	// starts it; runner is the one that ran it.
 	assigned   *ghRunner
@@ -196,7 +199,7 @@ func (g *githubWorld) cancel(j *ghJob, conclusion string) {
 		r.job, j.assigned = nil, nil
 		g.assignSoon()
 	}
-	j.Status, j.Conclusion = jobCompleted, conclusion
+	j.Status, j.Conclusion, j.CompletedAt = jobCompleted, conclusion, g.w.completedAt()
 	g.w.stats.inc("jobs." + conclusion)
 	g.w.tr.add("github: job %d %s before it started", j.ID, conclusion)
 	g.emit(j, runner.ActionCompleted)
@@ -293,7 +296,7 @@ func (g *githubWorld) finish(j *ghJob, r *ghRunner) {
 	if j.runner != r || j.Status != jobInProgress || r.machine == nil || !r.machine.alive {
 		return
 	}
-	j.Status, j.Conclusion = jobCompleted, "success"
+	j.Status, j.Conclusion, j.CompletedAt = jobCompleted, "success", w.completedAt()
 	if w.rng.IntN(10) == 0 {
 		j.Conclusion = "failure"
 	}
@@ -324,7 +327,7 @@ func (g *githubWorld) machineGone(m *machine) {
 			if j.runner != r || j.Status != jobInProgress {
 				return
 			}
-			j.Status, j.Conclusion, j.lost = jobCompleted, "failure", true
+			j.Status, j.Conclusion, j.lost, j.CompletedAt = jobCompleted, "failure", true, w.completedAt()
 			j.interrupted = !m.interruptedAt.IsZero()
 			r.job, r.online = nil, false
 			w.stats.inc("jobs.failed_runner_lost")

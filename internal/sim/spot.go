@@ -76,8 +76,9 @@ func (c *cloud) warn(m *machine) {
 		return
 	}
 	w.stats.inc("spot.warning_delivered")
+	warnedAt := m.warnedAt
 	p.spawn("eventbridge "+m.pid, func(ctx context.Context) {
-		result, err := h.HandleInterruption(ctx, m.pid)
+		result, err := h.HandleInterruption(ctx, m.pid, warnedAt)
 		if err != nil {
 			w.tr.add("spot warning %s (%s): error %v", m.pid, m.name, err)
 			return
@@ -100,7 +101,7 @@ func (a *providerAPI) ListInterrupted(ctx context.Context, poolID string) ([]pro
 	var out []providers.Instance
 	for _, m := range a.c.machines {
 		if !m.interruptedAt.IsZero() && m.poolID == poolID && w.now().Sub(m.interruptedAt) < interruptedListed {
-			out = append(out, providers.Instance{ProviderID: m.pid, Name: m.name, Status: providers.StatusStopped})
+			out = append(out, providers.Instance{ProviderID: m.pid, Name: m.name, Status: providers.StatusStopped, TakenBackAt: m.interruptedAt})
 		}
 	}
 	if len(out) > 0 {

@@ -27,6 +27,7 @@ func (g *githubWorld) emit(j *ghJob, action runner.JobAction) {
 		Org:            j.Org,
 		InstallationID: 1,
 		Conclusion:     j.Conclusion,
+		CompletedAt:    j.CompletedAt,
 	}
 	if action == runner.ActionInProgress || (action == runner.ActionCompleted && j.runner != nil) {
 		payload.RunnerName = j.runner.Name

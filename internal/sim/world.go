@@ -104,6 +104,10 @@ func (w *world) failed() bool { return len(w.violations) > 0 && (w.cfg.StopAtFir
 
 func (w *world) now() time.Time { return w.clock.Now() }
 
+// completedAt is the time GitHub gives a job completing now: its
+// completed_at has whole seconds.
+func (w *world) completedAt() time.Time { return w.now().Truncate(time.Second) }
+
 // reportLines is what a failure report shows: the lines about the subjects
 // (half the budget), then the most recent lines.
 func (w *world) reportLines(subjects []string) []string {

@@ -106,6 +106,9 @@ func (ev *WorkflowJobEvent) JobEvent() runner.JobEvent {
 	if job.Conclusion != nil {
 		out.Conclusion = *job.Conclusion
 	}
+	if job.CompletedAt != nil {
+		out.CompletedAt = *job.CompletedAt
+	}
 	if ev.Repository != nil {
 		out.Repository = ev.Repository.FullName
 		if ev.Repository.Owner != nil {

@@ -3,6 +3,8 @@ package ec2
 import (
 	"context"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -55,12 +57,32 @@ func (p *Provider) ListInterrupted(ctx context.Context, poolID string) ([]provid
 		for _, r := range page.Reservations {
 			for _, inst := range r.Instances {
 				if takenBack(inst) {
-					out = append(out, toInstance(inst))
+					m := toInstance(inst)
+					m.TakenBackAt = transitionTime(aws.ToString(inst.StateTransitionReason))
+					out = append(out, m)
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// transitionTime reads the time EC2 puts at the end of an instance's
+// state transition reason ("User initiated (2024-01-01 12:00:00 GMT)"):
+// for a machine taken back, its termination. EC2 documents no format for
+// the text, and it may be empty: anything else is "not known" (zero),
+// which the engine takes as "every failure on the machine is the
+// interruption's" — never an earlier time than the real one.
+func transitionTime(reason string) time.Time {
+	open := strings.LastIndexByte(reason, '(')
+	if open < 0 || !strings.HasSuffix(reason, " GMT)") {
+		return time.Time{}
+	}
+	at, err := time.Parse("2006-01-02 15:04:05", reason[open+1:len(reason)-len(" GMT)")])
+	if err != nil {
+		return time.Time{}
+	}
+	return at.UTC()
 }
 
 // takenBack reports whether EC2 ended a spot machine for a spot

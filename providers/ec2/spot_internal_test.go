@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -26,6 +27,26 @@ func TestTakenBackIsASpotTerminationOnly(t *testing.T) {
 	} {
 		if got := takenBack(tc.inst); got != tc.want {
 			t.Errorf("%s: takenBack = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The termination time a poll reports comes from the state transition
+// reason; text without a time in EC2's form is "not known", never a guess.
+func TestTransitionTimeReadsOnlyEC2sForm(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		want   time.Time
+	}{
+		{"Service initiated (2024-03-05 12:34:56 GMT)", time.Date(2024, 3, 5, 12, 34, 56, 0, time.UTC)},
+		{"User initiated (2019-01-01 00:00:01 GMT)", time.Date(2019, 1, 1, 0, 0, 1, 0, time.UTC)},
+		{"", time.Time{}},
+		{"Server.SpotInstanceTermination: Spot instance termination", time.Time{}},
+		{"Service initiated (2024-03-05T12:34:56Z)", time.Time{}},
+		{"Service initiated (yesterday GMT)", time.Time{}},
+	} {
+		if got := transitionTime(tc.reason); !got.Equal(tc.want) {
+			t.Errorf("transitionTime(%q) = %v, want %v", tc.reason, got, tc.want)
 		}
 	}
 }

@@ -48,7 +48,8 @@ func isEventBridgeEvent(body []byte) bool {
 // that can never be acted on (not EC2's, a detail-type the rule does not
 // match, no instance id) is an error matching engine.ErrMalformed. The
 // event's time is kept when it parses; AWS's documented examples carry a
-// placeholder there, which counts as "now".
+// placeholder there, which counts as "now" for the mark and as an unknown
+// interruption start (every failure on the machine is then re-run).
 func decodeInterruption(body []byte) (engine.InterruptionNotice, ec2Event, error) {
 	var ev ec2Event
 	if err := json.Unmarshal(body, &ev); err != nil {
@@ -69,7 +70,9 @@ func decodeInterruption(body []byte) (engine.InterruptionNotice, ec2Event, error
 		return n, ev, fmt.Errorf("%w: %s without detail.instance-id", engine.ErrMalformed, ev.DetailType)
 	}
 	if at, err := time.Parse(time.RFC3339, ev.Time); err == nil {
-		n.At = at
+		// The warning's time is also the interruption's start: a job that
+		// completed before it failed on its own (engine: interruptedRun).
+		n.At, n.Since = at, at
 	}
 	return n, ev, nil
 }

@@ -55,6 +55,7 @@ func fullInstance(pool string) *runner.Instance {
 		ActiveRunAttempt: 6,
 		Interruption:     runner.InterruptionSpot,
 		InterruptedAt:    base.Add(4 * time.Minute),
+		InterruptedSince: base.Add(3 * time.Minute),
 		Owner:            "enterprise:acme",
 		InstallationID:   4_294_967_297,
 		Labels:           []string{"self-hosted", "Linux", "x64", "gpu: \"a100\""},
