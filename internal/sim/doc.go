@@ -167,10 +167,11 @@
 //     exactly once (GitHub accepted one re-run of it: not none, not two),
 //     unless every completed delivery of it was lost
 //     (jobs.interrupted_runfleet_never_told, counted); no other job was
-//     ever re-run, but for one re-run of a job that failed on its own on
-//     a machine the cloud then warned about or took back, which the
-//     engine cannot tell from an interrupted one (checks.go); a re-run's
-//     attempt is a job like any other, held to the checks above;
+//     ever re-run, but for one re-run of a job that failed on its own
+//     within its machine's two-minute warning, which the engine cannot
+//     tell from an interrupted one (checks.go; a job that failed before
+//     the warning and is re-run fails the check); a re-run's attempt is a
+//     job like any other, held to the checks above;
 //   - GitHub calls per job within budget (budget.go: at most 8 per
 //     servable job on average and 60 for any one job; the calls a job
 //     costs are those that name it or a runner made for it).

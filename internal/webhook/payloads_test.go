@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
 )
@@ -67,5 +68,26 @@ func TestExamplePayloadsTellOneJobsStory(t *testing.T) {
 	if broken.Action != string(runner.ActionQueued) || broken.WorkflowJob.ID != 7000000002 ||
 		!slices.Equal(broken.WorkflowJob.Labels, []string{"self-hosted", "linux", "broken"}) || broken.WorkflowJob.RunnerName != nil {
 		t.Errorf("queued-broken: %+v", broken.WorkflowJob)
+	}
+}
+
+// The engine tells a job's own failure from its machine's interruption by
+// completed_at: the completed payload's must reach the JobEvent, and a
+// queued one (null there) must give none.
+func TestJobEventCarriesCompletedAt(t *testing.T) {
+	completed, err := ParseWorkflowJob(examplePayload(t, "completed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2024, 5, 14, 9, 13, 36, 0, time.UTC)
+	if got := completed.JobEvent().CompletedAt; !got.Equal(want) {
+		t.Errorf("completed: JobEvent().CompletedAt = %v, want %v (the payload's completed_at)", got, want)
+	}
+	queued, err := ParseWorkflowJob(examplePayload(t, "queued.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := queued.JobEvent().CompletedAt; !got.IsZero() {
+		t.Errorf("queued: JobEvent().CompletedAt = %v, want zero", got)
 	}
 }

@@ -3,6 +3,7 @@ package simulated
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/runfleet/runfleet/providers"
 )
@@ -12,8 +13,15 @@ var _ providers.InterruptionLister = (*Provider)(nil)
 // Interrupt plays the provider taking a machine back (a spot
 // interruption): the machine, by provider id or name, is gone — get and
 // list no longer see it, a delete of it is a no-op — and ListInterrupted
-// reports it. It reports whether the machine existed.
+// reports it, with no termination time. It reports whether the machine
+// existed.
 func (p *Provider) Interrupt(instance string) bool {
+	return p.InterruptAt(instance, time.Time{})
+}
+
+// InterruptAt is Interrupt with the termination time ListInterrupted
+// reports for the machine (TakenBackAt), as EC2's does.
+func (p *Provider) InterruptAt(instance string, at time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m, ok := p.lookupLocked(instance)
@@ -21,6 +29,7 @@ func (p *Provider) Interrupt(instance string) bool {
 		return false
 	}
 	delete(p.machines, m.Name)
+	m.TakenBackAt = at
 	if p.reclaimed == nil {
 		p.reclaimed = map[string]*machine{}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
@@ -25,12 +26,15 @@ func TestDecodeAWSDocumentedEC2Events(t *testing.T) {
 			t.Fatalf("%s not recognised as an EventBridge event", file)
 		}
 		n, _, err := decodeInterruption(body)
-		if err != nil || n.Kind != kind || n.ProviderID != "i-1234567890abcdef0" || !n.At.IsZero() {
+		if err != nil || n.Kind != kind || n.ProviderID != "i-1234567890abcdef0" || !n.At.IsZero() || !n.Since.IsZero() {
 			t.Fatalf("%s: %+v, %v", file, n, err)
 		}
 		real := strings.Replace(string(body), "yyyy-mm-ddThh:mm:ssZ", "2026-11-24T17:00:00Z", 1)
-		if n, _, err := decodeInterruption([]byte(real)); err != nil || n.At.IsZero() {
-			t.Fatalf("%s with a real time: %+v, %v", file, n, err)
+		// The warning's time starts the interruption: a job that completed
+		// before it failed on its own.
+		warned := time.Date(2026, 11, 24, 17, 0, 0, 0, time.UTC)
+		if n, _, err := decodeInterruption([]byte(real)); err != nil || !n.At.Equal(warned) || !n.Since.Equal(warned) {
+			t.Fatalf("%s with a real time: %+v, %v; want at and since %v", file, n, err, warned)
 		}
 	}
 }
