@@ -27,28 +27,28 @@ type instanceRecord struct {
 	// comparing content could not tell it from an identical rival write.
 	WriteID string `dynamodbav:"write_id"`
 
-	Name             string   `dynamodbav:"name"`
-	Pool             string   `dynamodbav:"pool"`
-	Status           string   `dynamodbav:"status"`
-	RunnerStatus     string   `dynamodbav:"runner_status,omitempty"`
-	JobID            int64    `dynamodbav:"job_id"`
-	RunAttempt       int64    `dynamodbav:"run_attempt"`
-	ActiveJobID      int64    `dynamodbav:"active_job_id,omitempty"`
-	ActiveAttempt    int64    `dynamodbav:"active_run_attempt,omitempty"`
-	Interruption     string   `dynamodbav:"interruption,omitempty"`
-	InterruptedAt    string   `dynamodbav:"interrupted_at,omitempty"`
-	InterruptedSince string   `dynamodbav:"interrupted_since,omitempty"`
-	Owner            string   `dynamodbav:"owner,omitempty"`
-	InstallationID   int64    `dynamodbav:"installation_id,omitempty"`
-	Labels           []string `dynamodbav:"labels,omitempty"`
-	GitHubRunnerID   int64    `dynamodbav:"github_runner_id,omitempty"`
-	NotBusySince     string   `dynamodbav:"not_busy_since,omitempty"`
-	ProviderID       string   `dynamodbav:"provider_id,omitempty"`
-	ProviderFault    string   `dynamodbav:"provider_fault,omitempty"`
-	Attempts         int      `dynamodbav:"attempts"`
-	NextAttemptAt    string   `dynamodbav:"next_attempt_at,omitempty"`
-	CreateAttempt    int      `dynamodbav:"create_attempt"`
-	Version          int64    `dynamodbav:"version"`
+	Name           string   `dynamodbav:"name"`
+	Pool           string   `dynamodbav:"pool"`
+	Status         string   `dynamodbav:"status"`
+	RunnerStatus   string   `dynamodbav:"runner_status,omitempty"`
+	JobID          int64    `dynamodbav:"job_id"`
+	RunAttempt     int64    `dynamodbav:"run_attempt"`
+	ActiveJobID    int64    `dynamodbav:"active_job_id,omitempty"`
+	ActiveAttempt  int64    `dynamodbav:"active_run_attempt,omitempty"`
+	Interruption   string   `dynamodbav:"interruption,omitempty"`
+	InterruptedAt  string   `dynamodbav:"interrupted_at,omitempty"`
+	InterruptFrom  string   `dynamodbav:"interrupted_since,omitempty"`
+	Owner          string   `dynamodbav:"owner,omitempty"`
+	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
+	Labels         []string `dynamodbav:"labels,omitempty"`
+	GitHubRunnerID int64    `dynamodbav:"github_runner_id,omitempty"`
+	NotBusySince   string   `dynamodbav:"not_busy_since,omitempty"`
+	ProviderID     string   `dynamodbav:"provider_id,omitempty"`
+	ProviderFault  string   `dynamodbav:"provider_fault,omitempty"`
+	Attempts       int      `dynamodbav:"attempts"`
+	NextAttemptAt  string   `dynamodbav:"next_attempt_at,omitempty"`
+	CreateAttempt  int      `dynamodbav:"create_attempt"`
+	Version        int64    `dynamodbav:"version"`
 
 	CreatedAt       string `dynamodbav:"created_at,omitempty"`
 	UpdatedAt       string `dynamodbav:"updated_at,omitempty"`
@@ -69,34 +69,34 @@ func keyOf(pk string) map[string]types.AttributeValue {
 // listed.
 func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.AttributeValue, error) {
 	rec := instanceRecord{
-		PK:               instanceKey(inst.Name),
-		WriteID:          writeID,
-		Name:             inst.Name,
-		Pool:             inst.Pool,
-		Status:           string(inst.Status),
-		RunnerStatus:     string(inst.RunnerStatus),
-		JobID:            inst.JobID,
-		RunAttempt:       inst.RunAttempt,
-		ActiveJobID:      inst.ActiveJobID,
-		ActiveAttempt:    inst.ActiveRunAttempt,
-		Interruption:     string(inst.Interruption),
-		InterruptedAt:    formatTime(inst.InterruptedAt),
-		InterruptedSince: formatTime(inst.InterruptedSince),
-		Owner:            inst.Owner,
-		InstallationID:   inst.InstallationID,
-		Labels:           inst.Labels,
-		GitHubRunnerID:   inst.GitHubRunnerID,
-		NotBusySince:     formatTime(inst.NotBusySince),
-		ProviderID:       inst.ProviderID,
-		ProviderFault:    inst.ProviderFault,
-		Attempts:         inst.Attempts,
-		NextAttemptAt:    formatTime(inst.NextAttemptAt),
-		CreateAttempt:    inst.CreateAttempt,
-		Version:          inst.Version,
-		CreatedAt:        formatTime(inst.CreatedAt),
-		UpdatedAt:        formatTime(inst.UpdatedAt),
-		StatusChangedAt:  formatTime(inst.StatusChangedAt),
-		ExpiresAt:        formatTime(inst.ExpiresAt),
+		PK:              instanceKey(inst.Name),
+		WriteID:         writeID,
+		Name:            inst.Name,
+		Pool:            inst.Pool,
+		Status:          string(inst.Status),
+		RunnerStatus:    string(inst.RunnerStatus),
+		JobID:           inst.JobID,
+		RunAttempt:      inst.RunAttempt,
+		ActiveJobID:     inst.ActiveJobID,
+		ActiveAttempt:   inst.ActiveRunAttempt,
+		Interruption:    string(inst.Interruption),
+		InterruptedAt:   formatTime(inst.InterruptedAt),
+		InterruptFrom:   formatTime(inst.InterruptedSince),
+		Owner:           inst.Owner,
+		InstallationID:  inst.InstallationID,
+		Labels:          inst.Labels,
+		GitHubRunnerID:  inst.GitHubRunnerID,
+		NotBusySince:    formatTime(inst.NotBusySince),
+		ProviderID:      inst.ProviderID,
+		ProviderFault:   inst.ProviderFault,
+		Attempts:        inst.Attempts,
+		NextAttemptAt:   formatTime(inst.NextAttemptAt),
+		CreateAttempt:   inst.CreateAttempt,
+		Version:         inst.Version,
+		CreatedAt:       formatTime(inst.CreatedAt),
+		UpdatedAt:       formatTime(inst.UpdatedAt),
+		StatusChangedAt: formatTime(inst.StatusChangedAt),
+		ExpiresAt:       formatTime(inst.ExpiresAt),
 	}
 	if inst.Status.Live() {
 		rec.LiveShard = shardKey(instanceShardPrefix, shardOf(rec.PK))
@@ -144,7 +144,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		{&inst.NextAttemptAt, rec.NextAttemptAt},
 		{&inst.NotBusySince, rec.NotBusySince},
 		{&inst.InterruptedAt, rec.InterruptedAt},
-		{&inst.InterruptedSince, rec.InterruptedSince},
+		{&inst.InterruptedSince, rec.InterruptFrom},
 		{&inst.CreatedAt, rec.CreatedAt},
 		{&inst.UpdatedAt, rec.UpdatedAt},
 		{&inst.StatusChangedAt, rec.StatusChangedAt},
