@@ -55,20 +55,20 @@ func TestEngineKeepsTheJobOpenWhileNoAZHasCapacity(t *testing.T) {
 	var logs bytes.Buffer
 	p, _ := w.injectedProvider(enginetest.Pool, w.settings(), inj, &logs)
 	ew := engineWorld(t, w, p)
-	name := enginetest.InstanceName(41_001)
+	name := enginetest.InstanceName(43_001)
 
-	ew.Deliver(enginetest.Event(runner.ActionQueued, 41_001, ""))
+	ew.Deliver(enginetest.Event(runner.ActionQueued, 43_001, ""))
 	ew.StartWorkers(1)
 	ew.WaitFor("a create failed for capacity", func() bool {
 		inst := ew.Instance(name)
 		return inst != nil && strings.Contains(inst.ProviderFault, "InsufficientInstanceCapacity")
 	})
-	if job := ew.Job(41_001); job.Status != runner.JobOpen {
+	if job := ew.Job(43_001); job.Status != runner.JobOpen {
 		t.Fatalf("job after a capacity failure: %+v, want open", job)
 	}
 	full.Store(false)
 	inst := ew.WaitStatus(name, runner.StatusRunning)
-	if job := ew.Job(41_001); job.Status != runner.JobOpen || job.Instance != name {
+	if job := ew.Job(43_001); job.Status != runner.JobOpen || job.Instance != name {
 		t.Fatalf("job after the retry: %+v", job)
 	}
 	// Filtered by pool id: moto is shared by the whole test process, and

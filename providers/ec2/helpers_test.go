@@ -161,11 +161,26 @@ func (w *world) describe(name string) []ec2types.Instance {
 	if err != nil {
 		w.t.Fatalf("DescribeInstances: %v", err)
 	}
+	// Tests share one moto and may reuse names: keep this world's machines,
+	// the ones whose pool id is the one this installation gives their pool.
 	var all []ec2types.Instance
 	for _, r := range out.Reservations {
-		all = append(all, r.Instances...)
+		for _, inst := range r.Instances {
+			if instTag(inst, "runfleet:pool-id") == w.poolID(instTag(inst, "runfleet:pool")) {
+				all = append(all, inst)
+			}
+		}
 	}
 	return all
+}
+
+func instTag(inst ec2types.Instance, key string) string {
+	for _, t := range inst.Tags {
+		if aws.ToString(t.Key) == key {
+			return aws.ToString(t.Value)
+		}
+	}
+	return ""
 }
 
 // live returns the machines tagged with name that are not terminating.

@@ -315,7 +315,7 @@ func TestDeleteNeverTouchesAnotherControllersMachine(t *testing.T) {
 	if err := p.RemoveAllInstances(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if live := w.live(theirs.Name); len(live) != 1 {
+	if live := other.live(theirs.Name); len(live) != 1 {
 		t.Fatalf("another controller's machine was terminated: %v", live)
 	}
 }
