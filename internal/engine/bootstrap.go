@@ -230,7 +230,7 @@ func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 		in.forgetCredentials(ctx, log, c.Instance)
 	}
 	if r.Status == ReportIdle {
-		in.jobWaited(ctx, next, StageOnline)
+		in.jobWaited(next, StageOnline)
 	}
 	if r.Status == ReportFailed {
 		if err := in.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {

@@ -153,7 +153,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		return nil
 	}
 	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", jit.RunnerID)
-	e.jobWaited(ctx, final, StageCreated)
+	e.jobWaited(final, StageCreated)
 	if final.Status.PendingDeletion() {
 		if err := e.send(ctx, deleteMessage(final, msg.DeliveryID, final.Attempts), 0); err != nil {
 			return fmt.Errorf("enqueue delete for %s: %w", final.Name, err)

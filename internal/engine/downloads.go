@@ -53,7 +53,7 @@ type downloadsEntry struct {
 func (e *Engine) runnerDownloads(ctx context.Context, log *slog.Logger, owner github.Owner) []providers.RunnerDownload {
 	key := strings.ToLower(owner.String())
 	for {
-		entry, lister := e.downloads.claim(key, e.now())
+		entry, lister := e.memory.downloads.claim(key, e.now())
 		if lister {
 			return slices.Clone(e.listRunnerDownloads(ctx, log, owner, key, entry))
 		}
@@ -106,7 +106,7 @@ func (e *Engine) listRunnerDownloads(ctx context.Context, log *slog.Logger, owne
 	cancel()
 	if err != nil {
 		abandoned := ctx.Err() != nil
-		e.downloads.settle(key, entry, nil, e.now().Add(runnerDownloadsRetry), abandoned)
+		e.memory.downloads.settle(key, entry, nil, e.now().Add(runnerDownloadsRetry), abandoned)
 		if !abandoned {
 			log.Warn("listing the runner downloads failed; machines get no runner downloads until the next try (providers that bring their own runner still work)",
 				"owner", owner.String(), "error", err, "retry_in", runnerDownloadsRetry.String())
@@ -114,7 +114,7 @@ func (e *Engine) listRunnerDownloads(ctx context.Context, log *slog.Logger, owne
 		return nil
 	}
 	list := ProviderRunnerDownloads(downloads)
-	e.downloads.settle(key, entry, list, e.now().Add(runnerDownloadsTTL), false)
+	e.memory.downloads.settle(key, entry, list, e.now().Add(runnerDownloadsTTL), false)
 	log.Debug("runner downloads listed", "owner", owner.String(), "count", len(list))
 	return list
 }

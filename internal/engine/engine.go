@@ -72,6 +72,9 @@ type Options struct {
 	// metadata endpoints; nil means no token is issued (and no runner
 	// credentials are stored).
 	InstanceToken func(inst, pool string, createAttempt int, ttl time.Duration) (string, error)
+	// Memory, when set, is shared with other engines (see Memory); nil
+	// gives this engine its own.
+	Memory *Memory
 	// Observer hears what the engine did, for metrics and the status page;
 	// default NopObserver.
 	Observer Observer
@@ -83,9 +86,22 @@ type Engine struct {
 	*Operator
 	providers map[string]providers.Provider
 	opts      Options
-	downloads downloadsCache // runner downloads per owner (tools.go)
-	breakers  breakerCache   // spot breaker readings per pool (spotbreaker.go)
+	memory    *Memory
 }
+
+// Memory is what an engine keeps between uses that would cost a call to
+// fetch again: each owner's runner downloads (downloads.go) and each
+// pool's spot breaker reading (spotbreaker.go). Options.Memory lets
+// engines built one after another — one per Lambda invocation, for its
+// logger — share it, so a warm execution environment does not ask GitHub
+// for the downloads on every create.
+type Memory struct {
+	downloads downloadsCache
+	breakers  breakerCache
+}
+
+// NewMemory returns an empty Memory.
+func NewMemory() *Memory { return &Memory{} }
 
 // New checks the options and applies defaults.
 func New(opts Options) (*Engine, error) {
@@ -125,10 +141,14 @@ func New(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	opts.Pools = intake.pools
+	if opts.Memory == nil {
+		opts.Memory = NewMemory()
+	}
 	return &Engine{
 		Operator:  &Operator{Intake: intake, github: opts.GitHub},
 		providers: opts.Providers,
 		opts:      opts,
+		memory:    opts.Memory,
 	}, nil
 }
 

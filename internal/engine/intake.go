@@ -47,7 +47,6 @@ type Intake struct {
 	backoffMin   time.Duration
 	backoffMax   time.Duration
 	observer     Observer
-	queued       queuedTimes // queuetime.go
 }
 
 // JobEventHandler is what an intake transport (the webhook) needs.

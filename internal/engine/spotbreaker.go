@@ -63,7 +63,7 @@ func (e *Engine) countInterruption(ctx context.Context, log *slog.Logger, inst *
 		}
 	}
 	if tripped {
-		e.breakers.put(inst.Pool, b.OpenUntil, e.now())
+		e.memory.breakers.put(inst.Pool, b.OpenUntil, e.now())
 		log.Warn("spot breaker open: the pool's machines are on-demand only until it closes",
 			"interruptions", len(b.Recent), "window", policy.Window.String(), "open_until", b.OpenUntil)
 	}
@@ -79,7 +79,7 @@ func (e *Engine) countInterruption(ctx context.Context, log *slog.Logger, inst *
 // process's trip is seen that much later, this process's at once.
 func (e *Engine) onDemandOnly(ctx context.Context, log *slog.Logger, pool string) bool {
 	now := e.now()
-	if openUntil, ok := e.breakers.get(pool, now); ok {
+	if openUntil, ok := e.memory.breakers.get(pool, now); ok {
 		return now.Before(openUntil)
 	}
 	b, err := e.store.GetSpotBreaker(ctx, pool)
@@ -91,7 +91,7 @@ func (e *Engine) onDemandOnly(ctx context.Context, log *slog.Logger, pool string
 	if b != nil {
 		openUntil = b.OpenUntil
 	}
-	e.breakers.put(pool, openUntil, now)
+	e.memory.breakers.put(pool, openUntil, now)
 	return b.Open(now)
 }
 

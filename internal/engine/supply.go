@@ -177,7 +177,6 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		switch {
 		case err == nil:
 			ilog.Info("instance admitted for job", "status", inst.Status, "made", next.Made)
-			in.rememberQueued(inst, next)
 			out.Result = ResultCreated
 			return out, nil
 		case errors.Is(err, store.ErrPoolFull):
@@ -260,6 +259,7 @@ func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 	}
 	if job != nil {
 		inst.JobID, inst.RunAttempt, inst.InstallationID = job.ID, job.RunAttempt, job.InstallationID
+		inst.JobQueuedAt = job.QueuedAt
 		inst.Labels = pool.JobRunnerLabels(in.controllerID, job.Labels)
 	}
 	return inst

@@ -19,6 +19,10 @@ type Instance struct {
 	// JobID and RunAttempt name the queued job this instance was created for.
 	JobID      int64 `json:"job_id"`
 	RunAttempt int64 `json:"run_attempt"`
+	// JobQueuedAt is when that job was queued (runner.Job.QueuedAt), kept
+	// here so each stage of its queue time is measured without reading the
+	// ledger; zero for warm runners and instances of older releases.
+	JobQueuedAt time.Time `json:"job_queued_at,omitzero"`
 	// ActiveJobID is the job the runner actually picked up (GitHub may hand
 	// any matching runner any queued job), set by the in_progress event.
 	ActiveJobID int64 `json:"active_job_id,omitempty"`

@@ -107,6 +107,10 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	// No worker outlives its function timeout, so a creating instance older
 	// than that has lost its worker, whatever the pool's bootstrap timeout.
 	o.CreatingTimeout = opts.Env.WorkerTimeout
+	// One engine is built per invocation (for its logger); what an engine
+	// remembers (runner downloads, spot breaker readings) lives as long as
+	// the execution environment instead.
+	o.Memory = engine.NewMemory()
 	if base.Tokens != nil && base.MetadataURL != "" {
 		// Runner bootstrap: tokens are minted and providers get the
 		// metadata function's URLs.

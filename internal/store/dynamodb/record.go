@@ -38,6 +38,7 @@ type instanceRecord struct {
 	Interruption   string   `dynamodbav:"interruption,omitempty"`
 	InterruptedAt  string   `dynamodbav:"interrupted_at,omitempty"`
 	InterruptFrom  string   `dynamodbav:"interrupted_since,omitempty"`
+	JobQueuedAt    string   `dynamodbav:"job_queued_at,omitempty"`
 	Owner          string   `dynamodbav:"owner,omitempty"`
 	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
 	Labels         []string `dynamodbav:"labels,omitempty"`
@@ -82,6 +83,7 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		Interruption:    string(inst.Interruption),
 		InterruptedAt:   formatTime(inst.InterruptedAt),
 		InterruptFrom:   formatTime(inst.InterruptedSince),
+		JobQueuedAt:     formatTime(inst.JobQueuedAt),
 		Owner:           inst.Owner,
 		InstallationID:  inst.InstallationID,
 		Labels:          inst.Labels,
@@ -145,6 +147,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		{&inst.NotBusySince, rec.NotBusySince},
 		{&inst.InterruptedAt, rec.InterruptedAt},
 		{&inst.InterruptedSince, rec.InterruptFrom},
+		{&inst.JobQueuedAt, rec.JobQueuedAt},
 		{&inst.CreatedAt, rec.CreatedAt},
 		{&inst.UpdatedAt, rec.UpdatedAt},
 		{&inst.StatusChangedAt, rec.StatusChangedAt},

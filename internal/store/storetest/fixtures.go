@@ -51,6 +51,7 @@ func fullInstance(pool string) *runner.Instance {
 		RunnerStatus:     runner.RunnerInstalling,
 		JobID:            9_007_199_254_740_993, // above 2^53: must not pass through a float64
 		RunAttempt:       3,
+		JobQueuedAt:      base.Add(-90 * time.Second),
 		ActiveJobID:      9_007_199_254_740_995,
 		ActiveRunAttempt: 6,
 		Interruption:     runner.InterruptionSpot,
