@@ -55,7 +55,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	var faults []string
 	if err := e.removeRunner(ctx, claimed); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
+			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, false)
 		}
 		faults = append(faults, err.Error())
 		log.Warn("forced delete: ignoring GitHub error", "error", err)
@@ -66,7 +66,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	}
 	if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
+			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
 		}
 		faults = append(faults, providers.Fault(err))
 		log.Warn("forced delete: ignoring provider error", "error", err)
@@ -78,7 +78,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	if claimed.ProviderID == "" || claimed.CreateAttempt > 1 {
 		if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, claimed.ProviderID); err != nil {
 			if !forced {
-				return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
+				return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
 			}
 			faults = append(faults, err.Error())
 			log.Warn("forced delete: ignoring provider error", "error", err)
@@ -87,7 +87,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 
 	if err := e.rerunOwedBy(record, log, claimed); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err)
+			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
 		}
 		log.Warn("forced delete: the interrupted job's re-run could not be sent again", "error", err)
 	}
@@ -136,7 +136,7 @@ func errorsOf(texts []string) []error {
 // never-registered are both success. Busy (422) comes back as
 // github.ErrRunnerBusy so the machine is never destroyed under a running job.
 func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) error {
-	if inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
+	if inst.RunnerRemoved || inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
 		return nil
 	}
 	owner, err := github.ParseOwner(inst.Owner)
@@ -150,7 +150,9 @@ func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) erro
 // retryDelete puts a failed ordinary delete back to pending_delete with the
 // attempt count and due time visible on the instance, and re-sends it after
 // the backoff (1 s doubling, capped) — or after GitHub's rate-limit reset.
-func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, deliveryID string, cause error) error {
+// runnerRemoved says GitHub confirmed the runner gone before the step that
+// failed: it is recorded, so the retry does not ask GitHub again.
+func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, deliveryID string, cause error, runnerRemoved bool) error {
 	attempts := claimed.Attempts + 1
 	delay := e.backoff(attempts)
 	var rl *github.RateLimitError
@@ -175,6 +177,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		}
 		next.Attempts = attempts
 		next.NextAttemptAt = e.now().Add(delay)
+		next.RunnerRemoved = cur.RunnerRemoved || runnerRemoved
 		next.ProviderFault = providers.Fault(cause)
 		if busy {
 			next.RunnerStatus = runner.RunnerActive

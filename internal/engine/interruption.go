@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
@@ -99,8 +100,7 @@ func (e *Engine) HandleInterruption(ctx context.Context, n InterruptionNotice) (
 		return "", err
 	}
 	if inst == nil {
-		log.Info("interruption of a machine no live instance of this installation runs on; ignored")
-		return InterruptionNotOurs, nil
+		return e.interruptionOfDeleted(ctx, log, n)
 	}
 	log = log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID)
 	if n.Kind == runner.InterruptionSpot {
@@ -129,6 +129,11 @@ func (e *Engine) HandleInterruption(ctx context.Context, n InterruptionNotice) (
 	if changed {
 		result = InterruptionMarked
 		log.Warn("the provider is taking the machine back", "runner_status", marked.RunnerStatus, "status", marked.Status)
+	}
+	if n.Kind == runner.InterruptionSpot {
+		if _, err := e.interruptJob(ctx, log, marked, n.Since); err != nil {
+			return "", err
+		}
 	}
 	if n.Kind != runner.InterruptionSpot || marked.RunnerStatus == runner.RunnerActive || marked.RunnerStatus == runner.RunnerTerminated {
 		return result, nil
@@ -168,4 +173,32 @@ func (e *Engine) instanceOnMachine(ctx context.Context, pool, providerID, name s
 		}
 	}
 	return nil, nil
+}
+
+// interruptionOfDeleted handles a notice about a machine no live instance
+// runs on: the instance named by a poll may have been deleted already (an
+// operator's forced delete), while the job its runner ran still waits for
+// GitHub to give up on the runner; that job is owed the re-run.
+func (e *Engine) interruptionOfDeleted(ctx context.Context, log *slog.Logger, n InterruptionNotice) (string, error) {
+	var inst *runner.Instance
+	if n.Kind == runner.InterruptionSpot {
+		var err error
+		if inst, err = e.deletedOnMachine(ctx, n.Instance, n.ProviderID); err != nil {
+			return "", err
+		}
+	}
+	if inst == nil {
+		log.Info("interruption of a machine no live instance of this installation runs on; ignored")
+		return InterruptionNotOurs, nil
+	}
+	log = log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.ActiveJobID)
+	changed, err := e.interruptJob(ctx, log, inst, n.Since)
+	if err != nil {
+		return "", err
+	}
+	if !changed {
+		log.Debug("interruption of a deleted instance's machine; nothing more is owed")
+		return InterruptionNotOurs, nil
+	}
+	return InterruptionMarked, nil
 }

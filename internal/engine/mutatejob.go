@@ -31,7 +31,10 @@ func (in *Intake) settleJob(ctx context.Context, pool *runner.Pool, ev runner.Jo
 			if ev.Conclusion != "" {
 				next.Conclusion = ev.Conclusion
 			}
-			if status == runner.JobRerun {
+			if !ev.CompletedAt.IsZero() {
+				next.CompletedAt = ev.CompletedAt
+			}
+			if status == runner.JobRerun && next.Interrupted == "" {
 				next.Interrupted = ev.RunnerName
 			}
 			return next, nil
@@ -40,6 +43,7 @@ func (in *Intake) settleJob(ctx context.Context, pool *runner.Pool, ev runner.Jo
 			return job, err
 		}
 		job = in.newJob(pool, ev, status)
+		job.CompletedAt = ev.CompletedAt
 		if status == runner.JobRerun {
 			job.Interrupted = ev.RunnerName
 		}

@@ -24,33 +24,62 @@ func rerunMessage(job *runner.Job, deliveryID string) Message {
 
 // interruptedRun reports whether a completed job ended by failing (or
 // being cancelled) on a runner whose machine the provider took back: the
-// job runfleet owes one re-run.
-//
-// The rule: a job whose completion (GitHub's completed_at) is before the
-// interruption's start (the instance's InterruptedSince: the warning)
-// failed on its own and is not re-run; one that completed at or after it,
-// or whose completion or start is unknown (zero), is. A job the
-// interruption failed completes after the termination, two minutes past
-// the warning, so clocks that disagree by less than that cannot cost it
-// its re-run. A job that fails on its own within the two minutes looks
-// like one the interruption failed, and is re-run.
+// job runfleet owes one re-run. The interruption is known from the
+// runner's instance (marked by the warning) or from the job itself, which
+// carries it when it was learnt after the instance was gone (a forced
+// delete before the poll saw the machine taken back; interruption_job.go).
 func (in *Intake) interruptedRun(ctx context.Context, log *slog.Logger, ev runner.JobEvent) (bool, error) {
-	if ev.RunnerName == "" || ev.Conclusion != "failure" && ev.Conclusion != "cancelled" {
+	if ev.RunnerName == "" || !failedOrCancelled(ev.Conclusion) {
 		return false, nil
 	}
 	inst, err := in.ourInstance(ctx, ev.RunnerName)
 	if err != nil {
 		return false, fmt.Errorf("read instance %s: %w", ev.RunnerName, err)
 	}
-	if inst == nil || inst.Interruption != runner.InterruptionSpot {
+	if inst == nil {
 		return false, nil
 	}
-	if !ev.CompletedAt.IsZero() && !inst.InterruptedSince.IsZero() && ev.CompletedAt.Before(inst.InterruptedSince) {
+	since, interrupted := inst.InterruptedSince, inst.Interruption == runner.InterruptionSpot
+	if !interrupted {
+		job, err := in.store.GetJob(ctx, runner.JobKey(ev.JobID, ev.RunAttempt))
+		if errors.Is(err, store.ErrJobNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read job %d: %w", ev.JobID, err)
+		}
+		since, interrupted = job.InterruptedSince, job.Interrupted == inst.Name
+	}
+	if !interrupted {
+		return false, nil
+	}
+	if !failedByInterruption(ev.Conclusion, ev.CompletedAt, since) {
 		log.Info("job failed on its own before its machine was warned of the interruption; not re-run",
-			"instance", inst.Name, "conclusion", ev.Conclusion, "completed_at", ev.CompletedAt, "interrupted_since", inst.InterruptedSince)
+			"instance", inst.Name, "conclusion", ev.Conclusion, "completed_at", ev.CompletedAt, "interrupted_since", since)
 		return false, nil
 	}
 	return true, nil
+}
+
+// failedOrCancelled: the conclusions an interruption ends a job with.
+func failedOrCancelled(conclusion string) bool {
+	return conclusion == "failure" || conclusion == "cancelled"
+}
+
+// failedByInterruption is the rule: a job that failed (or was cancelled)
+// and whose completion (GitHub's completed_at) is at or after the
+// interruption's start (the warning) was failed by it and is re-run; one
+// that completed before it failed on its own and is not. An unknown
+// completion or start (zero) counts as the interruption's. A job the
+// interruption failed completes after the termination, two minutes past
+// the warning, so clocks that disagree by less than that cannot cost it
+// its re-run; a job that fails on its own within the two minutes looks
+// like one the interruption failed, and is re-run.
+func failedByInterruption(conclusion string, completedAt, since time.Time) bool {
+	if !failedOrCancelled(conclusion) {
+		return false
+	}
+	return completedAt.IsZero() || since.IsZero() || !completedAt.Before(since)
 }
 
 // rerunJob asks GitHub, once, to re-run a job that failed because its

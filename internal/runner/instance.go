@@ -38,6 +38,11 @@ type Instance struct {
 	Labels         []string `json:"labels,omitempty"`
 
 	GitHubRunnerID int64 `json:"github_runner_id,omitempty"`
+	// RunnerRemoved is set once GitHub confirmed the runner deregistered
+	// (removed, or not found) during a delete whose later step failed: the
+	// delete's retries go straight to the machine instead of asking GitHub
+	// again each time (a provider failing for minutes cost a job 60 calls).
+	RunnerRemoved bool `json:"runner_removed,omitempty"`
 	// NotBusySince is when the reconciler first saw this active runner not
 	// busy (or no longer listed) in GitHub. GitHub has been seen reporting
 	// busy:false minutes into a job, so one reading never reaps a runner:

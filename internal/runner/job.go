@@ -46,13 +46,22 @@ type Job struct {
 	// self-hosted job that stays queued for QueueLimit.
 	QueuedAt time.Time `json:"queued_at"`
 
+	// CompletedAt is GitHub's completed_at for a completed job (zero when
+	// not known): with InterruptedSince it tells a job the interruption
+	// failed from one that failed on its own.
+	CompletedAt time.Time `json:"completed_at,omitzero"`
 	// Interrupted names the instance whose machine the provider took back
-	// (a spot interruption) while it ran this job; set with the move to
-	// JobRerun. RerunCalls counts the re-run calls started — each one
+	// (a spot interruption) while its runner ran this job — the job its
+	// runner was bound to by in_progress, whichever job the instance was
+	// made for. It is set with the move to JobRerun, or earlier, when the
+	// interruption is learnt before the job's completed (the instance may
+	// be deleted by then); InterruptedSince is the interruption's start
+	// (Instance.InterruptedSince). RerunCalls counts the re-run calls started — each one
 	// recorded (compare-and-set) BEFORE GitHub is asked — and
 	// RerunRequestedAt is when the last started. RerunOutcome is how the
 	// re-run ended: RerunDone, RerunRefused or RerunFailed.
 	Interrupted      string    `json:"interrupted,omitempty"`
+	InterruptedSince time.Time `json:"interrupted_since,omitzero"`
 	RerunCalls       int       `json:"rerun_calls,omitempty"`
 	RerunRequestedAt time.Time `json:"rerun_requested_at,omitzero"`
 	RerunOutcome     string    `json:"rerun_outcome,omitempty"`
@@ -183,7 +192,11 @@ var jobTransitions = map[JobStatus][]JobStatus{
 	JobRerun: {JobClosed},
 	// A completed that arrives after runfleet expired the job closes it.
 	JobExpired: {JobClosed},
-	JobClosed:  {},
+	// closed -> rerun: the interruption of the machine the job ran on was
+	// learnt only after its completed (a poll that failed for as long as
+	// GitHub took to give up on the runner). Once only: the engine moves a
+	// job there only if no re-run was ever owed (Interrupted is empty).
+	JobClosed: {JobRerun},
 }
 
 // CanJobTransition reports whether a job may move from one status to

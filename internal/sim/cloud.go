@@ -37,6 +37,11 @@ type machine struct {
 	// interruptedAt is when the cloud took the machine back (spot); zero
 	// for a machine that was not. warnedAt is when EC2 warned it would.
 	interruptedAt, warnedAt time.Time
+	// warningTaken: runfleet took a warning about the machine in (its
+	// HandleInterruption recorded it). A machine destroyed by anything
+	// else during the warning — an operator's forced delete, a sweep —
+	// was doomed anyway: a job it ran was failed by the interruption.
+	warningTaken bool
 }
 
 func newCloud(w *world) *cloud {

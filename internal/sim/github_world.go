@@ -328,7 +328,7 @@ func (g *githubWorld) machineGone(m *machine) {
 				return
 			}
 			j.Status, j.Conclusion, j.lost, j.CompletedAt = jobCompleted, "failure", true, w.completedAt()
-			j.interrupted = !m.interruptedAt.IsZero()
+			j.interrupted = !m.interruptedAt.IsZero() || m.warningTaken
 			r.job, r.online = nil, false
 			w.stats.inc("jobs.failed_runner_lost")
 			if j.interrupted {

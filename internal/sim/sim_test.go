@@ -179,3 +179,25 @@ func TestSimulationIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// The seeds that broke an invariant beyond the fixed ones, each replayed
+// as it was found (-jobs 50; issue #18). A seed runs differently once the
+// engine changed, so each fix also has an engine test that replays its
+// order of events (internal/engine/interruption_order_test.go).
+func TestSimulationRegressions(t *testing.T) {
+	for _, c := range []struct {
+		seed uint64
+		what string
+	}{
+		{1118, "a job run by another job's runner, interrupted after a forced delete, was never re-run"},
+		{1813, "a job whose machine was force-deleted during its spot warning (re-run: it was doomed)"},
+		{2430, "a delete retried against a failing provider asked GitHub to remove the runner each time"},
+		{2796, "as 1813"},
+		{2853, "as 1813"},
+	} {
+		r := Run(seedConfig(c.seed, 50), BoltBackend{Dir: t.TempDir()}, NewEngine)
+		if r.Failed() {
+			t.Errorf("seed %d (%s):\n%s", c.seed, c.what, failureReport(r, 50))
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -82,6 +83,9 @@ func (c *cloud) warn(m *machine) {
 		if err != nil {
 			w.tr.add("spot warning %s (%s): error %v", m.pid, m.name, err)
 			return
+		}
+		if result != engine.InterruptionNotOurs {
+			m.warningTaken = true
 		}
 		w.tr.add("spot warning %s (%s): %s", m.pid, m.name, result)
 	})

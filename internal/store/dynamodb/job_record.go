@@ -38,7 +38,9 @@ type jobRecord struct {
 	RunnerName     string   `dynamodbav:"runner_name,omitempty"`
 	Conclusion     string   `dynamodbav:"conclusion,omitempty"`
 	QueuedAt       string   `dynamodbav:"queued_at,omitempty"`
+	CompletedAt    string   `dynamodbav:"completed_at,omitempty"`
 	Interrupted    string   `dynamodbav:"interrupted,omitempty"`
+	InterruptFrom  string   `dynamodbav:"interrupted_since,omitempty"`
 	RerunCalls     int      `dynamodbav:"rerun_calls,omitempty"`
 	RerunAt        string   `dynamodbav:"rerun_requested_at,omitempty"`
 	RerunOutcome   string   `dynamodbav:"rerun_outcome,omitempty"`
@@ -80,7 +82,9 @@ func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue,
 		RunnerName:      j.RunnerName,
 		Conclusion:      j.Conclusion,
 		QueuedAt:        formatTime(j.QueuedAt),
+		CompletedAt:     formatTime(j.CompletedAt),
 		Interrupted:     j.Interrupted,
+		InterruptFrom:   formatTime(j.InterruptedSince),
 		RerunCalls:      j.RerunCalls,
 		RerunAt:         formatTime(j.RerunRequestedAt),
 		RerunOutcome:    j.RerunOutcome,
@@ -144,6 +148,8 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 		{&j.NextAttemptAt, rec.NextAttemptAt},
 		{&j.QueuedAt, rec.QueuedAt},
 		{&j.RerunRequestedAt, rec.RerunAt},
+		{&j.CompletedAt, rec.CompletedAt},
+		{&j.InterruptedSince, rec.InterruptFrom},
 		{&j.CreatedAt, rec.CreatedAt},
 		{&j.UpdatedAt, rec.UpdatedAt},
 		{&j.StatusChangedAt, rec.StatusChangedAt},

@@ -43,6 +43,7 @@ type instanceRecord struct {
 	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
 	Labels         []string `dynamodbav:"labels,omitempty"`
 	GitHubRunnerID int64    `dynamodbav:"github_runner_id,omitempty"`
+	RunnerRemoved  bool     `dynamodbav:"runner_removed,omitempty"`
 	NotBusySince   string   `dynamodbav:"not_busy_since,omitempty"`
 	ProviderID     string   `dynamodbav:"provider_id,omitempty"`
 	ProviderFault  string   `dynamodbav:"provider_fault,omitempty"`
@@ -88,6 +89,7 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		InstallationID:  inst.InstallationID,
 		Labels:          inst.Labels,
 		GitHubRunnerID:  inst.GitHubRunnerID,
+		RunnerRemoved:   inst.RunnerRemoved,
 		NotBusySince:    formatTime(inst.NotBusySince),
 		ProviderID:      inst.ProviderID,
 		ProviderFault:   inst.ProviderFault,
@@ -132,6 +134,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		InstallationID:   rec.InstallationID,
 		Labels:           rec.Labels,
 		GitHubRunnerID:   rec.GitHubRunnerID,
+		RunnerRemoved:    rec.RunnerRemoved,
 		ProviderID:       rec.ProviderID,
 		ProviderFault:    rec.ProviderFault,
 		Attempts:         rec.Attempts,

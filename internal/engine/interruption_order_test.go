@@ -1,0 +1,158 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/enginetest"
+	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/providers/simulated"
+)
+
+// The job an interruption owes a re-run is the job the runner ran, and it
+// is owed whatever order the interruption, the instance's delete and the
+// job's completed arrive in. Each test below is an order the fault
+// simulation found (issue #18).
+
+// runAnothersJob makes an instance for job made, and gives job ran to its
+// runner instead, as GitHub gives a queued job to any idle matching
+// runner.
+func runAnothersJob(t *testing.T, w *enginetest.World, made, ran int64) *runner.Instance {
+	t.Helper()
+	w.Deliver(enginetest.Event(runner.ActionQueued, made, ""))
+	w.Drain()
+	name := enginetest.InstanceName(made)
+	if inst := w.Instance(name); inst.Status != runner.StatusRunning || inst.ProviderID == "" {
+		t.Fatalf("instance of job %d after its create: %+v", made, inst)
+	}
+	w.GitHub.SetJob(ran, "queued", "", "")
+	w.GitHub.StartJob(ran, name)
+	w.Deliver(enginetest.Event(runner.ActionInProgress, ran, name))
+	inst := w.Instance(name)
+	if inst.ActiveJobID != ran {
+		t.Fatalf("instance %s after job %d's in_progress: %+v", name, ran, inst)
+	}
+	return inst
+}
+
+// polledNotice is a reconcile pass's notice: it names the machine.
+func polledNotice(inst *runner.Instance) engine.InterruptionNotice {
+	n := spotNotice(inst)
+	n.Instance, n.Source = inst.Name, "reconciler"
+	return n
+}
+
+// Found by the fault simulation (seed 1118 of -jobs 50 before the fix): the
+// runner made for job 3034 ran job 3016; the cloud took the machine back
+// while every poll failed; an operator force-deleted the instance; the poll
+// then found the machine, but no live instance ("not_ours"), and job 3016,
+// failed by the interruption ten minutes later, was never re-run.
+func TestInterruptionLearntAfterTheForcedDeleteReRunsTheJobTheRunnerRan(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	ctx := context.Background()
+	inst := runAnothersJob(t, w, 3034, 3016)
+	w.Provider.Interrupt(inst.ProviderID)
+	if _, err := w.Engine.ForceDelete(ctx, inst.Name); err != nil {
+		t.Fatal(err)
+	}
+	w.Drain()
+	if got := w.Instance(inst.Name); got.Status != runner.StatusDeleted {
+		t.Fatalf("instance after the forced delete: %+v", got)
+	}
+
+	interrupt(t, w, polledNotice(inst), engine.InterruptionMarked)
+	interrupt(t, w, polledNotice(inst), engine.InterruptionNotOurs) // every later poll
+	if job := w.Job(3016); job.Interrupted != inst.Name || job.Status != runner.JobServed {
+		t.Fatalf("job 3016 after the notice: %+v; want it to carry the interruption", job)
+	}
+	if job := w.Job(3034); job.Interrupted != "" {
+		t.Fatalf("job 3034, which the instance was made for but did not run: %+v; want no interruption", job)
+	}
+
+	w.GitHub.FinishJob(3016, "failure")
+	w.Deliver(failedOn(3016, inst.Name))
+	w.Deliver(failedOn(3016, inst.Name)) // redelivered
+	w.Drain()
+	if n := w.GitHub.Reruns(3016); n != 1 {
+		t.Fatalf("GitHub re-ran job 3016 %d times; want exactly 1", n)
+	}
+	if n := w.GitHub.Reruns(3034); n != 0 {
+		t.Fatalf("GitHub re-ran job 3034 %d times; it was not interrupted", n)
+	}
+}
+
+// The interruption learnt only after the job's completed (its runner lost,
+// every poll failing until then): the closed job moves to rerun, once.
+func TestInterruptionLearntAfterTheJobCompletedReRunsItOnce(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	inst := runAnothersJob(t, w, 3101, 3102)
+	w.Provider.Interrupt(inst.ProviderID)
+	w.GitHub.FinishJob(3102, "failure")
+	w.Deliver(failedOn(3102, inst.Name))
+	w.Drain()
+	if job := w.Job(3102); job.Status != runner.JobClosed {
+		t.Fatalf("job 3102 after its completed: %+v; want closed (the interruption is not known yet)", job)
+	}
+
+	interrupt(t, w, polledNotice(inst), engine.InterruptionMarked)
+	w.Drain()
+	interrupt(t, w, polledNotice(inst), engine.InterruptionNotOurs)
+	w.Drain()
+	if n := w.GitHub.Reruns(3102); n != 1 {
+		t.Fatalf("GitHub re-ran job 3102 %d times; want exactly 1", n)
+	}
+	if job := w.Job(3102); job.Status != runner.JobClosed || job.RerunOutcome != runner.RerunDone {
+		t.Fatalf("job 3102 after its re-run: %+v", job)
+	}
+}
+
+// A job that succeeded, or failed on its own before the warning, is not
+// re-run when the interruption is learnt after its completed.
+func TestInterruptionLearntAfterAJobThatDidNotFailByItIsNotReRun(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	inst := runAnothersJob(t, w, 3201, 3202)
+	w.GitHub.FinishJob(3202, "success")
+	ev := enginetest.Event(runner.ActionCompleted, 3202, inst.Name)
+	ev.Conclusion = "success"
+	w.Deliver(ev)
+	w.Drain()
+	w.Provider.Interrupt(inst.ProviderID)
+	interrupt(t, w, polledNotice(inst), engine.InterruptionNotOurs)
+	w.Drain()
+	if n := w.GitHub.Reruns(3202); n != 0 {
+		t.Fatalf("GitHub re-ran a job that succeeded %d times", n)
+	}
+}
+
+// Found by the fault simulation (seed 2430 of -jobs 50 before the fix):
+// GitHub confirmed a runner removed, the provider's delete then failed,
+// and every retry of the delete asked GitHub again — a provider failing
+// for minutes cost one job 63 GitHub calls. The removal is now recorded
+// on the instance, and a retry goes straight to the machine.
+func TestDeleteRetryDoesNotAskGitHubAgainOnceTheRunnerIsRemoved(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	ctx := context.Background()
+	w.Deliver(enginetest.Event(runner.ActionQueued, 3301, ""))
+	w.Drain()
+	name := enginetest.InstanceName(3301)
+	w.Provider.SetFaults(simulated.Faults{AlwaysFailDelete: true})
+	if _, err := w.Engine.RequestDelete(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	w.GitHub.ResetCalls()
+	w.StartWorkers(2)
+	w.WaitFor("three failed delete attempts", func() bool {
+		inst := w.Instance(name)
+		return inst.Status == runner.StatusPendingDelete && inst.Attempts >= 3
+	})
+	if got := w.Instance(name); !got.RunnerRemoved {
+		t.Fatalf("instance after failing deletes: %+v; want the runner's removal recorded", got)
+	}
+	if n := w.GitHub.Calls(ghsim.OpRemoveRunner); n != 1 {
+		t.Fatalf("the delete's retries asked GitHub to remove the runner %d times; want 1", n)
+	}
+	w.Provider.SetFaults(simulated.Faults{})
+	w.WaitStatus(name, runner.StatusDeleted)
+}
