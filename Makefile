@@ -29,7 +29,7 @@ PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
 .PHONY: all build runfleet lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
-	lint-go lint-template lambda-check template-tools \
+	lint-go lint-repo lint-template lambda-check template-tools \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
 all: build
@@ -124,9 +124,17 @@ fuzz:
 	  $(GO) test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
 	done
 
-## lint: formatting, vet, staticcheck; cfn-lint and the SAM transform of
-## template.yaml; SAM's build of every function checked
-lint: lint-go lint-template lambda-check
+## lint: formatting, vet, staticcheck; no tracked file over 1 MB and no
+## broken link in the docs; cfn-lint and the SAM transform of template.yaml;
+## SAM's build of every function checked
+lint: lint-go lint-repo lint-template lambda-check
+
+## lint-repo: no tracked file over REPO_MAX_BYTES (a committed binary stays in
+## every clone's history), and every relative link in README.md and docs/
+## resolves to a tracked file and heading (nothing outside the repository)
+REPO_MAX_BYTES ?= 1048576
+lint-repo:
+	$(GO) run ./infra/repocheck -max-bytes $(REPO_MAX_BYTES) README.md $$(git ls-files 'docs/*.md')
 
 lint-go:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \

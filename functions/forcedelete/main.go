@@ -1,8 +1,10 @@
-// Command forcedelete is the ForceDeleteFunction, invoked directly by an
-// operator with {"name": "...", "force": true}. It builds the engine with
-// the GitHub client (the runner is removed from GitHub before the delete is
-// queued) and, because the engine asks for one, a provider per pool. The
-// logic is in internal/lambdafn/work.
+// Command forcedelete is the ForceDeleteFunction, the operator's delete,
+// invoked directly with {"name": "<instance>", "force": true|false}: without
+// force a runner GitHub reports busy is refused, with force the delete
+// completes whatever GitHub or the provider say. It builds the engine's
+// operator part: the store, the queue and the GitHub client (the runner is
+// removed from GitHub before the delete is queued), and no provider: a
+// worker deletes the machine. The logic is in internal/lambdafn/work.
 package main
 
 import (

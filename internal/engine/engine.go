@@ -1,8 +1,9 @@
 // Package engine holds runfleet's use cases over its ports, split by what
 // they need: intake (what each job event changes: store + queue + pools,
-// intake.go) and work (creating and deleting instances, serving the job
-// ledger, reconciling, operator deletes: + GitHub + providers). It never
-// sees the config format, an adapter or GitHub's payload.
+// Intake), the operator's deletes (+ GitHub, Operator, forcedelete.go) and
+// work (creating and deleting instances, serving the job ledger,
+// reconciling: + GitHub + providers, Engine). It never sees the config
+// format, an adapter or GitHub's payload.
 package engine
 
 import (

@@ -1,7 +1,8 @@
 package engine_test
 
-// Each test here builds one failure a peer autoscaler is known for
-// (../shared/design/lessons-from-peers.md) and shows runfleet's outcome.
+// Each test here builds one failure a peer autoscaler (the Terraform AWS
+// runner module, GARM, actions-runner-controller) is known for, numbered as
+// in the README's guarantees table (P2, P3, …), and shows runfleet's outcome.
 
 import (
 	"context"

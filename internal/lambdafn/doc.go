@@ -10,9 +10,9 @@
 // functions/<name>/main.go hands one of them to Start, which checks the
 // function's environment (an incomplete one is the runtime's init error,
 // EnvError) before lambda.Start. A function builds its app on the first
-// invocation and reuses it while the execution
-// environment stays warm; a failed build is reported on that invocation and
-// tried again on the next, never cached.
+// invocation and reuses it while the execution environment stays warm; a
+// failed build is reported on that invocation and tried again on the next,
+// never cached.
 //
 // Every handler takes and returns the event types Lambda really sends, so
 // tests call them with real event JSON and real AWS-protocol servers.

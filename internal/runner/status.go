@@ -1,6 +1,9 @@
-// Package runner is runfleet's domain: the instance a job runs on, its
-// statuses and the one table of legal transitions between them. It imports
-// nothing from AWS, HTTP or GitHub so every adapter and use case can share it.
+// Package runner is runfleet's domain: the job that wants a runner (Job,
+// demand: the ledger), the instance made for it (Instance, supply), the
+// pool that serves it (Pool, policy: owner, labels, limits, shapes, spot
+// breaker), their statuses and the tables of legal transitions between
+// them. It imports nothing from AWS, HTTP or GitHub so every adapter and
+// use case can share it.
 package runner
 
 import (

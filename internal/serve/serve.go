@@ -1,6 +1,7 @@
 // Package serve assembles embedded mode, `runfleet serve`: one process with
-// a bbolt store and a durable local queue under store.dir, an HTTP server
-// (webhook intake, operator API, health check), queue workers and the
+// one bbolt file under store.dir holding the store and the durable work
+// queue, an HTTP server (webhook intake, operator API, status page, runner
+// bootstrap endpoints, /metrics, health check), queue workers and the
 // reconciler ticker, all over the same engine the Lambda functions use.
 package serve
 

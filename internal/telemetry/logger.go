@@ -1,6 +1,9 @@
-// Package telemetry sets up runfleet's structured logs: JSON lines through
-// log/slog, one object per event, so they can be searched by field
-// (controller_id, delivery_id, job_id, instance, pool) wherever they land.
+// Package telemetry holds runfleet's output formats. Structured logs: JSON
+// lines through log/slog, one object per event, so they can be searched by
+// field (controller_id, delivery_id, job_id, instance, pool) wherever they
+// land, or text for a person at a terminal. Metrics on Lambda: EMF, the
+// CloudWatch Embedded Metric Format writer that internal/metrics records
+// through.
 package telemetry
 
 import (

@@ -1,6 +1,6 @@
 // Package testenv gives Go tests real AWS-protocol servers: DynamoDB Local for
-// DynamoDB and a moto server for SQS, EC2, SSM, Secrets Manager and the like
-// (see shared/design/testing.md).
+// DynamoDB and a moto server for SQS, EC2, SSM, Secrets Manager and the like,
+// so that adapters are tested against the protocol they speak in production.
 //
 // Each server is started lazily, at most once per test process, on a free
 // loopback port, and is shared by every test in that process; tests isolate

@@ -1,10 +1,13 @@
 // Package webhook is runfleet's intake for GitHub webhooks: it enforces the
-// body limit, verifies the signature, decodes workflow_job payloads, drops
-// hands each job event to the engine's intake.
+// body limit, verifies the HMAC signature, answers ping, ignores every event
+// but workflow_job, decodes its payload (JSON or form-encoded) and hands
+// each job event to the engine's intake (engine.JobEventHandler). Send
+// delivers a signed webhook as GitHub does, for `runfleet webhook send` and
+// tests.
 //
 // The core, Intake.Handle, knows nothing about the transport, so net/http
-// (ServeHTTP, embedded mode) and a Lambda Function URL adapter share every
-// rule. Bad input never changes state: the engine is not called; the
+// (ServeHTTP, embedded mode) and the webhook function's Lambda Function URL
+// adapter (internal/lambdafn) share every rule. Bad input never changes state: the engine is not called; the
 // response and one warn log line say why. Delivery ids are not recorded:
 // the job ledger makes every event idempotent by conditional writes, so a
 // redelivery (same X-GitHub-Delivery) is simply processed again — which is

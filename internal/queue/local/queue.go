@@ -1,5 +1,7 @@
-// Package local is the durable work queue of embedded mode: a bbolt file of
-// its own, with delays, visibility timeouts and dead-lettering, and no polling.
+// Package local is the durable work queue of embedded mode: buckets in a
+// bbolt file, its own (Open) or the store's (OpenInDB, as `runfleet serve`
+// runs it), with delays, visibility timeouts and dead-lettering, and no
+// polling.
 //
 // A Receive with nothing to deliver parks on a waiter list. Send hands a new
 // message straight to the first waiter, once it is on disk. A message that

@@ -1,9 +1,10 @@
 // Package bolt is the embedded mode's store.Store: one bbolt file on local
 // disk, fsynced on every commit, so it is the source of truth of a
 // `runfleet serve` process. Its buckets mirror the DynamoDB single-table
-// records (see ARCHITECTURE.md, "Data"):
+// records (package dynamodb):
 //
-//	meta             the schema version and the installation id
+//	meta             the schema version, the installation id and each pool's
+//	                 spot breaker (spot_breaker/<pool>, JSON runner.SpotBreaker)
 //	instances        INSTANCE#<name>  JSON runner.Instance, deleted ones kept until ExpiresAt
 //	pools            POOL#<name>      JSON {"live": n}, the max_runners counter
 //	jobs             JOB#<id>#<attempt> JSON runner.Job, settled ones kept until ExpiresAt
@@ -14,6 +15,12 @@
 //	instance_expiry  "<expiry ms><name>" for deleted instances, and
 //	job_expiry       "<expiry ms><job key>" for settled jobs, so PurgeExpired
 //	                 reads only what is due
+//	credentials      CREDENTIALS#<name>  a runner's JIT configuration (credentials.go), and
+//	credential_expiry "<expiry ms><name>", so PurgeExpiredCredentials reads only what is due
+//
+// and, opened with OpenWithQueue as `runfleet serve` does, the work queue's
+// buckets (package local), so that an instance and its create message
+// commit together.
 //
 // bbolt allows one writer at a time; every write runs in one read-write
 // transaction, which makes each conditional write atomic with its checks.
