@@ -35,6 +35,21 @@ type GitHub struct {
 	TokenEnv  string `yaml:"token_env"`
 	// Token is resolved from TokenFile/TokenEnv at load; never in YAML.
 	Token string `yaml:"-" json:"-"`
+	// Budget paces the calls made with each credential (each App
+	// installation, the App itself, or the token) under GitHub's secondary
+	// limits; see docs/github-budget.md.
+	Budget GitHubBudget `yaml:"budget"`
+}
+
+// GitHubBudget limits one credential's calls. Zero means the default.
+type GitHubBudget struct {
+	// PointsPerMinute bounds the points spent in any 60 s window (a GET
+	// costs 1, a POST/PATCH/PUT/DELETE 5). Default 810, 90% of GitHub's
+	// 900; at most 900.
+	PointsPerMinute int `yaml:"points_per_minute"`
+	// MaxInFlight caps requests in flight per process. Default 10; at most
+	// GitHub's 100.
+	MaxInFlight int `yaml:"max_in_flight"`
 }
 
 // App is GitHub App authentication.

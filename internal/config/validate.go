@@ -66,6 +66,14 @@ func (g *GitHub) validate(p *problems) {
 	if g.BaseURL != "" {
 		checkHTTPURL(p, "github.base_url", g.BaseURL)
 	}
+	// GitHub's secondary limits: 900 points a minute, 100 requests in
+	// flight; a budget above them would be refused by GitHub.
+	if b := g.Budget.PointsPerMinute; b < 0 || b > 900 {
+		p.add("github.budget.points_per_minute", "must be 1–900 (GitHub refuses more than 900 points a minute); 0 means the default, 810")
+	}
+	if b := g.Budget.MaxInFlight; b < 0 || b > 100 {
+		p.add("github.budget.max_in_flight", "must be 1–100 (GitHub refuses more than 100 concurrent requests); 0 means the default, 10")
+	}
 	if g.App != nil {
 		if g.App.ID <= 0 {
 			p.add("github.app.id", "must be > 0 (the App's numeric id)")

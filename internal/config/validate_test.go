@@ -39,6 +39,11 @@ func TestValidationMessages(t *testing.T) {
 			[]string{"github: set only one of token_file and token_env"}},
 		{"github base url", replace(t, "  simulated: true\n", "  simulated: true\n  base_url: ghe.example.com\n"), nil,
 			[]string{`github.base_url: "ghe.example.com": must be an absolute http:// or https:// URL`}},
+		{"github budget over GitHub's limits", replace(t, "  simulated: true\n", "  simulated: true\n  budget:\n    points_per_minute: 1000\n    max_in_flight: 101\n"), nil,
+			[]string{
+				"github.budget.points_per_minute: must be 1–900 (GitHub refuses more than 900 points a minute); 0 means the default, 810",
+				"github.budget.max_in_flight: must be 1–100 (GitHub refuses more than 100 concurrent requests); 0 means the default, 10",
+			}},
 		{"github app fields", replace(t, "  simulated: true\n", "  app:\n    id: 0\n    installation_id: -1\n"), nil,
 			[]string{
 				"github.app.id: must be > 0 (the App's numeric id)",

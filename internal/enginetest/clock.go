@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 )
@@ -15,3 +16,15 @@ func (c *Clock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.L
 
 // Advance moves the clock forward by d.
 func (c *Clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// Sleep moves the clock forward by d instead of waiting, so code that
+// waits on this clock (a GitHub budget's pacing) goes at once, at the time
+// it would have gone. Concurrent sleepers each move it: time then runs
+// faster than any one of them asked, never slower.
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.Advance(d)
+	return nil
+}

@@ -140,17 +140,27 @@ type RunnerDownload struct {
 // a job. Never destroy its machine on an ordinary delete.
 var ErrRunnerBusy = errors.New("github: runner is still running a job")
 
-// RateLimitError: GitHub's primary or secondary rate limit is exhausted;
-// retry no earlier than RetryAt.
+// RateLimitError: GitHub's primary or secondary rate limit is exhausted, or
+// would be by this call; retry no earlier than RetryAt. No request was sent
+// when the client refused the call itself (a penalty GitHub imposed still
+// lasts, or Paced).
 type RateLimitError struct {
 	RetryAt   time.Time
 	Secondary bool
-	Message   string
+	// Paced: GitHub refused nothing. runfleet's own budget for the
+	// credential (internal/github/budget) holds the call until RetryAt,
+	// before GitHub would refuse it. Retrying then costs nothing: the
+	// caller should not count this as a failed attempt.
+	Paced   bool
+	Message string
 }
 
 func (e *RateLimitError) Error() string {
 	kind := "primary"
-	if e.Secondary {
+	switch {
+	case e.Paced:
+		return fmt.Sprintf("github: waiting for rate-limit budget, call goes at %s: %s", e.RetryAt.UTC().Format(time.RFC3339), e.Message)
+	case e.Secondary:
 		kind = "secondary"
 	}
 	return fmt.Sprintf("github: %s rate limit exceeded, retry at %s: %s", kind, e.RetryAt.UTC().Format(time.RFC3339), e.Message)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/budget"
 	"github.com/runfleet/runfleet/internal/github/rest"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
@@ -91,6 +92,7 @@ func GitHub(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
 			AppID:          gh.App.ID,
 			InstallationID: gh.App.InstallationID,
 			PrivateKey:     gh.App.PrivateKey,
+			Budget:         budgetLimits(gh.Budget),
 			Logger:         log,
 		})
 		if err != nil {
@@ -99,7 +101,7 @@ func GitHub(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
 		log.Info("GitHub: authenticating as an App", "app_id", gh.App.ID, "installation_id", gh.App.InstallationID, "base_url", baseURLOrDefault(gh.BaseURL))
 		return client, nil
 	case gh.Token != "":
-		client, err := rest.New(rest.Options{BaseURL: gh.BaseURL, Token: gh.Token, Logger: log})
+		client, err := rest.New(rest.Options{BaseURL: gh.BaseURL, Token: gh.Token, Budget: budgetLimits(gh.Budget), Logger: log})
 		if err != nil {
 			return nil, fieldError("github", "%v", err)
 		}
@@ -119,4 +121,10 @@ func baseURLOrDefault(u string) string {
 
 func fieldError(field, format string, args ...any) error {
 	return &config.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// budgetLimits turns the config's budget section into the client's limits
+// (zero fields keep the budget package's defaults).
+func budgetLimits(b config.GitHubBudget) budget.Limits {
+	return budget.Limits{PointsPerMinute: b.PointsPerMinute, MaxInFlight: b.MaxInFlight}
 }

@@ -18,6 +18,13 @@
 // applying the effect while answering the error, as GitHub sometimes does),
 // and count the calls a client made (Calls, CallCount).
 //
+// GitHub's secondary rate limits (points per minute per identity, requests
+// in flight, a 60 s penalty that every refused call extends) are modelled
+// but off by default, so no test is refused by them unless it asks:
+// NewServer(t, WithSecondaryLimits(SecondaryLimits{})) turns them on with
+// GitHub's numbers (900 points/min, 100 in flight), and
+// SecondaryRefusals counts the calls they refused.
+//
 // For webhook-driven tests it builds the workflow_job delivery GitHub would
 // send for a job's current state (WorkflowJobWebhook, WebhookRequest), and it
 // reads GitHub's real example payloads and REST description from the npm

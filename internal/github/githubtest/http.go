@@ -34,6 +34,7 @@ type reply struct {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	defer s.inFlight.enter(r)()
 	apiPath, prefix := stripPrefix(r.URL.Path)
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -87,7 +88,7 @@ func (s *Server) respond(req *request, apiPath string) rendered {
 }
 
 // dispatch runs the pipeline GitHub applies: authentication, the primary
-// rate limit, then the operation. Injected faults answer in the
+// rate limit, the secondary limits (when on), then the operation. Injected faults answer in the
 // operation's place, after running it when the fault applies the effect.
 func (s *Server) dispatch(req *request, call *Call) reply {
 	who, rep, ok := s.authenticate(req)
@@ -96,6 +97,9 @@ func (s *Server) dispatch(req *request, call *Call) reply {
 	}
 	req.who = who
 	if rep, limited := s.spendRateLimit(req); limited {
+		return rep
+	}
+	if rep, limited := s.spendSecondary(req, s.inFlight.count(req.http)); limited {
 		return rep
 	}
 	if f := s.takeFault(req); f != nil {

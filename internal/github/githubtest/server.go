@@ -38,6 +38,8 @@ type Server struct {
 	rateLimit     int
 	buckets       map[string]*rateBucket
 	exhaustedTill time.Time
+	secondary     *secondaryModel // nil: secondary limits off
+	inFlight      inFlight
 
 	owners       map[string]*owner // by owner key (see ownerKey)
 	runners      map[int64]*Runner // by runner id

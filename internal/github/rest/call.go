@@ -11,18 +11,15 @@ import (
 // pageSize is GitHub's largest page: the fewest calls per listing.
 const pageSize = 100
 
-// call makes one request through the installation: refused here while a
-// rate limit it was told about lasts, labelled for the counters, and its
-// error classified (see classify).
+// call makes one request through the installation, labelled for the
+// counters, and classifies its error (see classify). Its requests wait for
+// the installation's budget in the pacer, which also refuses them while a
+// rate limit GitHub reported lasts.
 func (c *Client) call(ctx context.Context, inst *installation, op string, owner github.Owner, fn func(context.Context, *gogithub.Client) (*gogithub.Response, error)) (*gogithub.Response, error) {
-	if err := inst.gate(c.now()); err != nil {
-		return nil, err
-	}
 	resp, err := fn(withOp(ctx, op), inst.gh)
 	if err != nil {
-		return resp, classify(inst, c.now(), op, owner, err)
+		return resp, classify(ctx, inst.calls, inst.mints, c.now(), op, owner, err)
 	}
-	inst.succeeded()
 	return resp, nil
 }
 

@@ -15,6 +15,7 @@
 package rest
 
 import (
+	"context"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	gogithub "github.com/google/go-github/v57/github"
 
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/budget"
 )
 
 // Options configure New. Set either the App fields (AppID, PrivateKey and
@@ -57,8 +59,16 @@ type Options struct {
 	// Logger receives debug lines (rate-limit budget) and notices (stale
 	// runners removed). Default: discard.
 	Logger *slog.Logger
+	// Budget limits each credential's requests (see internal/github/budget:
+	// points per minute, requests in flight); zero fields mean the
+	// defaults. Each installation, the App itself (token mints, installation
+	// look-ups) and a token gets its own budget with these limits.
+	Budget budget.Limits
 	// Now defaults to time.Now; rate-limit delays are measured by it.
 	Now func() time.Time
+	// Sleep waits for budget (default: a timer). A test clock whose Sleep
+	// advances its Now makes the waits instant.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Client is the GitHub port over go-github. It is safe for concurrent use;
@@ -73,6 +83,8 @@ type Client struct {
 	timeout time.Duration
 	log     *slog.Logger
 	now     func() time.Time
+	sleep   func(context.Context, time.Duration) error
+	limits  budget.Limits
 
 	telemetry telemetry
 
@@ -81,24 +93,19 @@ type Client struct {
 	appClient     *gogithub.Client // authenticates as the App itself (JWT)
 	found         map[string]int64 // owner -> discovered installation id
 	groups        map[groupKey]int64
+	budgets       map[string]*budget.Budget // by credential (budgetKey)
 }
 
 var _ github.GitHub = (*Client)(nil)
 
-// installation is one authenticated go-github client and what runfleet
-// knows about its rate limit. PAT mode has one, with id 0.
+// installation is one authenticated go-github client and the budgets its
+// requests spend. PAT mode has one, with id 0.
 type installation struct {
 	id int64
 	gh *gogithub.Client
-
-	mu sync.Mutex
-	// blockedUntil: GitHub said to wait until then; calls before it are
-	// refused here without spending a request.
-	blockedUntil     time.Time
-	blockedSecondary bool
-	// secondaryStrikes counts secondary limits in a row without a
-	// retry-after, for the exponential backoff GitHub asks for.
-	secondaryStrikes int
+	// calls is the installation's budget (the token's, with a PAT); mints
+	// the App's, which its token mints spend (nil with a PAT).
+	calls, mints *budget.Budget
 }
 
 // New builds a client. It parses the private key up front, so a bad key is
@@ -117,6 +124,9 @@ func New(opts Options) (*Client, error) {
 	case opts.InstallationID < 0:
 		return nil, errors.New("github: installation id must be ≥ 0")
 	}
+	if err := opts.Budget.WithDefaults().Validate(); err != nil {
+		return nil, fmt.Errorf("github: budget: %w", err)
+	}
 	c := &Client{
 		baseURL:       strings.TrimSpace(opts.BaseURL),
 		appID:         opts.AppID,
@@ -126,6 +136,9 @@ func New(opts Options) (*Client, error) {
 		timeout:       opts.RequestTimeout,
 		log:           opts.Logger,
 		now:           opts.Now,
+		sleep:         opts.Sleep,
+		limits:        opts.Budget,
+		budgets:       make(map[string]*budget.Budget),
 		installations: make(map[int64]*installation),
 		found:         make(map[string]int64),
 		groups:        make(map[groupKey]int64),

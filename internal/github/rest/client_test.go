@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
@@ -321,9 +322,15 @@ func TestFakeGitHubFaultsMapToThePortsErrors(t *testing.T) {
 // Calls for different installations use different tokens, from many
 // goroutines at once, each installation's client built once.
 func TestInstallationsConcurrently(t *testing.T) {
-	srv := fakeGitHub(t, githubtest.WithInstallation(888, "other-org"))
+	// The budget paces these 400 points per installation; waits on this
+	// clock are instant.
+	clock := &enginetest.Clock{}
+	srv := fakeGitHub(t, githubtest.WithInstallation(888, "other-org"), githubtest.WithClock(clock.Now))
 	srv.AddOrg("other-org")
-	c := appClient(t, srv, 0, nil)
+	c, err := rest.New(rest.Options{BaseURL: srv.GHESURL(), AppID: testAppID, PrivateKey: appKey().PrivateKeyPEM, Now: clock.Now, Sleep: clock.Sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
 	other := github.Owner{Org: "other-org", InstallationID: 888}
 	mine := github.Owner{Org: testOrg, InstallationID: testInstallationID}
 	var wg sync.WaitGroup

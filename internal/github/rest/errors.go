@@ -11,6 +11,7 @@ import (
 	gogithub "github.com/google/go-github/v57/github"
 
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/budget"
 )
 
 // classify turns what go-github (or ghinstallation, minting a token)
@@ -18,18 +19,16 @@ import (
 // rate limit, *github.PermissionError for a 403 that is not one, and
 // otherwise the error wrapped with the operation and owner — an
 // *gogithub.ErrorResponse stays reachable with errors.As (statusOf).
-// inst, when not nil, is told about rate limits so it stops calling.
-func classify(inst *installation, now time.Time, op string, owner github.Owner, err error) error {
+// b and mints are the budgets the call and its token mint spent (either
+// may be nil): their penalties say how long a rate limit lasts.
+func classify(ctx context.Context, b, mints *budget.Budget, now time.Time, op string, owner github.Owner, err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("github: %s at %s: %w", op, owner, err)
 	}
-	if rl := rateLimitOf(inst, now, err); rl != nil {
-		if inst != nil {
-			inst.block(rl)
-		}
+	if rl := rateLimitOf(ctx, b, mints, now, err); rl != nil {
 		return rl
 	}
 	var er *gogithub.ErrorResponse

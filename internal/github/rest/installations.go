@@ -41,14 +41,21 @@ func (c *Client) installation(id int64) (*installation, error) {
 	if inst := c.installations[id]; inst != nil {
 		return inst, nil
 	}
+	inst := &installation{id: id}
+	if c.key == nil {
+		inst.calls = c.budgetLocked(budgetKeyToken)
+	} else {
+		inst.calls, inst.mints = c.budgetLocked(installationBudgetKey(id)), c.budgetLocked(budgetKeyApp)
+	}
 	observed := &observer{next: c.base, telemetry: &c.telemetry, installationID: id, log: c.log}
+	paced := &pacer{next: observed, calls: inst.calls, mints: inst.mints, now: c.now}
 	var rt http.RoundTripper
 	if c.key == nil {
-		rt = &bearer{token: c.token, next: observed}
+		rt = &bearer{token: c.token, next: paced}
 	} else {
 		// One AppsTransport per installation: ghinstallation writes to it
 		// while refreshing a token, so sharing one would race.
-		rt = ghinstallation.NewFromAppsTransport(ghinstallation.NewAppsTransportFromPrivateKey(observed, c.appID, c.key), id)
+		rt = ghinstallation.NewFromAppsTransport(ghinstallation.NewAppsTransportFromPrivateKey(paced, c.appID, c.key), id)
 	}
 	gh, err := c.newGoGitHub(rt)
 	if err != nil {
@@ -58,7 +65,7 @@ func (c *Client) installation(id int64) (*installation, error) {
 		// Tokens are minted under the same API root (GHES: .../api/v3).
 		itr.BaseURL = apiRoot(gh)
 	}
-	inst := &installation{id: id, gh: gh}
+	inst.gh = gh
 	c.installations[id] = inst
 	return inst, nil
 }
@@ -84,7 +91,8 @@ func (c *Client) appGitHub() (*gogithub.Client, error) {
 		return c.appClient, nil
 	}
 	observed := &observer{next: c.base, telemetry: &c.telemetry, log: c.log}
-	gh, err := c.newGoGitHub(ghinstallation.NewAppsTransportFromPrivateKey(observed, c.appID, c.key))
+	paced := &pacer{next: observed, calls: c.budgetLocked(budgetKeyApp), now: c.now}
+	gh, err := c.newGoGitHub(ghinstallation.NewAppsTransportFromPrivateKey(paced, c.appID, c.key))
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +134,7 @@ func (c *Client) discoverInstallation(ctx context.Context, owner github.Owner) (
 		return 0, fmt.Errorf("%w: %s: the App is not installed there (install it, or set github.app.installation_id)", ErrNoInstallation, owner)
 	}
 	if err != nil {
-		return 0, classify(nil, c.now(), OpFindInstallation, owner, err)
+		return 0, classify(ctx, c.appBudget(), nil, c.now(), OpFindInstallation, owner, err)
 	}
 	id = found.GetID()
 	if id == 0 {

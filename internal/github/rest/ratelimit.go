@@ -1,7 +1,10 @@
 package rest
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,84 +14,90 @@ import (
 	gogithub "github.com/google/go-github/v57/github"
 
 	"github.com/runfleet/runfleet/internal/github"
-)
-
-// GitHub's advice when a limit gives no time to wait: at least a minute,
-// doubling while it keeps happening.
-const (
-	minRateLimitWait    = time.Minute
-	maxSecondaryBackoff = 15 * time.Minute
-	refusedUntilReset   = "not calling GitHub until the rate limit resets"
+	"github.com/runfleet/runfleet/internal/github/budget"
 )
 
 // rateLimitOf recognises every shape a rate limit takes, or returns nil:
+//   - the budget's own refusal (a penalty lasts, or the call was paced),
+//     returned as it is;
 //   - go-github's *RateLimitError: a 403 with x-ratelimit-remaining: 0, or
 //     go-github refusing locally until the reset it last saw;
-//   - go-github's *AbuseRateLimitError: a 403 secondary limit (or refused
-//     locally until its retry-after);
+//   - go-github's *AbuseRateLimitError: a 403 secondary limit;
 //   - a 429 or 403 go-github left as *ErrorResponse (v57 does not classify
-//     429): remaining 0 → primary, until x-ratelimit-reset; retry-after →
-//     secondary, that long; otherwise secondary with backoff;
-//   - the same statuses from ghinstallation while minting a token.
-func rateLimitOf(inst *installation, now time.Time, err error) *github.RateLimitError {
+//     429), and the same statuses from ghinstallation while minting a
+//     token.
+//
+// The pacer already recorded GitHub's refusal in the budget (b for API
+// calls, mints for token mints), which decided how long to wait (the
+// backoff of secondary limits in a row lives there): the error says that
+// penalty's end; the answer's own times only when no penalty is recorded
+// (go-github's local refusal of a window it saw spent).
+func rateLimitOf(ctx context.Context, b, mints *budget.Budget, now time.Time, err error) *github.RateLimitError {
+	var own *github.RateLimitError
+	if errors.As(err, &own) {
+		return own
+	}
+	rl, minting := answeredLimit(now, err)
+	if rl == nil {
+		return nil
+	}
+	if minting && mints != nil {
+		b = mints
+	}
+	if b != nil {
+		// The penalty is this answer's own (or a longer one's): the pacer
+		// recorded it a moment before, and penalties only ever extend.
+		if pen := b.Penalty(ctx); pen != nil {
+			rl.RetryAt = pen.RetryAt
+		}
+	}
+	return rl
+}
+
+// answeredLimit reads a rate limit from GitHub's answer alone; minting
+// says it answered a token mint.
+func answeredLimit(now time.Time, err error) (rl *github.RateLimitError, minting bool) {
 	var primary *gogithub.RateLimitError
 	if errors.As(err, &primary) {
 		retryAt := primary.Rate.Reset.Time
 		if retryAt.IsZero() {
-			retryAt = now.Add(minRateLimitWait)
+			retryAt = now.Add(budget.MinPenalty)
 		}
-		return &github.RateLimitError{RetryAt: retryAt, Message: primary.Message}
+		return &github.RateLimitError{RetryAt: retryAt, Message: primary.Message}, false
 	}
 	var abuse *gogithub.AbuseRateLimitError
 	if errors.As(err, &abuse) {
-		rl := &github.RateLimitError{Secondary: true, Message: abuse.Message}
+		rl := &github.RateLimitError{Secondary: true, Message: abuse.Message, RetryAt: now.Add(budget.MinPenalty)}
 		if abuse.RetryAfter != nil && *abuse.RetryAfter > 0 {
 			rl.RetryAt = now.Add(*abuse.RetryAfter)
-		} else {
-			rl.RetryAt = now.Add(inst.secondaryBackoff())
 		}
-		return rl
+		return rl, false
 	}
 	var er *gogithub.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
-		return fromResponse(inst, now, er.Response, er.Message)
+		return fromResponse(now, er.Response, er.Message), false
 	}
 	var he *ghinstallation.HTTPError
 	if errors.As(err, &he) && he.Response != nil {
-		return fromResponse(inst, now, he.Response, he.Message)
+		// ghinstallation's message is its own; GitHub's is in the body
+		// (the pacer left it readable).
+		return fromResponse(now, he.Response, he.Message+" "+peekBody(he.Response)), true
 	}
-	return nil
+	return nil, false
 }
 
 // fromResponse reads a 403/429 answer's headers.
-func fromResponse(inst *installation, now time.Time, resp *http.Response, message string) *github.RateLimitError {
-	status := resp.StatusCode
-	if status != http.StatusForbidden && status != http.StatusTooManyRequests {
-		return nil
-	}
-	h := resp.Header
-	retryAfter, hasRetryAfter := parseRetryAfter(h.Get("Retry-After"), now)
-	if h.Get("X-RateLimit-Remaining") == "0" {
-		rl := &github.RateLimitError{Message: message}
-		if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && reset > 0 {
-			rl.RetryAt = time.Unix(reset, 0)
-		} else if hasRetryAfter {
-			rl.RetryAt = now.Add(retryAfter)
-		} else {
-			rl.RetryAt = now.Add(minRateLimitWait)
-		}
-		return rl
-	}
-	secondary := hasRetryAfter || status == http.StatusTooManyRequests ||
-		strings.Contains(strings.ToLower(message), "secondary rate limit")
-	if !secondary {
+func fromResponse(now time.Time, resp *http.Response, message string) *github.RateLimitError {
+	r, limited := refusal(resp.StatusCode, resp.Header, message, now)
+	if !limited {
 		return nil // a 403 that is about permissions
 	}
-	rl := &github.RateLimitError{Secondary: true, Message: message}
-	if hasRetryAfter {
-		rl.RetryAt = now.Add(retryAfter)
-	} else {
-		rl.RetryAt = now.Add(inst.secondaryBackoff())
+	rl := &github.RateLimitError{Secondary: r.Secondary, Message: message, RetryAt: now.Add(budget.MinPenalty)}
+	switch {
+	case !r.Secondary && !r.Reset.IsZero():
+		rl.RetryAt = r.Reset
+	case r.RetryAfter > 0:
+		rl.RetryAt = now.Add(r.RetryAfter)
 	}
 	return rl
 }
@@ -108,47 +117,13 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// secondaryBackoff is the wait after a secondary limit that named none:
-// a minute, doubling with each one in a row, capped.
-func (inst *installation) secondaryBackoff() time.Duration {
-	if inst == nil {
-		return minRateLimitWait
+// peekBody reads a small error body and puts it back.
+func peekBody(resp *http.Response) string {
+	if resp.Body == nil {
+		return ""
 	}
-	inst.mu.Lock()
-	defer inst.mu.Unlock()
-	inst.secondaryStrikes++
-	d := minRateLimitWait
-	for i := 1; i < inst.secondaryStrikes && d < maxSecondaryBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxSecondaryBackoff)
-}
-
-// block makes the installation refuse calls until the limit lifts.
-func (inst *installation) block(rl *github.RateLimitError) {
-	inst.mu.Lock()
-	defer inst.mu.Unlock()
-	if rl.RetryAt.After(inst.blockedUntil) {
-		inst.blockedUntil = rl.RetryAt
-		inst.blockedSecondary = rl.Secondary
-	}
-}
-
-// gate refuses a call while a limit GitHub reported lasts: calling anyway
-// would only be refused again (and GitHub may ban an integration that keeps
-// calling through a secondary limit).
-func (inst *installation) gate(now time.Time) error {
-	inst.mu.Lock()
-	defer inst.mu.Unlock()
-	if now.Before(inst.blockedUntil) {
-		return &github.RateLimitError{RetryAt: inst.blockedUntil, Secondary: inst.blockedSecondary, Message: refusedUntilReset}
-	}
-	return nil
-}
-
-// succeeded ends a run of secondary limits.
-func (inst *installation) succeeded() {
-	inst.mu.Lock()
-	defer inst.mu.Unlock()
-	inst.secondaryStrikes = 0
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	return string(raw)
 }

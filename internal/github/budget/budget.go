@@ -1,0 +1,223 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+)
+
+// Options configure New.
+type Options struct {
+	// Name says whose budget this is in errors ("installation 777").
+	Name   string
+	Limits Limits
+	// Meter keeps the state; default a new Memory.
+	Meter Meter
+	// Now and Sleep are the clock (default time.Now and a timer). A test
+	// clock whose Sleep moves its time makes every wait instant.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Budget paces one credential's requests. It is safe for concurrent use.
+type Budget struct {
+	name   string
+	limits Limits
+	meter  Meter
+	now    func() time.Time
+	sleep  func(context.Context, time.Duration) error
+	// slots caps this process's requests in flight: a call holds one from
+	// Wait until its release.
+	slots chan struct{}
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// Stats count what the budget did since it was made.
+type Stats struct {
+	// Waits are the calls that waited (for points or a slot in flight)
+	// before going, and WaitSeconds their total wait.
+	Waits       int64
+	WaitSeconds float64
+	// Paced are the calls refused here with a paced *github.RateLimitError:
+	// their turn was further than MaxWait (or the caller's deadline), or
+	// the primary budget read 0.
+	Paced int64
+	// Held are the calls refused here while a penalty GitHub imposed
+	// lasted.
+	Held int64
+	// Refusals are GitHub's refusals (403/429 rate limits) reported with
+	// Refuse.
+	Refusals int64
+}
+
+// New makes a budget.
+func New(opts Options) (*Budget, error) {
+	l := opts.Limits.WithDefaults()
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("github budget %s: %w", opts.Name, err)
+	}
+	b := &Budget{name: opts.Name, limits: l, meter: opts.Meter, now: opts.Now, sleep: opts.Sleep, slots: make(chan struct{}, l.MaxInFlight)}
+	if b.meter == nil {
+		b.meter = &Memory{}
+	}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	if b.sleep == nil {
+		b.sleep = sleep
+	}
+	return b, nil
+}
+
+// Limits are the budget's limits, defaults filled in.
+func (b *Budget) Limits() Limits { return b.limits }
+
+// Stats returns a snapshot of the counters.
+func (b *Budget) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stats
+}
+
+// ReadyAt says when a call costing cost points could go, taking nothing:
+// now, a later time while the bucket refills, the primary reset while the
+// primary budget reads 0, or the end of a penalty. It does not know about
+// slots in flight, which free within a request's time.
+func (b *Budget) ReadyAt(ctx context.Context, cost int) (time.Time, error) {
+	now := b.now()
+	var at time.Time
+	err := b.meter.Update(ctx, func(s *State) {
+		at = s.readyAt(b.limits, now, cost)
+		if s.primaryKnown(now) && s.Remaining <= 0 {
+			at = later(at, s.Reset)
+		}
+		at = later(at, s.PenaltyUntil)
+	})
+	return at, err
+}
+
+// Wait takes cost points and a slot in flight, waiting for them, and
+// returns the function that gives the slot back when the request is done.
+// It does not wait but returns a *github.RateLimitError when the call
+// must not go: Paced when its turn is further than MaxWait or than ctx's
+// deadline, or the primary budget reads 0; not Paced while a penalty
+// GitHub imposed lasts. A cancelled ctx ends the wait with ctx's error.
+func (b *Budget) Wait(ctx context.Context, cost int) (release func(), err error) {
+	start := b.now()
+	at, seq, err := b.reserve(ctx, start, cost)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.sleepUntil(ctx, at); err != nil {
+		b.refund(cost, seq)
+		return nil, err
+	}
+	if err := b.acquire(ctx); err != nil {
+		b.refund(cost, seq)
+		return nil, err
+	}
+	if waited := b.now().Sub(start); waited > 0 {
+		b.count(func(s *Stats) { s.Waits++; s.WaitSeconds += waited.Seconds() })
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-b.slots }) }, nil
+}
+
+// reserve takes the points, or says why the call may not go.
+func (b *Budget) reserve(ctx context.Context, now time.Time, cost int) (time.Time, uint64, error) {
+	latest := now.Add(b.limits.MaxWait)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < b.limits.MaxWait {
+		latest = now.Add(time.Until(dl))
+	}
+	var at time.Time
+	var seq uint64
+	var refused *github.RateLimitError
+	err := b.meter.Update(ctx, func(s *State) {
+		at, seq, refused = time.Time{}, 0, b.check(s, now, cost, latest)
+		if refused == nil {
+			at, seq = s.take(b.limits, now, cost)
+		}
+	})
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("github budget %s: %w", b.name, err)
+	}
+	if refused != nil {
+		b.count(func(s *Stats) {
+			if refused.Paced {
+				s.Paced++
+			} else {
+				s.Held++
+			}
+		})
+		return time.Time{}, 0, refused
+	}
+	return at, seq, nil
+}
+
+// check refuses a call that may not go by latest.
+func (b *Budget) check(s *State, now time.Time, cost int, latest time.Time) *github.RateLimitError {
+	if now.Before(s.PenaltyUntil) {
+		return &github.RateLimitError{RetryAt: s.PenaltyUntil, Secondary: s.PenaltySecondary,
+			Message: fmt.Sprintf("%s: not calling GitHub until the rate limit it reported lifts (%s)", b.name, s.PenaltyMessage)}
+	}
+	if s.primaryKnown(now) && s.Remaining <= 0 {
+		return &github.RateLimitError{RetryAt: s.Reset, Paced: true,
+			Message: b.name + ": the primary rate limit has no calls left until it resets"}
+	}
+	if at := s.readyAt(b.limits, now, cost); at.After(latest) {
+		return &github.RateLimitError{RetryAt: at, Paced: true,
+			Message: fmt.Sprintf("%s: %d points per minute are spoken for until then", b.name, b.limits.PointsPerMinute)}
+	}
+	return nil
+}
+
+func (b *Budget) refund(cost int, seq uint64) {
+	now := b.now()
+	// Best effort: a refund the meter cannot record only slows the pace.
+	_ = b.meter.Update(context.Background(), func(s *State) { s.refund(b.limits, now, cost, seq) })
+}
+
+func (b *Budget) sleepUntil(ctx context.Context, at time.Time) error {
+	if d := at.Sub(b.now()); d > 0 {
+		return b.sleep(ctx, d)
+	}
+	return ctx.Err()
+}
+
+func (b *Budget) acquire(ctx context.Context) error {
+	select {
+	case b.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *Budget) count(f func(*Stats)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f(&b.stats)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

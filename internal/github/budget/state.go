@@ -1,0 +1,125 @@
+package budget
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// State is one credential's budget as a plain value, so that it can live
+// anywhere a Meter keeps it: in this process today, later in a store record
+// several Lambda invocations share by compare-and-set.
+type State struct {
+	// Points is the bucket's level at At. Negative: points already
+	// promised to calls that are waiting for their turn.
+	Points float64
+	At     time.Time
+	// Seq counts the points taken; a refund is honoured only for the
+	// latest taking (see refund).
+	Seq uint64
+
+	// PenaltyUntil: GitHub refused a call and said to wait until then.
+	// Nothing is sent to GitHub before it.
+	PenaltyUntil     time.Time
+	PenaltySecondary bool
+	PenaltyMessage   string
+	// Strikes counts secondary limits in a row that named no wait, for
+	// the exponential backoff GitHub asks for.
+	Strikes int
+
+	// Remaining is the primary budget left until Reset, as GitHub last
+	// reported it less the calls sent since. Meaningful while Reset is in
+	// the future.
+	Remaining int
+	Reset     time.Time
+}
+
+// Meter keeps a budget's State. Update applies fn to it as one atomic step.
+// fn may run more than once — a shared meter retries it when another
+// process changed the state first — so fn must depend only on its
+// argument and on values computed before Update was called.
+type Meter interface {
+	Update(ctx context.Context, fn func(*State)) error
+}
+
+// Memory is a Meter for one process.
+type Memory struct {
+	mu    sync.Mutex
+	state State
+}
+
+// Update applies fn under a lock.
+func (m *Memory) Update(_ context.Context, fn func(*State)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fn(&m.state)
+	return nil
+}
+
+// advance refills the bucket up to now. A zero state starts full.
+func (s *State) advance(l Limits, now time.Time) {
+	if s.At.IsZero() {
+		s.Points, s.At = float64(l.Burst), now
+		return
+	}
+	if now.After(s.At) {
+		s.Points = math.Min(float64(l.Burst), s.Points+l.refill()*now.Sub(s.At).Seconds())
+		s.At = now
+	}
+}
+
+// readyAt is when cost points will be in the bucket, given the promises
+// already made: now, or later by the deficit over the refill rate (rounded
+// up, so a call never goes a nanosecond early).
+func (s *State) readyAt(l Limits, now time.Time, cost int) time.Time {
+	s.advance(l, now)
+	deficit := float64(cost) - s.Points
+	if deficit <= 0 {
+		return now
+	}
+	return now.Add(time.Duration(math.Ceil(deficit / l.refill() * float64(time.Second))))
+}
+
+// take promises cost points to a call that goes at the returned time.
+func (s *State) take(l Limits, now time.Time, cost int) (time.Time, uint64) {
+	at := s.readyAt(l, now, cost)
+	s.Points -= float64(cost)
+	s.Seq++
+	if s.primaryKnown(now) {
+		s.Remaining--
+	}
+	return at, s.Seq
+}
+
+// refund gives back the points of a call that did not go — only when no
+// other call took points after it. A later call's turn was computed with
+// these points spent; giving them back to a third call would let it go
+// alongside that later one, a burst beyond the bucket. Not refunding only
+// makes the pace slower, never faster.
+func (s *State) refund(l Limits, now time.Time, cost int, seq uint64) {
+	if seq != s.Seq {
+		return
+	}
+	s.advance(l, now)
+	s.Points = math.Min(float64(l.Burst), s.Points+float64(cost))
+	if s.primaryKnown(now) {
+		s.Remaining++
+	}
+}
+
+func (s *State) primaryKnown(now time.Time) bool {
+	return !s.Reset.IsZero() && now.Before(s.Reset)
+}
+
+// observe records the primary budget an answer reported. Answers overtake
+// one another, so within one window the lower count wins; a later window
+// replaces it; an earlier one is stale.
+func (s *State) observe(now time.Time, remaining int, reset time.Time) {
+	switch {
+	case reset.Equal(s.Reset):
+		s.Remaining = min(s.Remaining, remaining)
+	case reset.After(s.Reset) || !s.primaryKnown(now):
+		s.Remaining, s.Reset = remaining, reset
+	}
+}

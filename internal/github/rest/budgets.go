@@ -1,0 +1,67 @@
+package rest
+
+import (
+	"context"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/budget"
+)
+
+// Budget keys, one per credential GitHub counts requests against.
+const (
+	budgetKeyApp   = "app"
+	budgetKeyToken = "token"
+)
+
+func installationBudgetKey(id int64) string { return "installation:" + strconv.FormatInt(id, 10) }
+
+// budgetLocked returns the credential's budget, making it the first time;
+// c.mu is held. Limits were validated in New, so making one cannot fail.
+func (c *Client) budgetLocked(key string) *budget.Budget {
+	if b := c.budgets[key]; b != nil {
+		return b
+	}
+	b, err := budget.New(budget.Options{Name: key, Limits: c.limits, Now: c.now, Sleep: c.sleep})
+	if err != nil {
+		panic("rest: budget limits were validated in New: " + err.Error())
+	}
+	c.budgets[key] = b
+	return b
+}
+
+func (c *Client) appBudget() *budget.Budget {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.budgetLocked(budgetKeyApp)
+}
+
+// Budgets returns what each credential's budget did — calls that waited
+// and for how long, calls held back (paced, or during a penalty), GitHub's
+// refusals — keyed "installation:<id>", "app" (token mints and
+// installation look-ups) or "token".
+func (c *Client) Budgets() map[string]budget.Stats {
+	c.mu.Lock()
+	budgets := maps.Clone(c.budgets)
+	c.mu.Unlock()
+	out := make(map[string]budget.Stats, len(budgets))
+	for k, b := range budgets {
+		out[k] = b.Stats()
+	}
+	return out
+}
+
+// ReadyAt says when a call of this method for owner could go without
+// waiting: now, or when its installation's budget has the points, the
+// primary budget resets, or a penalty GitHub imposed ends. It sends
+// nothing (an owner whose installation is not yet known is looked up
+// first, which is one call to GitHub).
+func (c *Client) ReadyAt(ctx context.Context, owner github.Owner, method string) (time.Time, error) {
+	inst, err := c.installationFor(ctx, owner)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return inst.calls.ReadyAt(ctx, budget.Cost(method))
+}
