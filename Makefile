@@ -84,11 +84,16 @@ chromium:
 ## test: every test, against real DynamoDB Local and moto servers it starts itself.
 ## The simulation (internal/sim) runs without the race detector, which would
 ## make its 10,000 job lifecycles over 200 seeds ten times slower; every
-## other package runs with it.
+## other package runs with it. Besides the fixed seeds it explores a window
+## of 100 seeds derived from the commit (printed; a failure prints the line
+## that replays it), so every change looks at new ground.
+SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 test: emulators chromium
 	$(GO) vet ./...
 	RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
-	$(GO) test -count=1 -timeout 20m ./internal/sim
+	@test -n "$(SIM_COMMIT)" || { echo "test: no commit to derive the explored seeds from (not a git checkout?); set SIM_COMMIT=..." >&2; exit 1; }
+	$(GO) test -count=1 -timeout 20m -v -run 'TestSimulationExplore$$' ./internal/sim -explore $(SIM_COMMIT)
+	$(GO) test -count=1 -timeout 20m -skip 'TestSimulationExplore$$' ./internal/sim
 
 ## sim: the fault simulation at scale: 1,000,000 job lifecycles (docs/reliability.md)
 sim:

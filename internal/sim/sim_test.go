@@ -21,6 +21,8 @@ var (
 	flagLifecycles = flag.Int("lifecycles", 0, "total job lifecycles to simulate; sets -seeds to lifecycles/jobs (make sim: 1000000)")
 	flagTrace      = flag.Bool("simtrace", false, "print every trace line of a -seed replay as it happens")
 	flagFirstSeed  = flag.Uint64("firstseed", 1, "the first seed TestSimulation runs (explore beyond the usual ones)")
+	flagExplore    = flag.String("explore", "", "the commit whose window of seeds TestSimulationExplore runs (default: git rev-parse HEAD)")
+	flagWindow     = flag.Int("window", 100, "how many seeds TestSimulationExplore runs")
 )
 
 // seedConfig is the configuration of one seed, the same in a run of many
@@ -56,7 +58,7 @@ func TestSimulation(t *testing.T) {
 		return
 	}
 	started := time.Now()
-	results := runSeeds(t, seeds, jobs)
+	results := runSeedsFrom(t, *flagFirstSeed, seeds, jobs)
 	total := newStats()
 	var failed []*Result
 	lifecycles := 0
@@ -94,10 +96,10 @@ func runOneSeed(t *testing.T, seed uint64, jobs int) {
 	}
 }
 
-// runSeeds runs n seeds from -firstseed on, as many at once as there are CPUs: each seed
-// is a world of its own, so running them side by side changes nothing in
-// any of them.
-func runSeeds(t *testing.T, n, jobs int) []*Result {
+// runSeedsFrom runs n seeds from first on, as many at once as there are
+// CPUs: each seed is a world of its own, so running them side by side
+// changes nothing in any of them.
+func runSeedsFrom(t *testing.T, first uint64, n, jobs int) []*Result {
 	results := make([]*Result, n)
 	next := make(chan int)
 	var done sync.WaitGroup
@@ -106,7 +108,7 @@ func runSeeds(t *testing.T, n, jobs int) []*Result {
 	for range runtime.GOMAXPROCS(0) {
 		done.Go(func() {
 			for i := range next {
-				seed := *flagFirstSeed + uint64(i)
+				seed := first + uint64(i)
 				dir := seedDir(t, seed)
 				r := Run(seedConfig(seed, jobs), BoltBackend{Dir: dir}, NewEngine)
 				if err := os.RemoveAll(dir); err != nil {
@@ -133,7 +135,7 @@ func runSeeds(t *testing.T, n, jobs int) []*Result {
 }
 
 // seedDir is a fresh directory for one seed's state file, under the test's
-// own (so it goes, whatever happens); runSeeds removes it once the seed
+// own (so it goes, whatever happens); runSeedsFrom removes it once the seed
 // is done, so a million lifecycles do not fill the disk.
 func seedDir(t *testing.T, seed uint64) string {
 	return filepath.Join(t.TempDir(), fmt.Sprintf("seed-%d", seed))
