@@ -73,7 +73,10 @@ func note(in *runner.Instance, at time.Time) string {
 	if in.Attempts > 0 {
 		parts = append(parts, fmt.Sprintf("attempt %d", in.Attempts))
 	}
-	if in.NextAttemptAt.After(at) {
+	switch {
+	case in.WaitingForGitHub.After(at):
+		parts = append(parts, "waiting for GitHub's API budget, goes "+statuspage.Relative(in.WaitingForGitHub, at))
+	case in.NextAttemptAt.After(at):
 		parts = append(parts, "retry "+statuspage.Relative(in.NextAttemptAt, at))
 	}
 	if in.ProviderFault != "" {

@@ -40,7 +40,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 			return nil, err
 		}
 		next.CreateAttempt++
-		next.NextAttemptAt = time.Time{}
+		next.NextAttemptAt, next.WaitingForGitHub = time.Time{}, time.Time{}
 		return next, nil
 	})
 	if err != nil {
@@ -68,6 +68,9 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		Labels:      claimed.Labels,
 		RunnerGroup: pool.RunnerGroup,
 	})
+	if until, wait := waitsForGitHub(err); wait {
+		return e.createWaits(ctx, log, claimed, until, err)
+	}
 	if err != nil {
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})
 	}

@@ -68,6 +68,11 @@ type Instance struct {
 	// silently stuck (lessons-from-peers P5).
 	Attempts      int       `json:"attempts"`
 	NextAttemptAt time.Time `json:"next_attempt_at,omitzero"`
+	// WaitingForGitHub is set on a pending_create instance whose create
+	// waits for GitHub's API budget — held by runfleet's pacing, or refused
+	// by GitHub's rate limit — until then. Waiting is not failing: no
+	// create attempt is used and no fault recorded.
+	WaitingForGitHub time.Time `json:"waiting_for_github,omitzero"`
 	// CreateAttempt increases each time a create is started; instance tokens
 	// name it so a token from an earlier attempt is refused.
 	CreateAttempt int `json:"create_attempt"`

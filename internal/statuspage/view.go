@@ -162,7 +162,9 @@ func instanceRows(instances []*runner.Instance, at time.Time) []instanceRow {
 			Job: in.JobID, Age: ago(in.CreatedAt, at), InStatus: ago(in.StatusChangedAt, at),
 			Fault: in.ProviderFault,
 		}
-		if in.NextAttemptAt.After(at) {
+		if in.WaitingForGitHub.After(at) {
+			row.Retry = "waiting for GitHub's API budget, goes " + Relative(in.WaitingForGitHub, at)
+		} else if in.NextAttemptAt.After(at) {
 			row.Retry = fmt.Sprintf("attempt %d, retry %s", in.Attempts, Relative(in.NextAttemptAt, at))
 		} else if in.Attempts > 0 {
 			row.Retry = fmt.Sprintf("attempt %d", in.Attempts)

@@ -49,6 +49,7 @@ type instanceRecord struct {
 	ProviderFault  string   `dynamodbav:"provider_fault,omitempty"`
 	Attempts       int      `dynamodbav:"attempts"`
 	NextAttemptAt  string   `dynamodbav:"next_attempt_at,omitempty"`
+	WaitingGitHub  string   `dynamodbav:"waiting_for_github,omitempty"`
 	CreateAttempt  int      `dynamodbav:"create_attempt"`
 	Version        int64    `dynamodbav:"version"`
 
@@ -95,6 +96,7 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		ProviderFault:   inst.ProviderFault,
 		Attempts:        inst.Attempts,
 		NextAttemptAt:   formatTime(inst.NextAttemptAt),
+		WaitingGitHub:   formatTime(inst.WaitingForGitHub),
 		CreateAttempt:   inst.CreateAttempt,
 		Version:         inst.Version,
 		CreatedAt:       formatTime(inst.CreatedAt),
@@ -147,6 +149,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		src string
 	}{
 		{&inst.NextAttemptAt, rec.NextAttemptAt},
+		{&inst.WaitingForGitHub, rec.WaitingGitHub},
 		{&inst.NotBusySince, rec.NotBusySince},
 		{&inst.InterruptedAt, rec.InterruptedAt},
 		{&inst.InterruptedSince, rec.InterruptFrom},
