@@ -14,6 +14,8 @@
 //	instance_expiry  "<expiry ms><name>" for deleted instances, and
 //	job_expiry       "<expiry ms><job key>" for settled jobs, so PurgeExpired
 //	                 reads only what is due
+//	leases           LEASE#<name>     JSON runner.Lease, one per name, released
+//	                 ones kept (free) so their version never goes back
 //
 // bbolt allows one writer at a time; every write runs in one read-write
 // transaction, which makes each conditional write atomic with its checks.
@@ -44,10 +46,12 @@ var (
 	bucketOpenJobs       = []byte("open_jobs")
 	bucketInstanceExpiry = []byte("instance_expiry")
 	bucketJobExpiry      = []byte("job_expiry")
+	bucketLeases         = []byte("leases")
 
 	allBuckets = [][]byte{
 		bucketMeta, bucketInstances, bucketPools, bucketJobs,
 		bucketLiveInstances, bucketOpenJobs, bucketInstanceExpiry, bucketJobExpiry,
+		bucketLeases,
 	}
 )
 

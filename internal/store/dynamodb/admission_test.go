@@ -139,13 +139,13 @@ func isErr(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
 
-// isJobConflict matches a *JobConflictError naming the losing write, which
-// is also store.ErrConflict.
+// isJobConflict matches a *ConflictError naming the losing job write,
+// which is also store.ErrConflict.
 func isJobConflict(key string, from runner.JobStatus, version int64) func(error) bool {
 	return func(err error) bool {
-		var conflict *store.JobConflictError
+		var conflict *store.ConflictError
 		return errors.As(err, &conflict) && errors.Is(err, store.ErrConflict) &&
-			conflict.Job == key && conflict.ExpectedStatus == from && conflict.ExpectedVersion == version
+			*conflict == *store.Expect(store.KindJob, key, from, version).Conflict()
 	}
 }
 

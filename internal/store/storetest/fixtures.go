@@ -190,8 +190,8 @@ func requireNotFound(t *testing.T, s store.Store, name string) {
 }
 
 // requireConflict checks err is a *store.ConflictError naming the write that
-// lost.
-func requireConflict(t *testing.T, err error, name string, from runner.Status, version int64) {
+// lost: its record and the status and version it expected.
+func requireConflict[S ~string](t *testing.T, err error, kind store.Kind, key string, from S, version int64) {
 	t.Helper()
 	var ce *store.ConflictError
 	if !errors.As(err, &ce) {
@@ -200,8 +200,9 @@ func requireConflict(t *testing.T, err error, name string, from runner.Status, v
 	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("errors.Is(%v, ErrConflict) is false", err)
 	}
-	if ce.Instance != name || ce.ExpectedStatus != from || ce.ExpectedVersion != version {
-		t.Fatalf("ConflictError = %+v, want instance %q status %s version %d", ce, name, from, version)
+	want := store.Expect(kind, key, from, version).Conflict()
+	if *ce != *want {
+		t.Fatalf("ConflictError = %+v, want %+v", ce, want)
 	}
 }
 

@@ -128,7 +128,7 @@ func jobStaleVersionIsConflict(t *testing.T, s store.Store) {
 
 	next, _ := stale.Transition(runner.JobServed, now())
 	err := s.UpdateJob(ctx, stale.Status, next)
-	requireJobConflict(t, err, j.Key(), runner.JobOpen, 1)
+	requireConflict(t, err, store.KindJob, j.Key(), runner.JobOpen, 1)
 	if next.Version != 1 {
 		t.Fatalf("failed update changed the caller's Version to %d", next.Version)
 	}
@@ -143,7 +143,7 @@ func jobWrongStatusIsConflict(t *testing.T, s store.Store) {
 	next := j.Clone()
 	next.Made = 1
 	err := s.UpdateJob(context.Background(), runner.JobWaiting, next)
-	requireJobConflict(t, err, j.Key(), runner.JobWaiting, 1)
+	requireConflict(t, err, store.KindJob, j.Key(), runner.JobWaiting, 1)
 	requireSameJob(t, j, mustGetJob(t, s, j.Key()))
 }
 
@@ -152,7 +152,7 @@ func jobMissingJobIsConflict(t *testing.T, s store.Store) {
 	ghost.Version = 1
 	next, _ := ghost.Transition(runner.JobServed, now())
 	err := s.UpdateJob(context.Background(), runner.JobOpen, next)
-	requireJobConflict(t, err, ghost.Key(), runner.JobOpen, 1)
+	requireConflict(t, err, store.KindJob, ghost.Key(), runner.JobOpen, 1)
 	requireJobNotFound(t, s, ghost.Key())
 }
 

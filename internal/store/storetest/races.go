@@ -49,6 +49,61 @@ func startTogether(n int, prepare func(i int), run func(i int)) {
 	done.Wait()
 }
 
+// race is one contended write, the same for every record kind: racers
+// writers, each prepared (its read and decision) before all of them write
+// at once. Exactly one must win; every other must fail with an error lost
+// accepts.
+type race struct {
+	prepare func(i int) error
+	write   func(i int) error
+	lost    func(err error) bool
+}
+
+// run starts the race and returns the winner's index.
+func (r race) run(t *testing.T) int {
+	t.Helper()
+	errs := make([]error, racers)
+	startTogether(racers, func(i int) {
+		if r.prepare != nil {
+			errs[i] = r.prepare(i)
+		}
+	}, func(i int) {
+		if errs[i] == nil {
+			errs[i] = r.write(i)
+		}
+	})
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("racers %d and %d both won", winner, i)
+		case err == nil:
+			winner = i
+		case !r.lost(err):
+			t.Fatalf("racer %d lost with an unexpected error: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no racer won")
+	}
+	return winner
+}
+
+// isConflict accepts the *store.ConflictError of a write that expected
+// the record key at status from and version.
+func isConflict[S ~string](kind store.Kind, key string, from S, version int64) func(error) bool {
+	want := store.Expect(kind, key, from, version).Conflict()
+	return func(err error) bool {
+		var ce *store.ConflictError
+		return errors.As(err, &ce) && errors.Is(err, store.ErrConflict) && *ce == *want
+	}
+}
+
+// is accepts errors matching target.
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
 // Every racer reads version 1, then all compare-and-set at once, each to a
 // different next state: exactly one wins and its write is what is stored.
 func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
@@ -58,40 +113,22 @@ func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
 
 	targets := append([]runner.Status{runner.StatusPendingCreate}, runner.NextStatuses(runner.StatusPendingCreate)...)
 	writes := make([]*runner.Instance, racers)
-	errs := make([]error, racers)
-	startTogether(racers, func(i int) {
-		read, err := s.GetInstance(ctx, inst.Name)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		next, err := read.Transition(targets[i%len(targets)], now())
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		next.ProviderFault = fmt.Sprintf("racer %d", i)
-		writes[i] = next
-	}, func(i int) {
-		if writes[i] != nil {
-			errs[i] = s.UpdateInstance(ctx, runner.StatusPendingCreate, writes[i])
-		}
-	})
-
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("racers %d and %d both won", winner, i)
-		case err == nil:
-			winner = i
-		default:
-			requireConflict(t, err, inst.Name, runner.StatusPendingCreate, 1)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no racer won")
-	}
+	winner := race{
+		prepare: func(i int) error {
+			read, err := s.GetInstance(ctx, inst.Name)
+			if err != nil {
+				return err
+			}
+			writes[i], err = read.Transition(targets[i%len(targets)], now())
+			if err != nil {
+				return err
+			}
+			writes[i].ProviderFault = fmt.Sprintf("racer %d", i)
+			return nil
+		},
+		write: func(i int) error { return s.UpdateInstance(ctx, runner.StatusPendingCreate, writes[i]) },
+		lost:  isConflict(store.KindInstance, inst.Name, runner.StatusPendingCreate, 1),
+	}.run(t)
 	got := mustGet(t, s, inst.Name)
 	if got.Version != 2 {
 		t.Fatalf("final Version = %d, want 2", got.Version)
@@ -103,22 +140,10 @@ func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
 // The same queued job arriving many times at once makes one instance.
 func raceSameNameCreatedOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	errs := make([]error, racers)
-	startTogether(racers, func(int) {}, func(i int) {
-		errs[i] = s.CreateInstance(ctx, admit(newInstance("p", 1), roomy))
-	})
-	created := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			created++
-		case !errors.Is(err, store.ErrAlreadyExists):
-			t.Fatalf("unexpected error: %v", err)
-		}
-	}
-	if created != 1 {
-		t.Fatalf("%d creates of one name succeeded, want 1", created)
-	}
+	race{
+		write: func(int) error { return s.CreateInstance(ctx, admit(newInstance("p", 1), roomy)) },
+		lost:  is(store.ErrAlreadyExists),
+	}.run(t)
 	requireUsage(t, s, "p", 1)
 }
 
@@ -210,24 +235,15 @@ func raceConcurrentDeleteReleasesOnce(t *testing.T, s store.Store) {
 	mustCreate(t, s, victim, roomy)
 	deleting := mustMove(t, s, victim.Name, runner.StatusPendingDelete, runner.StatusDeleting)
 
-	errs := make([]error, racers)
-	startTogether(racers, func(int) {}, func(i int) {
-		next, err := deleting.Transition(runner.StatusDeleted, now())
-		if err == nil {
-			err = s.UpdateInstance(ctx, runner.StatusDeleting, next)
-		}
-		errs[i] = err
-	})
-	won := 0
-	for _, err := range errs {
-		if err == nil {
-			won++
-		} else if !errors.Is(err, store.ErrConflict) {
-			t.Fatalf("unexpected error: %v", err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d writers moved the instance to deleted, want 1", won)
-	}
+	race{
+		write: func(int) error {
+			next, err := deleting.Transition(runner.StatusDeleted, now())
+			if err != nil {
+				return err
+			}
+			return s.UpdateInstance(ctx, runner.StatusDeleting, next)
+		},
+		lost: is(store.ErrConflict),
+	}.run(t)
 	requireUsage(t, s, "p", 1)
 }

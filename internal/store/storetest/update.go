@@ -51,7 +51,7 @@ func updateStaleVersionIsConflict(t *testing.T, s store.Store) {
 
 	next, _ := stale.Transition(runner.StatusCreating, now())
 	err := s.UpdateInstance(ctx, stale.Status, next)
-	requireConflict(t, err, inst.Name, runner.StatusPendingCreate, 1)
+	requireConflict(t, err, store.KindInstance, inst.Name, runner.StatusPendingCreate, 1)
 	if next.Version != 1 {
 		t.Fatalf("failed update changed the caller's Version to %d", next.Version)
 	}
@@ -66,7 +66,7 @@ func updateWrongStatusIsConflict(t *testing.T, s store.Store) {
 	next := inst.Clone()
 	next.Status = runner.StatusStopped
 	err := s.UpdateInstance(context.Background(), runner.StatusRunning, next)
-	requireConflict(t, err, inst.Name, runner.StatusRunning, 1)
+	requireConflict(t, err, store.KindInstance, inst.Name, runner.StatusRunning, 1)
 	requireSameInstance(t, inst, mustGet(t, s, inst.Name))
 }
 
@@ -75,7 +75,7 @@ func updateMissingInstanceIsConflict(t *testing.T, s store.Store) {
 	ghost.Version = 1
 	next, _ := ghost.Transition(runner.StatusCreating, now())
 	err := s.UpdateInstance(context.Background(), runner.StatusPendingCreate, next)
-	requireConflict(t, err, ghost.Name, runner.StatusPendingCreate, 1)
+	requireConflict(t, err, store.KindInstance, ghost.Name, runner.StatusPendingCreate, 1)
 	requireNotFound(t, s, ghost.Name)
 	requireUsage(t, s, "p", 0)
 }
