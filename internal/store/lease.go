@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
@@ -34,4 +35,57 @@ type Leases interface {
 	// GetLease returns the stored lease; a name never written reads as a
 	// free lease at Version 0, never an error.
 	GetLease(ctx context.Context, name string) (*runner.Lease, error)
+}
+
+// ChangeLease is the one primitive an adapter gives the lease operations:
+// read the lease name (a free one at Version 0 when none is stored), let
+// decide make its next record (nil: nothing to write) and write that at
+// the next version, compare-and-set on the version read. It returns what
+// it wrote (nil when nothing).
+type ChangeLease func(ctx context.Context, name string, decide func(cur *runner.Lease) (*runner.Lease, error)) (*runner.Lease, error)
+
+// NewLeases implements Leases over an adapter's change and read of one
+// lease record, so that every adapter asks the domain the same questions
+// (runner.Lease.Acquire, Renew, Release) and differs only in how it writes
+// the answer. An adapter embeds the result.
+func NewLeases(change ChangeLease, get func(ctx context.Context, name string) (*runner.Lease, error)) Leases {
+	return leases{change: change, get: get}
+}
+
+type leases struct {
+	change ChangeLease
+	get    func(ctx context.Context, name string) (*runner.Lease, error)
+}
+
+func (l leases) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (*runner.Lease, error) {
+	if name == "" {
+		return nil, errors.New("store: acquire lease: empty name")
+	}
+	return l.change(ctx, name, func(cur *runner.Lease) (*runner.Lease, error) {
+		return cur.Acquire(holder, ttl, now)
+	})
+}
+
+func (l leases) RenewLease(ctx context.Context, held *runner.Lease, ttl time.Duration, now time.Time) (*runner.Lease, error) {
+	if held == nil || held.Name == "" {
+		return nil, errors.New("store: renew lease: no lease")
+	}
+	return l.change(ctx, held.Name, func(cur *runner.Lease) (*runner.Lease, error) {
+		return cur.Renew(held, ttl, now)
+	})
+}
+
+func (l leases) ReleaseLease(ctx context.Context, held *runner.Lease) error {
+	if held == nil || held.Name == "" {
+		return errors.New("store: release lease: no lease")
+	}
+	_, err := l.change(ctx, held.Name, func(cur *runner.Lease) (*runner.Lease, error) {
+		next, _ := cur.Release(held)
+		return next, nil
+	})
+	return err
+}
+
+func (l leases) GetLease(ctx context.Context, name string) (*runner.Lease, error) {
+	return l.get(ctx, name)
 }

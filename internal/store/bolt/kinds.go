@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -25,6 +26,9 @@ type recordKind[R any] struct {
 	// state is what a compare-and-set compares: the status ("" for kinds
 	// without one) and the version.
 	state func(*R) (status string, version int64)
+	// zero is the record of a name never written, for kinds that read
+	// one as a zero record rather than as not found.
+	zero func(name string) *R
 }
 
 var (
@@ -41,10 +45,12 @@ var (
 	spotBreakerKind = recordKind[runner.SpotBreaker]{
 		kind: store.KindSpotBreaker, bucket: bucketMeta, prefix: "spot_breaker/",
 		state: func(r *runner.SpotBreaker) (string, int64) { return "", r.Version },
+		zero:  func(pool string) *runner.SpotBreaker { return &runner.SpotBreaker{Pool: pool} },
 	}
 	leaseKind = recordKind[runner.Lease]{
 		kind: store.KindLease, bucket: bucketLeases,
 		state: func(r *runner.Lease) (string, int64) { return "", r.Version },
+		zero:  func(name string) *runner.Lease { return &runner.Lease{Name: name} },
 	}
 )
 
@@ -76,6 +82,19 @@ func (k recordKind[R]) load(s *Store, name string) (*R, error) {
 		return err
 	})
 	return r, err
+}
+
+// find is load for kinds with a zero record: a name never written reads
+// as its zero record.
+func (k recordKind[R]) find(ctx context.Context, s *Store, name string) (*R, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: %s %s: %w", k.kind, name, err)
+	}
+	r, err := k.load(s, name)
+	if err != nil || r != nil {
+		return r, err
+	}
+	return k.zero(name), nil
 }
 
 func (k recordKind[R]) put(tx *bbolt.Tx, name string, r *R) error {

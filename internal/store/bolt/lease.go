@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -13,66 +12,21 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-var _ store.Leases = (*Store)(nil)
-
-// AcquireLease implements store.Leases.
-func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (*runner.Lease, error) {
-	return s.changeLease(ctx, name, func(cur *runner.Lease) (*runner.Lease, error) {
-		return cur.Acquire(holder, ttl, now)
+// leases gives a Store its store.Leases (embedded), over changeLease.
+func (s *Store) leases() store.Leases {
+	return store.NewLeases(s.changeLease, func(ctx context.Context, name string) (*runner.Lease, error) {
+		return leaseKind.find(ctx, s, name)
 	})
 }
 
-// RenewLease implements store.Leases.
-func (s *Store) RenewLease(ctx context.Context, held *runner.Lease, ttl time.Duration, now time.Time) (*runner.Lease, error) {
-	if held == nil {
-		return nil, errors.New("bolt: renew lease: nil lease")
-	}
-	return s.changeLease(ctx, held.Name, func(cur *runner.Lease) (*runner.Lease, error) {
-		return cur.Renew(held, ttl, now)
-	})
-}
-
-// ReleaseLease implements store.Leases.
-func (s *Store) ReleaseLease(ctx context.Context, held *runner.Lease) error {
-	if held == nil {
-		return errors.New("bolt: release lease: nil lease")
-	}
-	_, err := s.changeLease(ctx, held.Name, func(cur *runner.Lease) (*runner.Lease, error) {
-		next, ok := cur.Release(held)
-		if !ok {
-			return nil, errNoChange
-		}
-		return next, nil
-	})
-	if errors.Is(err, errNoChange) {
-		return nil
-	}
-	return err
-}
-
-// GetLease implements store.Leases.
-func (s *Store) GetLease(ctx context.Context, name string) (*runner.Lease, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bolt: lease %s: %w", name, err)
-	}
-	l, err := leaseKind.load(s, name)
-	if err != nil || l != nil {
-		return l, err
-	}
-	return &runner.Lease{Name: name}, nil
-}
-
-// changeLease reads, decides and writes the lease in one transaction, so
-// no other writer can come between the read and the write; the write is
-// still the kind's compare-and-set, as for every record. decide runs
-// inside the transaction, possibly more than once: it may only use what
-// it is given (the caller's now, not the clock).
+// changeLease is store.ChangeLease in one transaction, so no other writer
+// can come between the read and the write; the write is still the kind's
+// compare-and-set, as for every record. decide runs inside the
+// transaction, possibly more than once: it may only use what it is given
+// (the caller's now, not the clock).
 func (s *Store) changeLease(ctx context.Context, name string, decide func(cur *runner.Lease) (*runner.Lease, error)) (*runner.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bolt: lease %s: %w", name, err)
-	}
-	if name == "" {
-		return nil, errors.New("bolt: lease: empty name")
 	}
 	var written *runner.Lease
 	err := s.update(func(tx *bbolt.Tx) error {
@@ -82,14 +36,14 @@ func (s *Store) changeLease(ctx context.Context, name string, decide func(cur *r
 			return err
 		}
 		if cur == nil {
-			cur = &runner.Lease{Name: name}
+			cur = leaseKind.zero(name)
 		}
 		next, err := decide(cur)
 		if err != nil {
-			if err == errNoChange {
-				return err
-			}
 			return boltcommit.Unchanged(err)
+		}
+		if next == nil {
+			return errNoChange
 		}
 		record := *next
 		record.Version = cur.Version + 1
@@ -99,6 +53,9 @@ func (s *Store) changeLease(ctx context.Context, name string, decide func(cur *r
 		written = &record
 		return nil
 	})
+	if errors.Is(err, errNoChange) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

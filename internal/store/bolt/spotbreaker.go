@@ -12,14 +12,7 @@ import (
 
 // GetSpotBreaker implements store.SpotBreakers.
 func (s *Store) GetSpotBreaker(ctx context.Context, pool string) (*runner.SpotBreaker, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bolt: spot breaker %s: %w", pool, err)
-	}
-	b, err := spotBreakerKind.load(s, pool)
-	if err != nil || b != nil {
-		return b, err
-	}
-	return &runner.SpotBreaker{Pool: pool}, nil
+	return spotBreakerKind.find(ctx, s, pool)
 }
 
 // PutSpotBreaker implements store.SpotBreakers.

@@ -57,6 +57,8 @@ var (
 
 // Store is a store.Store kept in one bbolt file.
 type Store struct {
+	// Leases are the generic lease operations over changeLease.
+	store.Leases
 	db      *bbolt.DB
 	commits *boltcommit.Committer
 	now     func() time.Time
@@ -106,7 +108,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, commits: boltcommit.New(db), now: o.now}, nil
+	s := &Store{db: db, commits: boltcommit.New(db), now: o.now}
+	s.Leases = s.leases()
+	return s, nil
 }
 
 // openDB applies the options and opens the file with the store's schema.

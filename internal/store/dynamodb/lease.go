@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -23,56 +22,16 @@ var leaseKind = documentKind[runner.Lease]{
 	version: func(l *runner.Lease) int64 { return l.Version },
 }
 
-var _ store.Leases = (*Store)(nil)
-
 // maxLeaseConflicts bounds the re-reads after a lost compare-and-set. A
 // lost race means another holder has just written, so the first re-read
 // decides (usually ErrLeaseHeld); more means the lease is being written in
 // a loop.
 const maxLeaseConflicts = 4
 
-// AcquireLease implements store.Leases.
-func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (*runner.Lease, error) {
-	return s.changeLease(ctx, name, func(cur *runner.Lease) (*runner.Lease, error) {
-		return cur.Acquire(holder, ttl, now)
-	})
-}
-
-// RenewLease implements store.Leases.
-func (s *Store) RenewLease(ctx context.Context, held *runner.Lease, ttl time.Duration, now time.Time) (*runner.Lease, error) {
-	if held == nil {
-		return nil, errors.New("renew lease: nil lease")
-	}
-	return s.changeLease(ctx, held.Name, func(cur *runner.Lease) (*runner.Lease, error) {
-		return cur.Renew(held, ttl, now)
-	})
-}
-
-// ReleaseLease implements store.Leases.
-func (s *Store) ReleaseLease(ctx context.Context, held *runner.Lease) error {
-	if held == nil {
-		return errors.New("release lease: nil lease")
-	}
-	_, err := s.changeLease(ctx, held.Name, func(cur *runner.Lease) (*runner.Lease, error) {
-		next, _ := cur.Release(held)
-		return next, nil
-	})
-	return err
-}
-
-// GetLease implements store.Leases.
-func (s *Store) GetLease(ctx context.Context, name string) (*runner.Lease, error) {
-	return leaseKind.get(ctx, s, name)
-}
-
-// changeLease reads the lease, lets decide make its next record (nil:
-// nothing to write) and writes that compare-and-set on the version read;
-// a lost race is read and decided again. (bolt decides inside its
-// transaction and needs no loop.)
+// changeLease is store.ChangeLease: read, decide, and write
+// compare-and-set on the version read; a lost race is read and decided
+// again. (bolt decides inside its transaction and needs no loop.)
 func (s *Store) changeLease(ctx context.Context, name string, decide func(cur *runner.Lease) (*runner.Lease, error)) (*runner.Lease, error) {
-	if name == "" {
-		return nil, errors.New("lease: empty name")
-	}
 	for range maxLeaseConflicts {
 		cur, err := leaseKind.get(ctx, s, name)
 		if err != nil {

@@ -42,23 +42,11 @@ func raceOneJobWinnerPerVersion(t *testing.T, s store.Store) {
 	mustCreateJob(t, s, j)
 
 	targets := runner.AllJobStatuses
-	writes := make([]*runner.Job, racers)
-	winner := race{
-		prepare: func(i int) error {
-			read, err := s.GetJob(ctx, j.Key())
-			if err != nil {
-				return err
-			}
-			writes[i], err = read.Transition(targets[i%len(targets)], now())
-			if err != nil {
-				return err
-			}
-			writes[i].RunnerName = fmt.Sprintf("racer-%d", i)
-			return nil
-		},
-		write: func(i int) error { return s.UpdateJob(ctx, runner.JobOpen, writes[i]) },
-		lost:  isConflict(store.KindJob, j.Key(), runner.JobOpen, 1),
-	}.run(t)
+	writes, winner := versionRace(t,
+		func() (*runner.Job, error) { return s.GetJob(ctx, j.Key()) },
+		toTargets(targets, func(next *runner.Job, i int) { next.RunnerName = fmt.Sprintf("racer-%d", i) }),
+		func(next *runner.Job) error { return s.UpdateJob(ctx, runner.JobOpen, next) },
+		isConflict(store.KindJob, j.Key(), runner.JobOpen, 1))
 	got := mustGetJob(t, s, j.Key())
 	if got.Version != 2 {
 		t.Fatalf("final Version = %d, want 2", got.Version)

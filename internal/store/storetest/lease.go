@@ -55,6 +55,15 @@ func requireLease(t *testing.T, s store.Store, want *runner.Lease) {
 	}
 }
 
+// requireAs checks err is an E that matches sentinel and that ok accepts.
+func requireAs[E error](t *testing.T, err, sentinel error, ok func(E) bool) {
+	t.Helper()
+	var e E
+	if !errors.As(err, &e) || !errors.Is(err, sentinel) || !ok(e) {
+		t.Fatalf("got %v, want a %T matching %v", err, e, sentinel)
+	}
+}
+
 func requireLeaseError(t *testing.T, err, target error) {
 	t.Helper()
 	if !errors.Is(err, target) {
@@ -76,10 +85,9 @@ func leaseHeldIsRefused(t *testing.T, s store.Store) {
 	t0 := leaseClock()
 	a := mustAcquire(t, s, "reconciler", "replica-a", t0)
 	_, err := s.AcquireLease(context.Background(), "reconciler", "replica-b", leaseTTL, t0.Add(leaseTTL-time.Millisecond))
-	var held *runner.LeaseHeldError
-	if !errors.As(err, &held) || !errors.Is(err, runner.ErrLeaseHeld) || held.Holder != "replica-a" || !held.ExpiresAt.Equal(a.ExpiresAt) {
-		t.Fatalf("acquire of a held lease: %v, want a *LeaseHeldError naming replica-a until %s", err, a.ExpiresAt)
-	}
+	requireAs(t, err, runner.ErrLeaseHeld, func(e *runner.LeaseHeldError) bool {
+		return e.Name == "reconciler" && e.Holder == "replica-a" && e.ExpiresAt.Equal(a.ExpiresAt)
+	})
 	requireLease(t, s, a)
 }
 
@@ -137,10 +145,9 @@ func leaseStaleRenewFails(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	_, err = s.RenewLease(ctx, a, leaseTTL, t0.Add(2*time.Second))
-	var lost *runner.LeaseLostError
-	if !errors.As(err, &lost) || !errors.Is(err, runner.ErrLeaseLost) || lost.Holder != "replica-a" || lost.Version != a.Version {
-		t.Fatalf("renew from a stale version: %v, want a *LeaseLostError of replica-a at version %d", err, a.Version)
-	}
+	requireAs(t, err, runner.ErrLeaseLost, func(e *runner.LeaseLostError) bool {
+		return *e == runner.LeaseLostError{Name: "budget/app-1", Holder: "replica-a", Version: a.Version}
+	})
 	requireLease(t, s, renewed)
 }
 
@@ -219,7 +226,9 @@ func raceStaleRenewAgainstAcquirers(t *testing.T, s store.Store) {
 			}
 			return err
 		},
-		lost: func(err error) bool { return errors.Is(err, runner.ErrLeaseHeld) || errors.Is(err, runner.ErrLeaseLost) },
+		lost: func(err error) bool {
+			return errors.Is(err, runner.ErrLeaseHeld) || errors.Is(err, runner.ErrLeaseLost)
+		},
 	}.run(t)
 	requireLease(t, s, won[winner])
 }

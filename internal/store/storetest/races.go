@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -104,6 +105,40 @@ func is(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
 
+// versionRace is the race of every record kind's compare-and-set: each
+// racer reads the record, makes its own next version of it (next), and all
+// write at once; exactly one wins, the others lose as lost allows. It
+// returns what each racer meant to write, and the winner.
+func versionRace[R any](t *testing.T, read func() (*R, error), next func(i int, read *R) (*R, error), write func(*R) error, lost func(error) bool) ([]*R, int) {
+	t.Helper()
+	writes := make([]*R, racers)
+	winner := race{
+		prepare: func(i int) error {
+			cur, err := read()
+			if err == nil {
+				writes[i], err = next(i, cur)
+			}
+			return err
+		},
+		write: func(i int) error { return write(writes[i]) },
+		lost:  lost,
+	}.run(t)
+	return writes, winner
+}
+
+// toTargets is versionRace's next for kinds with a status: racer i moves
+// the record it read to targets[i mod len(targets)] (runner's one
+// transition check decides what is legal), and tag marks the write as its.
+func toTargets[R interface{ Transition(S, time.Time) (R, error) }, S any](targets []S, tag func(next R, i int)) func(int, R) (R, error) {
+	return func(i int, read R) (R, error) {
+		next, err := read.Transition(targets[i%len(targets)], now())
+		if err == nil {
+			tag(next, i)
+		}
+		return next, err
+	}
+}
+
 // Every racer reads version 1, then all compare-and-set at once, each to a
 // different next state: exactly one wins and its write is what is stored.
 func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
@@ -112,23 +147,11 @@ func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
 	mustCreate(t, s, inst, roomy)
 
 	targets := append([]runner.Status{runner.StatusPendingCreate}, runner.NextStatuses(runner.StatusPendingCreate)...)
-	writes := make([]*runner.Instance, racers)
-	winner := race{
-		prepare: func(i int) error {
-			read, err := s.GetInstance(ctx, inst.Name)
-			if err != nil {
-				return err
-			}
-			writes[i], err = read.Transition(targets[i%len(targets)], now())
-			if err != nil {
-				return err
-			}
-			writes[i].ProviderFault = fmt.Sprintf("racer %d", i)
-			return nil
-		},
-		write: func(i int) error { return s.UpdateInstance(ctx, runner.StatusPendingCreate, writes[i]) },
-		lost:  isConflict(store.KindInstance, inst.Name, runner.StatusPendingCreate, 1),
-	}.run(t)
+	writes, winner := versionRace(t,
+		func() (*runner.Instance, error) { return s.GetInstance(ctx, inst.Name) },
+		toTargets(targets, func(next *runner.Instance, i int) { next.ProviderFault = fmt.Sprintf("racer %d", i) }),
+		func(next *runner.Instance) error { return s.UpdateInstance(ctx, runner.StatusPendingCreate, next) },
+		isConflict(store.KindInstance, inst.Name, runner.StatusPendingCreate, 1))
 	got := mustGet(t, s, inst.Name)
 	if got.Version != 2 {
 		t.Fatalf("final Version = %d, want 2", got.Version)

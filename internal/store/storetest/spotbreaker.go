@@ -93,20 +93,15 @@ func spotBreakerPoolsAreSeparate(t *testing.T, s store.Store) {
 // read (here: none stored yet), make one write; the others re-read.
 func raceOneSpotBreakerWinnerPerVersion(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	writes := make([]*runner.SpotBreaker, racers)
-	winner := race{
-		prepare: func(i int) error {
-			read, err := s.GetSpotBreaker(ctx, "spot-pool")
-			if err != nil {
-				return err
-			}
-			writes[i] = read.Clone()
-			writes[i].Recent = []runner.SpotInterruption{{Instance: fmt.Sprintf("racer-%d", i), At: now()}}
-			return nil
+	writes, winner := versionRace(t,
+		func() (*runner.SpotBreaker, error) { return s.GetSpotBreaker(ctx, "spot-pool") },
+		func(i int, read *runner.SpotBreaker) (*runner.SpotBreaker, error) {
+			next := read.Clone()
+			next.Recent = []runner.SpotInterruption{{Instance: fmt.Sprintf("racer-%d", i), At: now()}}
+			return next, nil
 		},
-		write: func(i int) error { return s.PutSpotBreaker(ctx, writes[i]) },
-		lost:  isConflict(store.KindSpotBreaker, "spot-pool", "", 0),
-	}.run(t)
+		func(next *runner.SpotBreaker) error { return s.PutSpotBreaker(ctx, next) },
+		isConflict(store.KindSpotBreaker, "spot-pool", "", 0))
 	got, err := s.GetSpotBreaker(ctx, "spot-pool")
 	if err != nil {
 		t.Fatal(err)
