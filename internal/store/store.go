@@ -66,7 +66,7 @@ type Jobs interface {
 	// UpdateJob replaces the stored job with next if, and only if, the
 	// stored one still has status `from` and version next.Version; the
 	// transition must be legal (runner.CanJobTransition) or an
-	// *runner.IllegalJobTransitionError is returned before anything is
+	// *runner.IllegalTransitionError is returned before anything is
 	// written. On success next.Version is incremented. A lost race returns a
 	// *ConflictError.
 	UpdateJob(ctx context.Context, from runner.JobStatus, next *runner.Job) error

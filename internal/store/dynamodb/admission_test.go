@@ -128,9 +128,9 @@ func TestAdmissionChecksTheJobTransition(t *testing.T) {
 	job := testJob("p", 1)
 	job.Status = runner.JobServed
 	err := s.CreateInstance(context.Background(), withJob(testInstance("p", 1), 10, job, runner.JobClosed))
-	var illegal *runner.IllegalJobTransitionError
+	var illegal *runner.IllegalTransitionError
 	if !errors.As(err, &illegal) {
-		t.Fatalf("got %v, want an *IllegalJobTransitionError", err)
+		t.Fatalf("got %v, want an *IllegalTransitionError", err)
 	}
 	requireUsage(t, s, "p", 0)
 }

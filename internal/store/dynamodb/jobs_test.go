@@ -58,9 +58,9 @@ func TestUpdateJobIsCompareAndSet(t *testing.T) {
 
 	illegal, _ := job.Transition(runner.JobServed, time.Now())
 	illegal.Status = runner.JobOpen
-	var bad *runner.IllegalJobTransitionError
+	var bad *runner.IllegalTransitionError
 	if err := s.UpdateJob(ctx, runner.JobClosed, illegal); !errors.As(err, &bad) {
-		t.Fatalf("closed -> open: got %v, want an *IllegalJobTransitionError", err)
+		t.Fatalf("closed -> open: got %v, want an *IllegalTransitionError", err)
 	}
 
 	served := mustMoveJob(t, s, job, runner.JobServed)

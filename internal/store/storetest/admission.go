@@ -194,9 +194,9 @@ func admissionIllegalJobTransitionWritesNothing(t *testing.T, s store.Store) {
 	inst, next := nextInstanceFor(served)
 	next.Status = runner.JobOpen
 	a := store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobServed}
-	var ite *runner.IllegalJobTransitionError
+	var ite *runner.IllegalTransitionError
 	if err := s.CreateInstance(context.Background(), a); !errors.As(err, &ite) {
-		t.Fatalf("admission reopening a served job: got %v, want *runner.IllegalJobTransitionError", err)
+		t.Fatalf("admission reopening a served job: got %v, want *runner.IllegalTransitionError", err)
 	}
 	requireNothingAdmitted(t, s, a, served.Version, 0)
 	requireSameJob(t, served, mustGetJob(t, s, j.Key()))

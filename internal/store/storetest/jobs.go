@@ -167,12 +167,12 @@ func jobIllegalTransitionWritesNothing(t *testing.T, s store.Store) {
 		next := served.Clone()
 		next.Status = to
 		err := s.UpdateJob(ctx, runner.JobServed, next)
-		var ite *runner.IllegalJobTransitionError
+		var ite *runner.IllegalTransitionError
 		if !errors.As(err, &ite) {
-			t.Fatalf("served -> %s: got %v, want *runner.IllegalJobTransitionError", to, err)
+			t.Fatalf("served -> %s: got %v, want *runner.IllegalTransitionError", to, err)
 		}
-		if ite.From != runner.JobServed || ite.To != to || ite.Job != j.Key() {
-			t.Fatalf("IllegalJobTransitionError = %+v", ite)
+		if *ite != (runner.IllegalTransitionError{Kind: "job", Name: j.Key(), From: string(runner.JobServed), To: string(to)}) {
+			t.Fatalf("IllegalTransitionError = %+v", ite)
 		}
 		if next.Version != served.Version {
 			t.Fatalf("refused update changed the caller's Version to %d", next.Version)
@@ -184,9 +184,9 @@ func jobIllegalTransitionWritesNothing(t *testing.T, s store.Store) {
 	closed := mustMoveJob(t, s, j.Key(), runner.JobClosed)
 	again := closed.Clone()
 	again.Conclusion = "late writer"
-	var ite *runner.IllegalJobTransitionError
+	var ite *runner.IllegalTransitionError
 	if err := s.UpdateJob(ctx, runner.JobClosed, again); !errors.As(err, &ite) {
-		t.Fatalf("closed -> closed: got %v, want *runner.IllegalJobTransitionError", err)
+		t.Fatalf("closed -> closed: got %v, want *runner.IllegalTransitionError", err)
 	}
 	requireSameJob(t, closed, mustGetJob(t, s, j.Key()))
 }

@@ -93,7 +93,7 @@ func updateIllegalTransitionWritesNothing(t *testing.T, s store.Store) {
 		if !errors.As(err, &ite) {
 			t.Fatalf("pending_create -> %s: got %v, want *runner.IllegalTransitionError", to, err)
 		}
-		if ite.From != runner.StatusPendingCreate || ite.To != to || ite.Instance != inst.Name {
+		if *ite != (runner.IllegalTransitionError{Kind: "instance", Name: inst.Name, From: string(runner.StatusPendingCreate), To: string(to)}) {
 			t.Fatalf("IllegalTransitionError = %+v", ite)
 		}
 		if next.Version != 1 {
