@@ -64,8 +64,8 @@ type contractTest struct {
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
 	groups := [][]contractTest{
-		createTests, updateTests, readTests, raceTests,
-		jobTests, admissionTests, openJobTests, jobRaceTests,
+		createTests, updateTests, instanceKind.tests("Update"), readTests, raceTests,
+		jobTests, jobKind.tests("Job"), admissionTests, openJobTests, jobRaceTests,
 		installationTests, credentialTests, spotBreakerTests, leaseTests,
 	}
 	for _, group := range groups {
