@@ -24,17 +24,17 @@ type statusKind[R any, S ~string] struct {
 	// state is the record's key, status and version; at sets its version.
 	state func(*R) (key string, status S, version int64)
 	at    func(r *R, version int64) *R
-	// edit is a same-status write of r (other fields change); forward a
-	// legal move to another status; wrong a legal write from a status the
-	// record is not in.
-	edit    func(r *R) *R
-	forward func(r *R) *R
-	wrong   func(r *R) (from S, next *R)
-	same    func(t *testing.T, want, got *R)
-	// move walks the stored record through statuses (mustMove);
-	// with is a copy of r in status to, nothing else changed.
+	// clone copies a record, set changes its status, touch another field
+	// (a same-status write).
+	clone func(*R) *R
+	set   func(r *R, status S)
+	touch func(r *R)
+	// forward is legal from the created status; wrongTo is legal from
+	// wrongFrom, which the created record is not in.
+	forward, wrongFrom, wrongTo S
+	same                        func(t *testing.T, want, got *R)
+	// move walks the stored record through statuses (mustMove).
 	move func(t *testing.T, s store.Store, key string, statuses ...S) *R
-	with func(r *R, to S) *R
 	// path is a legal walk from the created status; toIllegal reaches a
 	// status from which every status in illegal is refused; toFinal
 	// reaches one from which nothing, not even the same status, is legal.
@@ -42,6 +42,20 @@ type statusKind[R any, S ~string] struct {
 	// held checks what else the record holds (an instance's pool slot)
 	// while it is live or once it is final.
 	held func(t *testing.T, s store.Store, final bool)
+}
+
+// edit is a same-status write of r.
+func (k statusKind[R, S]) edit(r *R) *R {
+	next := k.clone(r)
+	k.touch(next)
+	return next
+}
+
+// with is a copy of r in status to, nothing else changed.
+func (k statusKind[R, S]) with(r *R, to S) *R {
+	next := k.clone(r)
+	k.set(next, to)
+	return next
 }
 
 func (k statusKind[R, S]) tests(prefix string) []contractTest {
@@ -119,7 +133,7 @@ func (k statusKind[R, S]) staleVersionIsConflict(t *testing.T, s store.Store) {
 	if err := k.update(s, status, fresh); err != nil {
 		t.Fatal(err)
 	}
-	next := k.forward(stale)
+	next := k.with(stale, k.forward)
 	requireConflict(t, k.update(s, status, next), k.kind, key, status, 1)
 	if _, _, v := k.state(next); v != 1 {
 		t.Fatalf("failed update changed the caller's Version to %d", v)
@@ -133,8 +147,7 @@ func (k statusKind[R, S]) wrongStatusIsConflict(t *testing.T, s store.Store) {
 	r := k.fresh()
 	k.create(t, s, r)
 	key, _, _ := k.state(r)
-	from, next := k.wrong(r)
-	requireConflict(t, k.update(s, from, next), k.kind, key, from, 1)
+	requireConflict(t, k.update(s, k.wrongFrom, k.with(k.edit(r), k.wrongTo)), k.kind, key, k.wrongFrom, 1)
 	k.same(t, r, k.get(t, s, key))
 }
 
@@ -143,7 +156,7 @@ func (k statusKind[R, S]) wrongStatusIsConflict(t *testing.T, s store.Store) {
 func (k statusKind[R, S]) missingIsConflict(t *testing.T, s store.Store) {
 	ghost := k.at(k.fresh(), 1)
 	key, status, _ := k.state(ghost)
-	requireConflict(t, k.update(s, status, k.forward(ghost)), k.kind, key, status, 1)
+	requireConflict(t, k.update(s, status, k.with(ghost, k.forward)), k.kind, key, status, 1)
 	k.absent(t, s, key)
 }
 
@@ -159,32 +172,19 @@ var instanceKind = statusKind[runner.Instance, runner.Status]{
 	update: func(s store.Store, from runner.Status, next *runner.Instance) error {
 		return s.UpdateInstance(context.Background(), from, next)
 	},
-	state: func(r *runner.Instance) (string, runner.Status, int64) { return r.Name, r.Status, r.Version },
-	at:    func(r *runner.Instance, v int64) *runner.Instance { r.Version = v; return r },
-	edit: func(r *runner.Instance) *runner.Instance {
-		next := r.Clone()
-		next.RunnerStatus = runner.RunnerInstalling
-		return next
-	},
-	forward: func(r *runner.Instance) *runner.Instance {
-		next, _ := r.Transition(runner.StatusCreating, now())
-		return next
-	},
-	wrong: func(r *runner.Instance) (runner.Status, *runner.Instance) {
-		next := r.Clone()
-		next.Status = runner.StatusStopped
-		return runner.StatusRunning, next
-	},
-	same: requireSameInstance,
-	move: mustMove,
-	with: func(r *runner.Instance, to runner.Status) *runner.Instance {
-		next := r.Clone()
-		next.Status = to
-		return next
-	},
-	path:    []runner.Status{runner.StatusCreating, runner.StatusRunning, runner.StatusStopped},
-	illegal: []runner.Status{runner.StatusRunning, runner.StatusDeleted, runner.Status("bogus")},
-	toFinal: pathToDeleted,
+	state:     func(r *runner.Instance) (string, runner.Status, int64) { return r.Name, r.Status, r.Version },
+	at:        func(r *runner.Instance, v int64) *runner.Instance { r.Version = v; return r },
+	clone:     (*runner.Instance).Clone,
+	set:       func(r *runner.Instance, to runner.Status) { r.Status = to },
+	touch:     func(r *runner.Instance) { r.RunnerStatus = runner.RunnerInstalling },
+	forward:   runner.StatusCreating,
+	wrongFrom: runner.StatusRunning,
+	wrongTo:   runner.StatusStopped,
+	same:      requireSameInstance,
+	move:      mustMove,
+	path:      []runner.Status{runner.StatusCreating, runner.StatusRunning, runner.StatusStopped},
+	illegal:   []runner.Status{runner.StatusRunning, runner.StatusDeleted, runner.Status("bogus")},
+	toFinal:   pathToDeleted,
 	held: func(t *testing.T, s store.Store, final bool) {
 		if final {
 			requireUsage(t, s, "p", 0)
@@ -203,30 +203,17 @@ var jobKind = statusKind[runner.Job, runner.JobStatus]{
 	update: func(s store.Store, from runner.JobStatus, next *runner.Job) error {
 		return s.UpdateJob(context.Background(), from, next)
 	},
-	state: func(r *runner.Job) (string, runner.JobStatus, int64) { return r.Key(), r.Status, r.Version },
-	at:    func(r *runner.Job, v int64) *runner.Job { r.Version = v; return r },
-	edit: func(r *runner.Job) *runner.Job {
-		next := r.Clone()
-		next.CheckedMade = 1
-		return next
-	},
-	forward: func(r *runner.Job) *runner.Job {
-		next, _ := r.Transition(runner.JobServed, now())
-		return next
-	},
-	wrong: func(r *runner.Job) (runner.JobStatus, *runner.Job) {
-		next := r.Clone()
-		next.Made = 1
-		return runner.JobWaiting, next
-	},
-	same: requireSameJob,
-	move: mustMoveJob,
-	with: func(r *runner.Job, to runner.JobStatus) *runner.Job {
-		next := r.Clone()
-		next.Status = to
-		return next
-	},
-	path: []runner.JobStatus{runner.JobWaiting, runner.JobOpen, runner.JobServed, runner.JobClosed},
+	state:     func(r *runner.Job) (string, runner.JobStatus, int64) { return r.Key(), r.Status, r.Version },
+	at:        func(r *runner.Job, v int64) *runner.Job { r.Version = v; return r },
+	clone:     (*runner.Job).Clone,
+	set:       func(r *runner.Job, to runner.JobStatus) { r.Status = to },
+	touch:     func(r *runner.Job) { r.CheckedMade = 1 },
+	forward:   runner.JobServed,
+	wrongFrom: runner.JobWaiting,
+	wrongTo:   runner.JobOpen,
+	same:      requireSameJob,
+	move:      mustMoveJob,
+	path:      []runner.JobStatus{runner.JobWaiting, runner.JobOpen, runner.JobServed, runner.JobClosed},
 	// Demand never reopens, and an unknown status is no status.
 	toIllegal: []runner.JobStatus{runner.JobServed},
 	illegal:   []runner.JobStatus{runner.JobOpen, runner.JobWaiting, runner.JobExpired, runner.JobStatus("bogus")},
