@@ -11,8 +11,10 @@ import (
 //
 //   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials
 //
-//   - PutItem: instance and job compare-and-sets, InstallationID's first
-//     write, PutRunnerCredentials, and the Puts of TransactWriteItems
+//   - PutItem: instance, job, spot breaker and lease compare-and-sets
+//     (a lease's acquire, renew and release are each a GetItem and a
+//     conditional PutItem), InstallationID's first write,
+//     PutRunnerCredentials, and the Puts of TransactWriteItems
 //
 //   - UpdateItem: the pool counter's Update in TransactWriteItems
 //     (CreateInstance reserves a slot, a move to deleted releases it)

@@ -110,7 +110,7 @@ func (j *Job) Clone() *Job {
 }
 
 // Transition returns a copy of j moved to status to, with timestamps set,
-// or an *IllegalJobTransitionError. It writes nothing.
+// or an *IllegalTransitionError. It writes nothing.
 func (j *Job) Transition(to JobStatus, now time.Time) (*Job, error) {
 	if err := CheckJobTransition(j.Key(), j.Status, to); err != nil {
 		return nil, err
@@ -199,37 +199,20 @@ var jobTransitions = map[JobStatus][]JobStatus{
 	JobClosed: {JobRerun},
 }
 
+// jobTable is the job table as the generic check sees it: staying in the
+// same status (a write of other fields) is legal for every status that is
+// not final.
+var jobTable = Transitions[JobStatus]{
+	kind: "job", next: jobTransitions,
+	stays: func(s JobStatus) bool { return s.Valid() && !s.Final() },
+}
+
 // CanJobTransition reports whether a job may move from one status to
-// another. Staying in the same status (a write of other fields) is legal
-// for every status that is not final.
-func CanJobTransition(from, to JobStatus) bool {
-	if from == to {
-		return from.Valid() && !from.Final()
-	}
-	for _, next := range jobTransitions[from] {
-		if next == to {
-			return true
-		}
-	}
-	return false
-}
+// another.
+func CanJobTransition(from, to JobStatus) bool { return jobTable.Can(from, to) }
 
-// IllegalJobTransitionError is returned for a job status change the table
-// does not allow.
-type IllegalJobTransitionError struct {
-	Job      string
-	From, To JobStatus
-}
-
-func (e *IllegalJobTransitionError) Error() string {
-	return fmt.Sprintf("job %s: illegal status transition %s -> %s", e.Job, e.From, e.To)
-}
-
-// CheckJobTransition returns an *IllegalJobTransitionError unless from ->
-// to is legal.
+// CheckJobTransition returns an *IllegalTransitionError unless from -> to
+// is legal for the job key.
 func CheckJobTransition(key string, from, to JobStatus) error {
-	if !CanJobTransition(from, to) {
-		return &IllegalJobTransitionError{Job: key, From: from, To: to}
-	}
-	return nil
+	return jobTable.Check(key, from, to)
 }

@@ -80,7 +80,7 @@ func TestTransitionReturnsTypedError(t *testing.T) {
 	in := &Instance{Name: "x", Status: StatusDeleted}
 	_, err := in.Transition(StatusRunning, time.Now())
 	var ite *IllegalTransitionError
-	if !errors.As(err, &ite) || ite.From != StatusDeleted || ite.To != StatusRunning {
+	if !errors.As(err, &ite) || ite.Kind != "instance" || ite.From != string(StatusDeleted) || ite.To != string(StatusRunning) {
 		t.Fatalf("want IllegalTransitionError deleted->running, got %v", err)
 	}
 }

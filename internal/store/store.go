@@ -1,8 +1,9 @@
 // Package store is the port through which runfleet keeps its state: the
-// instances (supply), the job ledger (demand), per-pool capacity counters
-// and runner credentials. Adapters (store/bolt for embedded mode,
-// store/dynamodb for AWS) implement Store and must pass the one contract
-// suite in store/storetest.
+// instances (supply), the job ledger (demand), per-pool capacity counters,
+// runner credentials, spot breakers and leases. Every record kind is
+// written by the same compare-and-set (record.go). Adapters (store/bolt
+// for embedded mode, store/dynamodb for AWS) implement Store and must pass
+// the one contract suite in store/storetest.
 package store
 
 import (
@@ -22,7 +23,8 @@ type Store interface {
 	// (live, or deleted but not yet expired), and in the SAME atomic write
 	// reserves one of its pool's a.MaxRunners slots and, when a.Job is set,
 	// writes the job's next version (see Admission). It returns
-	// ErrAlreadyExists, ErrPoolFull, ErrJobExists or a *JobConflictError and
+	// ErrAlreadyExists, ErrPoolFull, ErrJobExists or a *ConflictError (of the
+	// job) and
 	// writes nothing in any of those cases. On success the instance's
 	// Version is 1 and the job's Version is its stored one.
 	CreateInstance(ctx context.Context, a Admission) error
@@ -46,6 +48,7 @@ type Store interface {
 	Jobs
 	Credentials
 	SpotBreakers
+	Leases
 
 	// InstallationID returns this runfleet installation's id: random,
 	// made on first use and kept in the store, so every process sharing the
@@ -64,9 +67,9 @@ type Jobs interface {
 	// UpdateJob replaces the stored job with next if, and only if, the
 	// stored one still has status `from` and version next.Version; the
 	// transition must be legal (runner.CanJobTransition) or an
-	// *runner.IllegalJobTransitionError is returned before anything is
+	// *runner.IllegalTransitionError is returned before anything is
 	// written. On success next.Version is incremented. A lost race returns a
-	// *JobConflictError.
+	// *ConflictError.
 	UpdateJob(ctx context.Context, from runner.JobStatus, next *runner.Job) error
 	// GetJob returns ErrJobNotFound when there is no job with that key
 	// (runner.JobKey), or only one whose retention is over.
@@ -86,7 +89,7 @@ type SpotBreakers interface {
 	GetSpotBreaker(ctx context.Context, pool string) (*runner.SpotBreaker, error)
 	// PutSpotBreaker writes next if the stored breaker still has version
 	// next.Version (0: none stored); on success next.Version is
-	// incremented. A lost race returns an error matching ErrConflict.
+	// incremented. A lost race returns a *ConflictError.
 	PutSpotBreaker(ctx context.Context, next *runner.SpotBreaker) error
 }
 
@@ -99,7 +102,7 @@ type Admission struct {
 	// Job, when set, is written in the same atomic write. With JobFrom ""
 	// the job is created (ErrJobExists if it exists); otherwise it replaces
 	// the stored job iff that still has status JobFrom and version
-	// Job.Version (*JobConflictError if not). Nil for instances no job asked
+	// Job.Version (*ConflictError if not). Nil for instances no job asked
 	// for (min_idle warm runners).
 	Job     *runner.Job
 	JobFrom runner.JobStatus
@@ -112,58 +115,14 @@ var (
 	ErrAlreadyExists = errors.New("store: instance already exists")
 	// ErrPoolFull: the pool holds max_runners live instances already.
 	ErrPoolFull = errors.New("store: pool is at max_runners")
-	// ErrConflict is matched by every *ConflictError and *JobConflictError
-	// (errors.Is).
+	// ErrConflict is matched by every *ConflictError (errors.Is), whatever
+	// the record's kind.
 	ErrConflict = errors.New("store: conditional write lost a race")
 	// ErrJobNotFound: no job by that key.
 	ErrJobNotFound = errors.New("store: job not found")
 	// ErrJobExists: a job by that key exists already.
 	ErrJobExists = errors.New("store: job already exists")
 )
-
-// ConflictError reports a compare-and-set that found the instance changed
-// (or gone) since it was read.
-type ConflictError struct {
-	Instance        string
-	ExpectedStatus  runner.Status
-	ExpectedVersion int64
-}
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("store: instance %q is no longer %s at version %d", e.Instance, e.ExpectedStatus, e.ExpectedVersion)
-}
-
-// Is makes errors.Is(err, ErrConflict) true for every *ConflictError.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
-
-// JobConflictError reports a compare-and-set that found the job changed (or
-// gone) since it was read.
-type JobConflictError struct {
-	Job             string
-	ExpectedStatus  runner.JobStatus
-	ExpectedVersion int64
-}
-
-func (e *JobConflictError) Error() string {
-	return fmt.Sprintf("store: job %s is no longer %s at version %d", e.Job, e.ExpectedStatus, e.ExpectedVersion)
-}
-
-// Is makes errors.Is(err, ErrConflict) true for every *JobConflictError.
-func (e *JobConflictError) Is(target error) bool { return target == ErrConflict }
-
-// SpotBreakerConflictError reports a breaker write that found the stored
-// breaker changed since it was read.
-type SpotBreakerConflictError struct {
-	Pool            string
-	ExpectedVersion int64
-}
-
-func (e *SpotBreakerConflictError) Error() string {
-	return fmt.Sprintf("store: spot breaker of pool %q is no longer at version %d", e.Pool, e.ExpectedVersion)
-}
-
-// Is makes errors.Is(err, ErrConflict) true.
-func (e *SpotBreakerConflictError) Is(target error) bool { return target == ErrConflict }
 
 // DeletedRetention is how long a deleted instance's record, and a settled
 // job's, is kept: as long as GitHub may redeliver the webhooks about it (3

@@ -47,7 +47,7 @@ func (s *Store) admit(ctx context.Context, a store.Admission, also func(tx *bbol
 		// caller re-reads the job rather than waits for room it may not
 		// need.
 		instances := tx.Bucket(bucketInstances)
-		existing, err := readInstance(instances, record.Name)
+		existing, err := instanceKind.read(instances, record.Name)
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (s *Store) admit(ctx context.Context, a store.Admission, also func(tx *bbol
 				return err
 			}
 		}
-		if err := writeInstance(instances, record); err != nil {
+		if err := instanceKind.put(tx, record.Name, record); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketLiveInstances).Put(liveKey(record.Pool, record.Name), nil); err != nil {

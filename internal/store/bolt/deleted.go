@@ -28,7 +28,7 @@ func (s *Store) ListDeletedInstances(ctx context.Context, pool string) ([]*runne
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		instances := tx.Bucket(bucketInstances)
 		return instances.ForEach(func(k, _ []byte) error {
-			inst, err := readInstance(instances, string(k))
+			inst, err := instanceKind.read(instances, string(k))
 			if err != nil {
 				return err
 			}

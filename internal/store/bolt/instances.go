@@ -37,20 +37,19 @@ func (s *Store) UpdateInstance(ctx context.Context, from runner.Status, next *ru
 		record.ExpiresAt = s.now().Add(store.DeletedRetention)
 	}
 	err := s.update(func(tx *bbolt.Tx) error {
-		instances := tx.Bucket(bucketInstances)
-		stored, err := readInstance(instances, record.Name)
+		stored, err := instanceKind.get(tx, record.Name)
 		if err != nil {
 			return err
 		}
-		if stored == nil || stored.Status != from || stored.Version != next.Version {
-			return boltcommit.Unchanged(&store.ConflictError{Instance: next.Name, ExpectedStatus: from, ExpectedVersion: next.Version})
+		if err := instanceKind.check(store.Expect(store.KindInstance, next.Name, from, next.Version), stored); err != nil {
+			return err
 		}
 		if stored.Pool != record.Pool {
 			// The pool owns the capacity slot and the index entry; moving an
 			// instance between pools is not something the engine does.
 			return boltcommit.Unchanged(fmt.Errorf("bolt: instance %q cannot move from pool %q to %q", record.Name, stored.Pool, record.Pool))
 		}
-		if err := writeInstance(instances, record); err != nil {
+		if err := instanceKind.put(tx, record.Name, record); err != nil {
 			return err
 		}
 		if record.Status.Live() {
@@ -79,12 +78,7 @@ func (s *Store) GetInstance(ctx context.Context, name string) (*runner.Instance,
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bolt: get instance: %w", err)
 	}
-	var inst *runner.Instance
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		inst, err = readInstance(tx.Bucket(bucketInstances), name)
-		return err
-	})
+	inst, err := instanceKind.load(s, name)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +118,7 @@ func (s *Store) listLive(prefix []byte) ([]*runner.Instance, error) {
 				return fmt.Errorf("bolt: malformed live index key %q", k)
 			}
 			name := string(k[sep+1:])
-			inst, err := readInstance(instances, name)
+			inst, err := instanceKind.read(instances, name)
 			if err != nil {
 				return err
 			}

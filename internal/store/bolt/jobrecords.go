@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -47,18 +46,6 @@ func openJobKeyJob(key []byte) (string, error) {
 	return string(key[openJobKeyLen:]), nil
 }
 
-func readJob(b *bbolt.Bucket, key string) (*runner.Job, error) {
-	raw := b.Get([]byte(key))
-	if raw == nil {
-		return nil, nil
-	}
-	var j runner.Job
-	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, fmt.Errorf("bolt: decode job %s: %w", key, err)
-	}
-	return &j, nil
-}
-
 // jobWrite is one write of a job record: a create when from is "",
 // otherwise a compare-and-set from status from at the version the caller
 // read. It is prepared before the transaction (it reads the clock) and
@@ -87,20 +74,22 @@ func newJobWrite(j *runner.Job, from runner.JobStatus, now time.Time) jobWrite {
 // whose retention is over) or a refusal already marked Unchanged.
 func (w jobWrite) check(tx *bbolt.Tx, now time.Time) (*runner.Job, error) {
 	key := w.record.Key()
-	stored, err := readJob(tx.Bucket(bucketJobs), key)
+	stored, err := jobKind.get(tx, key)
 	if err != nil {
 		return nil, err
 	}
-	current := stored != nil && !jobGoneAt(stored, now)
+	current := stored
+	if stored != nil && jobGoneAt(stored, now) {
+		current = nil
+	}
 	if w.from == "" {
-		if current {
+		if current != nil {
 			return nil, boltcommit.Unchanged(fmt.Errorf("bolt: job %s: %w", key, store.ErrJobExists))
 		}
 		return stored, nil
 	}
-	expected := w.record.Version - 1
-	if !current || stored.Status != w.from || stored.Version != expected {
-		return nil, boltcommit.Unchanged(&store.JobConflictError{Job: key, ExpectedStatus: w.from, ExpectedVersion: expected})
+	if err := jobKind.check(store.Expect(store.KindJob, key, w.from, w.record.Version-1), current); err != nil {
+		return nil, err
 	}
 	return stored, nil
 }
@@ -120,11 +109,7 @@ func (w jobWrite) apply(tx *bbolt.Tx, stored *runner.Job) error {
 			return err
 		}
 	}
-	raw, err := json.Marshal(w.record)
-	if err != nil {
-		return fmt.Errorf("bolt: encode job %s: %w", key, err)
-	}
-	if err := tx.Bucket(bucketJobs).Put([]byte(key), raw); err != nil {
+	if err := jobKind.put(tx, key, w.record); err != nil {
 		return err
 	}
 	if unsettled(w.record.Status) {

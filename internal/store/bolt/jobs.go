@@ -68,12 +68,7 @@ func (s *Store) GetJob(ctx context.Context, key string) (*runner.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bolt: get job: %w", err)
 	}
-	var job *runner.Job
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		job, err = readJob(tx.Bucket(bucketJobs), key)
-		return err
-	})
+	job, err := jobKind.load(s, key)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +93,7 @@ func (s *Store) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
 			if err != nil {
 				return err
 			}
-			job, err := readJob(jobs, key)
+			job, err := jobKind.read(jobs, key)
 			if err != nil {
 				return err
 			}

@@ -38,6 +38,7 @@ func OpenWithQueue(path string, queueOpts local.Options, opts ...Option) (*Queue
 	// The queue's committer: its commit hook wakes receivers of messages
 	// the store's writes add.
 	st := &Store{db: db, commits: q.Committer(), now: o.now}
+	st.Leases = st.leases()
 	return &QueuedStore{Store: st, queue: q}, nil
 }
 

@@ -53,7 +53,7 @@ var (
 // instanceExpiry: only a deleted instance is removable; its ExpiresAt ends
 // the retention that lets late events still find it.
 func instanceExpiry(records *bbolt.Bucket, name string) (time.Time, bool, error) {
-	inst, err := readInstance(records, name)
+	inst, err := instanceKind.read(records, name)
 	if err != nil || inst == nil {
 		return time.Time{}, false, err
 	}
@@ -62,7 +62,7 @@ func instanceExpiry(records *bbolt.Bucket, name string) (time.Time, bool, error)
 
 // jobExpiry: only a settled job is removable; an open one is demand.
 func jobExpiry(records *bbolt.Bucket, key string) (time.Time, bool, error) {
-	job, err := readJob(records, key)
+	job, err := jobKind.read(records, key)
 	if err != nil || job == nil {
 		return time.Time{}, false, err
 	}

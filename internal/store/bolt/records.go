@@ -7,8 +7,6 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
-
-	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // poolRecord is POOL#<name>: the pool's live instance count, kept in the same
@@ -47,26 +45,6 @@ func expiryKeyDue(key []byte, now time.Time) bool {
 }
 
 func expiryKeyID(key []byte) string { return string(key[8:]) }
-
-func readInstance(b *bbolt.Bucket, name string) (*runner.Instance, error) {
-	raw := b.Get([]byte(name))
-	if raw == nil {
-		return nil, nil
-	}
-	var inst runner.Instance
-	if err := json.Unmarshal(raw, &inst); err != nil {
-		return nil, fmt.Errorf("bolt: decode instance %q: %w", name, err)
-	}
-	return &inst, nil
-}
-
-func writeInstance(b *bbolt.Bucket, inst *runner.Instance) error {
-	raw, err := json.Marshal(inst)
-	if err != nil {
-		return fmt.Errorf("bolt: encode instance %q: %w", inst.Name, err)
-	}
-	return b.Put([]byte(inst.Name), raw)
-}
 
 func readPool(b *bbolt.Bucket, pool string) (poolRecord, error) {
 	var rec poolRecord

@@ -17,6 +17,8 @@
 //	                 reads only what is due
 //	credentials      CREDENTIALS#<name>  a runner's JIT configuration (credentials.go), and
 //	credential_expiry "<expiry ms><name>", so PurgeExpiredCredentials reads only what is due
+//	leases           LEASE#<name>     JSON runner.Lease, one per name, released
+//	                 ones kept (free) so their version never goes back
 //
 // and, opened with OpenWithQueue as `runfleet serve` does, the work queue's
 // buckets (package local), so that an instance and its create message
@@ -51,15 +53,19 @@ var (
 	bucketOpenJobs       = []byte("open_jobs")
 	bucketInstanceExpiry = []byte("instance_expiry")
 	bucketJobExpiry      = []byte("job_expiry")
+	bucketLeases         = []byte("leases")
 
 	allBuckets = [][]byte{
 		bucketMeta, bucketInstances, bucketPools, bucketJobs,
 		bucketLiveInstances, bucketOpenJobs, bucketInstanceExpiry, bucketJobExpiry,
+		bucketLeases,
 	}
 )
 
 // Store is a store.Store kept in one bbolt file.
 type Store struct {
+	// Leases are the generic lease operations over changeLease.
+	store.Leases
 	db      *bbolt.DB
 	commits *boltcommit.Committer
 	now     func() time.Time
@@ -109,7 +115,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, commits: boltcommit.New(db), now: o.now}, nil
+	s := &Store{db: db, commits: boltcommit.New(db), now: o.now}
+	s.Leases = s.leases()
+	return s, nil
 }
 
 // openDB applies the options and opens the file with the store's schema.

@@ -128,9 +128,9 @@ func TestAdmissionChecksTheJobTransition(t *testing.T) {
 	job := testJob("p", 1)
 	job.Status = runner.JobServed
 	err := s.CreateInstance(context.Background(), withJob(testInstance("p", 1), 10, job, runner.JobClosed))
-	var illegal *runner.IllegalJobTransitionError
+	var illegal *runner.IllegalTransitionError
 	if !errors.As(err, &illegal) {
-		t.Fatalf("got %v, want an *IllegalJobTransitionError", err)
+		t.Fatalf("got %v, want an *IllegalTransitionError", err)
 	}
 	requireUsage(t, s, "p", 0)
 }
@@ -139,13 +139,13 @@ func isErr(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
 }
 
-// isJobConflict matches a *JobConflictError naming the losing write, which
-// is also store.ErrConflict.
+// isJobConflict matches a *ConflictError naming the losing job write,
+// which is also store.ErrConflict.
 func isJobConflict(key string, from runner.JobStatus, version int64) func(error) bool {
 	return func(err error) bool {
-		var conflict *store.JobConflictError
+		var conflict *store.ConflictError
 		return errors.As(err, &conflict) && errors.Is(err, store.ErrConflict) &&
-			conflict.Job == key && conflict.ExpectedStatus == from && conflict.ExpectedVersion == version
+			*conflict == *store.Expect(store.KindJob, key, from, version).Conflict()
 	}
 }
 

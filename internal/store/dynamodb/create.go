@@ -18,7 +18,7 @@ import (
 // TransactWriteItems: all of it or none of it. Which condition failed picks
 // the refusal, in this order when several did: ErrAlreadyExists (a
 // redelivered job that already has its runner is a duplicate, not a
-// capacity problem), then the job's (ErrJobExists or *JobConflictError: the
+// capacity problem), then the job's (ErrJobExists or *ConflictError: the
 // caller decided on a job that has changed since and must read it again
 // before capacity means anything), then ErrPoolFull.
 func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
@@ -49,7 +49,7 @@ func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
 		// admissionRefused prefers still wins.
 		items := []types.TransactWriteItem{{Put: s.putNewInstance(instItem, now)}}
 		if job != nil {
-			items = append(items, types.TransactWriteItem{Put: jw.put(s.table, jobItem, now)})
+			items = append(items, types.TransactWriteItem{Put: jw.put(s, jobItem, now)})
 		}
 		items = append(items, types.TransactWriteItem{Update: s.reserveSlot(inst.Pool, a.MaxRunners)})
 		// The SDK gives each call a ClientRequestToken and keeps it across
@@ -60,7 +60,7 @@ func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
 		return err
 	})
 	if failed, ok := conditionFailed(err); ok {
-		return admissionRefused(a, failed)
+		return admissionRefused(a, jw, failed)
 	}
 	if err != nil {
 		return fmt.Errorf("create instance %q: %w", inst.Name, err)
@@ -76,7 +76,7 @@ func (s *Store) CreateInstance(ctx context.Context, a store.Admission) error {
 // admissionRefused turns the failed conditions of an admission's
 // transaction (instance, then job if any, then pool counter) into its typed
 // refusal.
-func admissionRefused(a store.Admission, failed []bool) error {
+func admissionRefused(a store.Admission, jw jobWrite, failed []bool) error {
 	failedAt := func(i int) bool { return i < len(failed) && failed[i] }
 	inst := a.Instance
 	poolAt := 1
@@ -87,7 +87,7 @@ func admissionRefused(a store.Admission, failed []bool) error {
 	case failedAt(0):
 		return fmt.Errorf("create instance %q: %w", inst.Name, store.ErrAlreadyExists)
 	case a.Job != nil && failedAt(1):
-		return fmt.Errorf("create instance %q: %w", inst.Name, jobRefusal(a.JobFrom, a.Job))
+		return fmt.Errorf("create instance %q: %w", inst.Name, jw.refusal())
 	case failedAt(poolAt):
 		return fmt.Errorf("create instance %q in pool %q (max %d): %w", inst.Name, inst.Pool, a.MaxRunners, store.ErrPoolFull)
 	}

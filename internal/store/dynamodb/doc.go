@@ -6,6 +6,8 @@
 //	JOB#<id>#<run attempt>    one job of the ledger; index keys while open or waiting, ttl once settled
 //	CREDENTIALS#<name>        an instance's JIT runner configuration; ttl
 //	META#installation         this installation's random id
+//	META#spot_breaker#<pool>  a pool's spot circuit breaker
+//	LEASE#<name>              a lease: holder, expiry, version (kept, free, once released)
 //
 // and a sparse index, live_sharded, over the live instances and the
 // unsettled jobs, spread over shards so that no index partition takes a

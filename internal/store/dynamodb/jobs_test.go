@@ -58,24 +58,24 @@ func TestUpdateJobIsCompareAndSet(t *testing.T) {
 
 	illegal, _ := job.Transition(runner.JobServed, time.Now())
 	illegal.Status = runner.JobOpen
-	var bad *runner.IllegalJobTransitionError
+	var bad *runner.IllegalTransitionError
 	if err := s.UpdateJob(ctx, runner.JobClosed, illegal); !errors.As(err, &bad) {
-		t.Fatalf("closed -> open: got %v, want an *IllegalJobTransitionError", err)
+		t.Fatalf("closed -> open: got %v, want an *IllegalTransitionError", err)
 	}
 
 	served := mustMoveJob(t, s, job, runner.JobServed)
 	lost, _ := job.Transition(runner.JobWaiting, time.Now())
-	var conflict *store.JobConflictError
+	var conflict *store.ConflictError
 	if err := s.UpdateJob(ctx, runner.JobOpen, lost); !errors.As(err, &conflict) || !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("write on a stale read: got %v, want a *JobConflictError", err)
+		t.Fatalf("write on a stale read: got %v, want a *ConflictError", err)
 	}
-	if conflict.Job != job.Key() || conflict.ExpectedStatus != runner.JobOpen || conflict.ExpectedVersion != 1 || lost.Version != 1 {
+	if conflict.Kind != store.KindJob || conflict.Key != job.Key() || conflict.ExpectedStatus != string(runner.JobOpen) || conflict.ExpectedVersion != 1 || lost.Version != 1 {
 		t.Fatalf("conflict %+v (caller's Version %d) does not name the losing write", conflict, lost.Version)
 	}
 	gone := testJob("p", 2)
 	gone.Version = 1
 	if err := s.UpdateJob(ctx, runner.JobOpen, gone); !errors.As(err, &conflict) {
-		t.Fatalf("update of a missing job: got %v, want a *JobConflictError", err)
+		t.Fatalf("update of a missing job: got %v, want a *ConflictError", err)
 	}
 	if got, _ := s.GetJob(ctx, job.Key()); got.Status != runner.JobServed || got.Version != served.Version {
 		t.Fatalf("stored job %+v, want the served version", got)

@@ -135,9 +135,9 @@ func TestIdenticalRivalWriteIsConflict(t *testing.T) {
 	if err := s.UpdateJob(ctx, runner.JobOpen, waiting.Clone()); err != nil {
 		t.Fatal(err)
 	}
-	var conflict *store.JobConflictError
+	var conflict *store.ConflictError
 	if err := s.UpdateJob(ctx, runner.JobOpen, waiting); !errors.As(err, &conflict) {
-		t.Fatalf("second identical job write: got %v, want a *JobConflictError", err)
+		t.Fatalf("second identical job write: got %v, want a *ConflictError", err)
 	}
 	if err := s.CreateJob(ctx, testJob("p", 2)); !errors.Is(err, store.ErrJobExists) {
 		t.Fatalf("identical job create: got %v, want ErrJobExists", err)

@@ -22,6 +22,7 @@ const (
 	prefixPool     = "POOL#"
 	prefixJob      = "JOB#"
 	prefixMeta     = "META#"
+	prefixLease    = "LEASE#"
 
 	// attrTTL is DynamoDB's TTL attribute (epoch seconds). The sweeper is lazy
 	// (up to days late, and DynamoDB Local never runs it), so every read and

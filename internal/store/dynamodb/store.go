@@ -1,6 +1,7 @@
 package dynamodb
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -9,12 +10,15 @@ import (
 
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
 
 // Store implements store.Store on one DynamoDB table created with the schema
 // of CreateTable (or template.yaml).
 type Store struct {
+	// Leases are the generic lease operations over changeLease.
+	store.Leases
 	client *ddb.Client
 	table  string
 	// now is the clock expiries are measured against; tests replace it.
@@ -34,7 +38,11 @@ var _ store.Store = (*Store)(nil)
 
 // New returns a Store over the named table.
 func New(client *ddb.Client, table string) *Store {
-	return &Store{client: client, table: table, now: time.Now, log: slog.Default()}
+	s := &Store{client: client, table: table, now: time.Now, log: slog.Default()}
+	s.Leases = store.NewLeases(s.changeLease, func(ctx context.Context, name string) (*runner.Lease, error) {
+		return leaseKind.get(ctx, s, name)
+	})
+	return s
 }
 
 // requestToken returns a fresh random 128-bit id in hex, naming one write

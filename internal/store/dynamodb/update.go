@@ -31,11 +31,9 @@ func (s *Store) UpdateInstance(ctx context.Context, from runner.Status, next *ru
 		written.ExpiresAt = s.now().Add(store.DeletedRetention)
 	}
 	w := casWrite{
-		name:    next.Name,
-		from:    from,
-		version: next.Version,
-		pool:    next.Pool,
-		writeID: requestToken(),
+		Expectation: store.Expect(store.KindInstance, next.Name, from, next.Version),
+		pool:        next.Pool,
+		writeID:     requestToken(),
 	}
 	item, err := marshalInstance(written, w.writeID)
 	if err != nil {
@@ -55,63 +53,27 @@ func (s *Store) UpdateInstance(ctx context.Context, from runner.Status, next *ru
 	return nil
 }
 
-// casWrite is one compare-and-set: what the stored instance must still be
-// for the write to win, and the write's own id.
+// casWrite is one compare-and-set of an instance: what the stored
+// instance must still be for the write to win, and the write's own id.
 type casWrite struct {
-	name    string
-	from    runner.Status
-	version int64
+	store.Expectation
 	pool    string
 	writeID string
 }
 
-func (w casWrite) put(table string, item map[string]types.AttributeValue) *types.Put {
-	return &types.Put{
-		TableName:           aws.String(table),
-		Item:                item,
-		ConditionExpression: aws.String("#status = :from AND #version = :version AND #pool = :pool"),
-		ExpressionAttributeNames: map[string]string{
-			"#status":  attrStatus,
-			"#version": attrVersion,
-			"#pool":    attrPool,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":from":    &types.AttributeValueMemberS{Value: string(w.from)},
-			":version": &types.AttributeValueMemberN{Value: strconv.FormatInt(w.version, 10)},
-			":pool":    &types.AttributeValueMemberS{Value: w.pool},
-		},
-		// The stored item comes back on failure at no read cost: it tells
-		// our own retried write from a lost race, and explains the loss.
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
-}
-
-// ours reports whether a failed condition found this very write stored: the
-// SDK retried a PutItem whose first attempt succeeded but whose response was
-// lost. (PutItem has no idempotency token; transactions do.)
-func (w casWrite) ours(err error) bool {
-	stored, lost := storedOnConditionFailure(err)
-	return lost && stringAttr(stored, attrWriteID) == w.writeID
+// put is the write as a Put of item: the generic compare-and-set, and the
+// pool must not change either.
+func (s *Store) put(w casWrite, item map[string]types.AttributeValue) *types.Put {
+	return s.conditionalPut(item, casCondition(w.Expectation, condition{
+		expr:   "#pool = :pool",
+		names:  map[string]string{"#pool": attrPool},
+		values: map[string]types.AttributeValue{":pool": &types.AttributeValueMemberS{Value: w.pool}},
+	}))
 }
 
 // putInstance is a plain conditional PutItem: one item, no transaction cost.
 func (s *Store) putInstance(ctx context.Context, w casWrite, item map[string]types.AttributeValue) error {
-	put := w.put(s.table, item)
-	err := retryContention(ctx, func() error {
-		_, err := s.client.PutItem(ctx, &ddb.PutItemInput{
-			TableName:                           put.TableName,
-			Item:                                put.Item,
-			ConditionExpression:                 put.ConditionExpression,
-			ExpressionAttributeNames:            put.ExpressionAttributeNames,
-			ExpressionAttributeValues:           put.ExpressionAttributeValues,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		return err
-	})
-	if w.ours(err) {
-		return nil
-	}
-	return err
+	return s.putIf(ctx, func() *types.Put { return s.put(w, item) }, w.writeID)
 }
 
 // putDeleted writes the deleted instance and gives its slot back in one
@@ -123,7 +85,7 @@ func (s *Store) putDeleted(ctx context.Context, w casWrite, item map[string]type
 		// Idempotent across the SDK's retries by its ClientRequestToken.
 		_, err := s.client.TransactWriteItems(ctx, &ddb.TransactWriteItemsInput{
 			TransactItems: []types.TransactWriteItem{
-				{Put: w.put(s.table, item)},
+				{Put: s.put(w, item)},
 				{Update: s.releaseSlot(w.pool)},
 			},
 		})
@@ -133,7 +95,7 @@ func (s *Store) putDeleted(ctx context.Context, w casWrite, item map[string]type
 		return err
 	}
 	s.log.Warn("pool capacity counter is already zero; deleting the instance without releasing a slot",
-		"table", s.table, "pool", w.pool, "instance", w.name)
+		"table", s.table, "pool", w.pool, "instance", w.Key)
 	return s.putInstance(ctx, w, item)
 }
 
@@ -157,37 +119,16 @@ func (s *Store) releaseSlot(pool string) *types.Update {
 func (w casWrite) explain(err error) error {
 	stored, lost := storedOnConditionFailure(err)
 	if !lost {
-		return fmt.Errorf("update instance %q: %w", w.name, err)
+		return fmt.Errorf("update instance %q: %w", w.Key, err)
 	}
-	if stringAttr(stored, attrStatus) == string(w.from) &&
-		stringAttr(stored, attrVersion) == strconv.FormatInt(w.version, 10) &&
-		stringAttr(stored, attrPool) != w.pool {
-		return fmt.Errorf("update instance %q: pool cannot change (stored %q, given %q)", w.name, stringAttr(stored, attrPool), w.pool)
+	if w.Met(stored != nil, stringAttr(stored, attrStatus), storedVersion(stored)) && stringAttr(stored, attrPool) != w.pool {
+		return fmt.Errorf("update instance %q: pool cannot change (stored %q, given %q)", w.Key, stringAttr(stored, attrPool), w.pool)
 	}
-	return &store.ConflictError{Instance: w.name, ExpectedStatus: w.from, ExpectedVersion: w.version}
+	return w.Conflict()
 }
 
-// storedOnConditionFailure reports whether err is the instance's condition
-// failing (alone, or as the first item of a transaction), with the stored
-// item if there was one.
-func storedOnConditionFailure(err error) (map[string]types.AttributeValue, bool) {
-	if ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
-		return ccf.Item, true
-	}
-	if canceled, ok := errors.AsType[*types.TransactionCanceledException](err); ok &&
-		len(canceled.CancellationReasons) > 0 && reasonCode(canceled.CancellationReasons[0]) == reasonConditionFailed {
-		return canceled.CancellationReasons[0].Item, true
-	}
-	return nil, false
-}
-
-// stringAttr returns a string or number attribute's text, or "".
-func stringAttr(item map[string]types.AttributeValue, name string) string {
-	switch v := item[name].(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	}
-	return ""
+// storedVersion is a stored item's version, 0 if it has none.
+func storedVersion(item map[string]types.AttributeValue) int64 {
+	v, _ := strconv.ParseInt(stringAttr(item, attrVersion), 10, 64)
+	return v
 }

@@ -115,7 +115,7 @@ func admissionJobConflictWritesNoInstance(t *testing.T, s store.Store) {
 
 	inst, next := nextInstanceFor(stale)
 	a := store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobOpen}
-	requireJobConflict(t, s.CreateInstance(ctx, a), j.Key(), runner.JobOpen, 1)
+	requireConflict(t, s.CreateInstance(ctx, a), store.KindJob, j.Key(), runner.JobOpen, 1)
 	requireNothingAdmitted(t, s, a, 1, 0)
 	requireSameJob(t, moved, mustGetJob(t, s, j.Key()))
 
@@ -124,7 +124,7 @@ func admissionJobConflictWritesNoInstance(t *testing.T, s store.Store) {
 	inst, next = nextInstanceFor(waiting)
 	next.Status = runner.JobOpen
 	a = store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobOpen}
-	requireJobConflict(t, s.CreateInstance(ctx, a), j.Key(), runner.JobOpen, waiting.Version)
+	requireConflict(t, s.CreateInstance(ctx, a), store.KindJob, j.Key(), runner.JobOpen, waiting.Version)
 	requireNothingAdmitted(t, s, a, waiting.Version, 0)
 	requireSameJob(t, waiting, mustGetJob(t, s, j.Key()))
 }
@@ -134,7 +134,7 @@ func admissionMissingJobIsConflict(t *testing.T, s store.Store) {
 	ghost.Version = 1
 	inst, next := nextInstanceFor(ghost)
 	a := store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobOpen}
-	requireJobConflict(t, s.CreateInstance(context.Background(), a), ghost.Key(), runner.JobOpen, 1)
+	requireConflict(t, s.CreateInstance(context.Background(), a), store.KindJob, ghost.Key(), runner.JobOpen, 1)
 	requireNothingAdmitted(t, s, a, 1, 0)
 	requireJobNotFound(t, s, ghost.Key())
 }
@@ -194,9 +194,9 @@ func admissionIllegalJobTransitionWritesNothing(t *testing.T, s store.Store) {
 	inst, next := nextInstanceFor(served)
 	next.Status = runner.JobOpen
 	a := store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobServed}
-	var ite *runner.IllegalJobTransitionError
+	var ite *runner.IllegalTransitionError
 	if err := s.CreateInstance(context.Background(), a); !errors.As(err, &ite) {
-		t.Fatalf("admission reopening a served job: got %v, want *runner.IllegalJobTransitionError", err)
+		t.Fatalf("admission reopening a served job: got %v, want *runner.IllegalTransitionError", err)
 	}
 	requireNothingAdmitted(t, s, a, served.Version, 0)
 	requireSameJob(t, served, mustGetJob(t, s, j.Key()))

@@ -61,11 +61,13 @@ func fullInstance(pool string) *runner.Instance {
 		InstallationID:   4_294_967_297,
 		Labels:           []string{"self-hosted", "Linux", "x64", "gpu: \"a100\""},
 		GitHubRunnerID:   1_234_567_890_123,
+		RunnerRemoved:    true,
 		NotBusySince:     base.Add(3 * time.Minute),
 		ProviderID:       "i-0abc/def ünïcode",
 		ProviderFault:    "quota exceeded:\n\tline two",
 		Attempts:         7,
 		NextAttemptAt:    base.Add(90 * time.Second),
+		WaitingForGitHub: base.Add(95 * time.Second),
 		CreateAttempt:    2,
 		Version:          0,
 		CreatedAt:        base,
@@ -190,8 +192,8 @@ func requireNotFound(t *testing.T, s store.Store, name string) {
 }
 
 // requireConflict checks err is a *store.ConflictError naming the write that
-// lost.
-func requireConflict(t *testing.T, err error, name string, from runner.Status, version int64) {
+// lost: its record and the status and version it expected.
+func requireConflict[S ~string](t *testing.T, err error, kind store.Kind, key string, from S, version int64) {
 	t.Helper()
 	var ce *store.ConflictError
 	if !errors.As(err, &ce) {
@@ -200,8 +202,9 @@ func requireConflict(t *testing.T, err error, name string, from runner.Status, v
 	if !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("errors.Is(%v, ErrConflict) is false", err)
 	}
-	if ce.Instance != name || ce.ExpectedStatus != from || ce.ExpectedVersion != version {
-		t.Fatalf("ConflictError = %+v, want instance %q status %s version %d", ce, name, from, version)
+	want := store.Expect(kind, key, from, version).Conflict()
+	if *ce != *want {
+		t.Fatalf("ConflictError = %+v, want %+v", ce, want)
 	}
 }
 

@@ -49,6 +49,8 @@ func fullJob(pool string) *runner.Job {
 		Conclusion:       "not yet:\n\tsecond line",
 		QueuedAt:         base.Add(-time.Hour),
 		Interrupted:      "runfleet-spot-9-1",
+		InterruptedSince: base.Add(20 * time.Second),
+		CompletedAt:      base.Add(30 * time.Second),
 		RerunCalls:       2,
 		RerunRequestedAt: base.Add(5 * time.Minute),
 		RerunOutcome:     runner.RerunRefused,
@@ -110,22 +112,6 @@ func mustMoveJob(t *testing.T, s store.Store, key string, statuses ...runner.Job
 		cur = next
 	}
 	return cur
-}
-
-// requireJobConflict checks err is a *store.JobConflictError naming the
-// write that lost.
-func requireJobConflict(t *testing.T, err error, key string, from runner.JobStatus, version int64) {
-	t.Helper()
-	var ce *store.JobConflictError
-	if !errors.As(err, &ce) {
-		t.Fatalf("want *store.JobConflictError, got %T: %v", err, err)
-	}
-	if !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("errors.Is(%v, ErrConflict) is false", err)
-	}
-	if ce.Job != key || ce.ExpectedStatus != from || ce.ExpectedVersion != version {
-		t.Fatalf("JobConflictError = %+v, want job %s status %s version %d", ce, key, from, version)
-	}
 }
 
 // nextInstanceFor is what the engine admits for an open job: its next

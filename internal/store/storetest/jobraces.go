@@ -21,27 +21,15 @@ var jobRaceTests = []contractTest{
 func raceSameJobCreatedOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	jobs := make([]*runner.Job, racers)
-	errs := make([]error, racers)
-	startTogether(racers, func(i int) {
-		jobs[i] = newJob("p", 1)
-		jobs[i].Owner = fmt.Sprintf("racer-%d", i)
-	}, func(i int) {
-		errs[i] = s.CreateJob(ctx, jobs[i])
-	})
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("racers %d and %d both created the job", winner, i)
-		case err == nil:
-			winner = i
-		case !errors.Is(err, store.ErrJobExists):
-			t.Fatalf("racer %d: %v", i, err)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no racer created the job")
-	}
+	winner := race{
+		prepare: func(i int) error {
+			jobs[i] = newJob("p", 1)
+			jobs[i].Owner = fmt.Sprintf("racer-%d", i)
+			return nil
+		},
+		write: func(i int) error { return s.CreateJob(ctx, jobs[i]) },
+		lost:  is(store.ErrJobExists),
+	}.run(t)
 	requireSameJob(t, jobs[winner], mustGetJob(t, s, jobs[winner].Key()))
 	requireOpenJobs(t, s, jobs[winner].Key())
 }
@@ -54,41 +42,11 @@ func raceOneJobWinnerPerVersion(t *testing.T, s store.Store) {
 	mustCreateJob(t, s, j)
 
 	targets := runner.AllJobStatuses
-	writes := make([]*runner.Job, racers)
-	errs := make([]error, racers)
-	startTogether(racers, func(i int) {
-		read, err := s.GetJob(ctx, j.Key())
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		next, err := read.Transition(targets[i%len(targets)], now())
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		next.RunnerName = fmt.Sprintf("racer-%d", i)
-		writes[i] = next
-	}, func(i int) {
-		if writes[i] != nil {
-			errs[i] = s.UpdateJob(ctx, runner.JobOpen, writes[i])
-		}
-	})
-
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("racers %d and %d both won", winner, i)
-		case err == nil:
-			winner = i
-		default:
-			requireJobConflict(t, err, j.Key(), runner.JobOpen, 1)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no racer won")
-	}
+	writes, winner := versionRace(t,
+		func() (*runner.Job, error) { return s.GetJob(ctx, j.Key()) },
+		toTargets(targets, func(next *runner.Job, i int) { next.RunnerName = fmt.Sprintf("racer-%d", i) }),
+		func(next *runner.Job) error { return s.UpdateJob(ctx, runner.JobOpen, next) },
+		isConflict(store.KindJob, j.Key(), runner.JobOpen, 1))
 	got := mustGetJob(t, s, j.Key())
 	if got.Version != 2 {
 		t.Fatalf("final Version = %d, want 2", got.Version)
@@ -103,42 +61,27 @@ func raceOneJobWinnerPerVersion(t *testing.T, s store.Store) {
 
 // admissionRace runs racers admissions, each prepared from the same read of
 // one open job, and returns the index of the one that won; every other
-// must have lost with an error accept allows, and written nothing.
-func admissionRace(t *testing.T, s store.Store, prepare func(i int, read *runner.Job) (*runner.Instance, *runner.Job), accept func(error) bool) (winner int, admitted []store.Admission) {
+// must have lost with an error lost allows, and written nothing.
+func admissionRace(t *testing.T, s store.Store, prepare func(i int, read *runner.Job) (*runner.Instance, *runner.Job), lost func(error) bool) (winner int, admitted []store.Admission) {
 	t.Helper()
 	ctx := context.Background()
 	j := newJob("p", 1)
 	mustCreateJob(t, s, j)
 
 	admitted = make([]store.Admission, racers)
-	errs := make([]error, racers)
-	startTogether(racers, func(i int) {
-		read, err := s.GetJob(ctx, j.Key())
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		inst, next := prepare(i, read)
-		admitted[i] = store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobOpen}
-	}, func(i int) {
-		if errs[i] == nil {
-			errs[i] = s.CreateInstance(ctx, admitted[i])
-		}
-	})
-	winner = -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("racers %d and %d both admitted an instance for the job", winner, i)
-		case err == nil:
-			winner = i
-		case !accept(err):
-			t.Fatalf("racer %d: %v", i, err)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no racer admitted an instance")
-	}
+	winner = race{
+		prepare: func(i int) error {
+			read, err := s.GetJob(ctx, j.Key())
+			if err != nil {
+				return err
+			}
+			inst, next := prepare(i, read)
+			admitted[i] = store.Admission{Instance: inst, MaxRunners: roomy, Job: next, JobFrom: runner.JobOpen}
+			return nil
+		},
+		write: func(i int) error { return s.CreateInstance(ctx, admitted[i]) },
+		lost:  lost,
+	}.run(t)
 	got := mustGetJob(t, s, j.Key())
 	requireSameJob(t, admitted[winner].Job, got)
 	if got.Version != 2 || got.Made != 1 || got.Instance != admitted[winner].Instance.Name {
@@ -175,8 +118,8 @@ func raceAdmissionsForOneJobDistinctNames(t *testing.T, s store.Store) {
 		next.Instance = inst.Name
 		return inst, next
 	}, func(err error) bool {
-		var ce *store.JobConflictError
-		return errors.As(err, &ce)
+		var ce *store.ConflictError
+		return errors.As(err, &ce) && ce.Kind == store.KindJob
 	})
 	for i, a := range admitted {
 		if i != winner {

@@ -15,11 +15,6 @@ var jobTests = []contractTest{
 	{"Job/CreateSetsVersionOne", jobCreateSetsVersionOne},
 	{"Job/DuplicateIsJobExists", jobDuplicateIsJobExists},
 	{"Job/GetMissingIsNotFound", jobGetMissingIsNotFound},
-	{"Job/UpdateIncrementsVersion", jobUpdateIncrementsVersion},
-	{"Job/StaleVersionIsConflict", jobStaleVersionIsConflict},
-	{"Job/WrongStatusIsConflict", jobWrongStatusIsConflict},
-	{"Job/MissingJobIsConflict", jobMissingJobIsConflict},
-	{"Job/IllegalTransitionWritesNothing", jobIllegalTransitionWritesNothing},
 	{"Job/SettledGetsExpiry", jobSettledGetsExpiry},
 	{"Job/ExpiredIsAbsentAndKeyReusable", jobExpiredIsAbsentAndKeyReusable},
 	{"Job/InvalidRefused", jobInvalidRefused},
@@ -98,97 +93,6 @@ func jobDuplicateIsJobExists(t *testing.T, s store.Store) {
 
 func jobGetMissingIsNotFound(t *testing.T, s store.Store) {
 	requireJobNotFound(t, s, runner.JobKey(404, 1))
-}
-
-func jobUpdateIncrementsVersion(t *testing.T, s store.Store) {
-	j := newJob("p", 1)
-	mustCreateJob(t, s, j)
-	last := mustMoveJob(t, s, j.Key(), runner.JobWaiting, runner.JobOpen, runner.JobServed, runner.JobClosed)
-	if last.Version != 5 {
-		t.Fatalf("caller's Version after 4 updates = %d, want 5", last.Version)
-	}
-	got := mustGetJob(t, s, j.Key())
-	if got.Version != 5 || got.Status != runner.JobClosed {
-		t.Fatalf("stored %s v%d, want closed v5", got.Status, got.Version)
-	}
-	requireSameJob(t, last, got)
-}
-
-func jobStaleVersionIsConflict(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	j := newJob("p", 1)
-	mustCreateJob(t, s, j)
-	stale := mustGetJob(t, s, j.Key())
-	// Someone else writes a same-status update: status unchanged, version 2.
-	fresh := stale.Clone()
-	fresh.CheckedMade = 1
-	if err := s.UpdateJob(ctx, stale.Status, fresh); err != nil {
-		t.Fatal(err)
-	}
-
-	next, _ := stale.Transition(runner.JobServed, now())
-	err := s.UpdateJob(ctx, stale.Status, next)
-	requireJobConflict(t, err, j.Key(), runner.JobOpen, 1)
-	if next.Version != 1 {
-		t.Fatalf("failed update changed the caller's Version to %d", next.Version)
-	}
-	requireSameJob(t, fresh, mustGetJob(t, s, j.Key()))
-}
-
-func jobWrongStatusIsConflict(t *testing.T, s store.Store) {
-	j := newJob("p", 1)
-	mustCreateJob(t, s, j)
-	// Right version, but the caller believes the job is waiting; waiting ->
-	// open is legal, so only the status check can refuse.
-	next := j.Clone()
-	next.Made = 1
-	err := s.UpdateJob(context.Background(), runner.JobWaiting, next)
-	requireJobConflict(t, err, j.Key(), runner.JobWaiting, 1)
-	requireSameJob(t, j, mustGetJob(t, s, j.Key()))
-}
-
-func jobMissingJobIsConflict(t *testing.T, s store.Store) {
-	ghost := newJob("p", 1)
-	ghost.Version = 1
-	next, _ := ghost.Transition(runner.JobServed, now())
-	err := s.UpdateJob(context.Background(), runner.JobOpen, next)
-	requireJobConflict(t, err, ghost.Key(), runner.JobOpen, 1)
-	requireJobNotFound(t, s, ghost.Key())
-}
-
-func jobIllegalTransitionWritesNothing(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	j := newJob("p", 1)
-	mustCreateJob(t, s, j)
-	served := mustMoveJob(t, s, j.Key(), runner.JobServed)
-
-	// Demand never reopens, and an unknown status is no status.
-	for _, to := range []runner.JobStatus{runner.JobOpen, runner.JobWaiting, runner.JobExpired, runner.JobStatus("bogus")} {
-		next := served.Clone()
-		next.Status = to
-		err := s.UpdateJob(ctx, runner.JobServed, next)
-		var ite *runner.IllegalJobTransitionError
-		if !errors.As(err, &ite) {
-			t.Fatalf("served -> %s: got %v, want *runner.IllegalJobTransitionError", to, err)
-		}
-		if ite.From != runner.JobServed || ite.To != to || ite.Job != j.Key() {
-			t.Fatalf("IllegalJobTransitionError = %+v", ite)
-		}
-		if next.Version != served.Version {
-			t.Fatalf("refused update changed the caller's Version to %d", next.Version)
-		}
-	}
-	requireSameJob(t, served, mustGetJob(t, s, j.Key()))
-
-	// closed is final: not even a same-status write.
-	closed := mustMoveJob(t, s, j.Key(), runner.JobClosed)
-	again := closed.Clone()
-	again.Conclusion = "late writer"
-	var ite *runner.IllegalJobTransitionError
-	if err := s.UpdateJob(ctx, runner.JobClosed, again); !errors.As(err, &ite) {
-		t.Fatalf("closed -> closed: got %v, want *runner.IllegalJobTransitionError", err)
-	}
-	requireSameJob(t, closed, mustGetJob(t, s, j.Key()))
 }
 
 // A settled job (served, closed, expired or owed a re-run) is kept DeletedRetention when

@@ -95,7 +95,7 @@ func RunOutbox(t *testing.T, newStore func(t *testing.T) (OutboxStore, queue.Que
 		mustMoveJob(t, s, j.Key(), runner.JobWaiting)
 		inst, next := nextInstanceFor(j)
 		a := store.Admission{Instance: inst, MaxRunners: 5, Job: next, JobFrom: runner.JobOpen}
-		requireJobConflict(t, s.CreateInstanceAndSend(ctx, a, []byte("stale")), j.Key(), runner.JobOpen, 1)
+		requireConflict(t, s.CreateInstanceAndSend(ctx, a, []byte("stale")), store.KindJob, j.Key(), runner.JobOpen, 1)
 		requireNotFound(t, s, inst.Name)
 		requireUsage(t, s, "p", 0)
 		if got := drain(t, q); len(got) != 0 {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -49,6 +50,95 @@ func startTogether(n int, prepare func(i int), run func(i int)) {
 	done.Wait()
 }
 
+// race is one contended write, the same for every record kind: racers
+// writers, each prepared (its read and decision) before all of them write
+// at once. Exactly one must win; every other must fail with an error lost
+// accepts.
+type race struct {
+	prepare func(i int) error
+	write   func(i int) error
+	lost    func(err error) bool
+}
+
+// run starts the race and returns the winner's index.
+func (r race) run(t *testing.T) int {
+	t.Helper()
+	errs := make([]error, racers)
+	startTogether(racers, func(i int) {
+		if r.prepare != nil {
+			errs[i] = r.prepare(i)
+		}
+	}, func(i int) {
+		if errs[i] == nil {
+			errs[i] = r.write(i)
+		}
+	})
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("racers %d and %d both won", winner, i)
+		case err == nil:
+			winner = i
+		case !r.lost(err):
+			t.Fatalf("racer %d lost with an unexpected error: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no racer won")
+	}
+	return winner
+}
+
+// isConflict accepts the *store.ConflictError of a write that expected
+// the record key at status from and version.
+func isConflict[S ~string](kind store.Kind, key string, from S, version int64) func(error) bool {
+	want := store.Expect(kind, key, from, version).Conflict()
+	return func(err error) bool {
+		var ce *store.ConflictError
+		return errors.As(err, &ce) && errors.Is(err, store.ErrConflict) && *ce == *want
+	}
+}
+
+// is accepts errors matching target.
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+// versionRace is the race of every record kind's compare-and-set: each
+// racer reads the record, makes its own next version of it (next), and all
+// write at once; exactly one wins, the others lose as lost allows. It
+// returns what each racer meant to write, and the winner.
+func versionRace[R any](t *testing.T, read func() (*R, error), next func(i int, read *R) (*R, error), write func(*R) error, lost func(error) bool) ([]*R, int) {
+	t.Helper()
+	writes := make([]*R, racers)
+	winner := race{
+		prepare: func(i int) error {
+			cur, err := read()
+			if err == nil {
+				writes[i], err = next(i, cur)
+			}
+			return err
+		},
+		write: func(i int) error { return write(writes[i]) },
+		lost:  lost,
+	}.run(t)
+	return writes, winner
+}
+
+// toTargets is versionRace's next for kinds with a status: racer i moves
+// the record it read to targets[i mod len(targets)] (runner's one
+// transition check decides what is legal), and tag marks the write as its.
+func toTargets[R interface{ Transition(S, time.Time) (R, error) }, S any](targets []S, tag func(next R, i int)) func(int, R) (R, error) {
+	return func(i int, read R) (R, error) {
+		next, err := read.Transition(targets[i%len(targets)], now())
+		if err == nil {
+			tag(next, i)
+		}
+		return next, err
+	}
+}
+
 // Every racer reads version 1, then all compare-and-set at once, each to a
 // different next state: exactly one wins and its write is what is stored.
 func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
@@ -57,41 +147,11 @@ func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
 	mustCreate(t, s, inst, roomy)
 
 	targets := append([]runner.Status{runner.StatusPendingCreate}, runner.NextStatuses(runner.StatusPendingCreate)...)
-	writes := make([]*runner.Instance, racers)
-	errs := make([]error, racers)
-	startTogether(racers, func(i int) {
-		read, err := s.GetInstance(ctx, inst.Name)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		next, err := read.Transition(targets[i%len(targets)], now())
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		next.ProviderFault = fmt.Sprintf("racer %d", i)
-		writes[i] = next
-	}, func(i int) {
-		if writes[i] != nil {
-			errs[i] = s.UpdateInstance(ctx, runner.StatusPendingCreate, writes[i])
-		}
-	})
-
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("racers %d and %d both won", winner, i)
-		case err == nil:
-			winner = i
-		default:
-			requireConflict(t, err, inst.Name, runner.StatusPendingCreate, 1)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no racer won")
-	}
+	writes, winner := versionRace(t,
+		func() (*runner.Instance, error) { return s.GetInstance(ctx, inst.Name) },
+		toTargets(targets, func(next *runner.Instance, i int) { next.ProviderFault = fmt.Sprintf("racer %d", i) }),
+		func(next *runner.Instance) error { return s.UpdateInstance(ctx, runner.StatusPendingCreate, next) },
+		isConflict(store.KindInstance, inst.Name, runner.StatusPendingCreate, 1))
 	got := mustGet(t, s, inst.Name)
 	if got.Version != 2 {
 		t.Fatalf("final Version = %d, want 2", got.Version)
@@ -103,22 +163,10 @@ func raceOneWinnerPerVersion(t *testing.T, s store.Store) {
 // The same queued job arriving many times at once makes one instance.
 func raceSameNameCreatedOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	errs := make([]error, racers)
-	startTogether(racers, func(int) {}, func(i int) {
-		errs[i] = s.CreateInstance(ctx, admit(newInstance("p", 1), roomy))
-	})
-	created := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			created++
-		case !errors.Is(err, store.ErrAlreadyExists):
-			t.Fatalf("unexpected error: %v", err)
-		}
-	}
-	if created != 1 {
-		t.Fatalf("%d creates of one name succeeded, want 1", created)
-	}
+	race{
+		write: func(int) error { return s.CreateInstance(ctx, admit(newInstance("p", 1), roomy)) },
+		lost:  is(store.ErrAlreadyExists),
+	}.run(t)
 	requireUsage(t, s, "p", 1)
 }
 
@@ -210,24 +258,15 @@ func raceConcurrentDeleteReleasesOnce(t *testing.T, s store.Store) {
 	mustCreate(t, s, victim, roomy)
 	deleting := mustMove(t, s, victim.Name, runner.StatusPendingDelete, runner.StatusDeleting)
 
-	errs := make([]error, racers)
-	startTogether(racers, func(int) {}, func(i int) {
-		next, err := deleting.Transition(runner.StatusDeleted, now())
-		if err == nil {
-			err = s.UpdateInstance(ctx, runner.StatusDeleting, next)
-		}
-		errs[i] = err
-	})
-	won := 0
-	for _, err := range errs {
-		if err == nil {
-			won++
-		} else if !errors.Is(err, store.ErrConflict) {
-			t.Fatalf("unexpected error: %v", err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d writers moved the instance to deleted, want 1", won)
-	}
+	race{
+		write: func(int) error {
+			next, err := deleting.Transition(runner.StatusDeleted, now())
+			if err != nil {
+				return err
+			}
+			return s.UpdateInstance(ctx, runner.StatusDeleting, next)
+		},
+		lost: is(store.ErrConflict),
+	}.run(t)
 	requireUsage(t, s, "p", 1)
 }

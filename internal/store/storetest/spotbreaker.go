@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ var spotBreakerTests = []contractTest{
 	{"SpotBreaker/UnknownPoolIsZero", spotBreakerUnknownPoolIsZero},
 	{"SpotBreaker/RoundTripAndCompareAndSet", spotBreakerRoundTripAndCompareAndSet},
 	{"SpotBreaker/PoolsAreSeparate", spotBreakerPoolsAreSeparate},
+	{"Race/OneSpotBreakerWinnerPerVersion", raceOneSpotBreakerWinnerPerVersion},
 }
 
 func spotBreakerUnknownPoolIsZero(t *testing.T, s store.Store) {
@@ -64,10 +66,7 @@ func spotBreakerRoundTripAndCompareAndSet(t *testing.T, s store.Store) {
 	}
 	stale := got.Clone()
 	stale.OpenUntil = time.Time{}
-	var ce *store.SpotBreakerConflictError
-	if err := s.PutSpotBreaker(ctx, stale); !errors.As(err, &ce) || ce.Pool != "spot-pool" || ce.ExpectedVersion != 1 {
-		t.Fatalf("stale write: %v, want a *SpotBreakerConflictError for version 1", err)
-	}
+	requireConflict(t, s.PutSpotBreaker(ctx, stale), store.KindSpotBreaker, "spot-pool", "", 1)
 	got, err = s.GetSpotBreaker(ctx, "spot-pool")
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +87,26 @@ func spotBreakerPoolsAreSeparate(t *testing.T, s store.Store) {
 	if b.Version != 0 || !b.OpenUntil.IsZero() {
 		t.Fatalf("pool b read pool a's breaker: %+v", b)
 	}
+}
+
+// Workers counting interruptions of one pool at once, all from the same
+// read (here: none stored yet), make one write; the others re-read.
+func raceOneSpotBreakerWinnerPerVersion(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	writes, winner := versionRace(t,
+		func() (*runner.SpotBreaker, error) { return s.GetSpotBreaker(ctx, "spot-pool") },
+		func(i int, read *runner.SpotBreaker) (*runner.SpotBreaker, error) {
+			next := read.Clone()
+			next.Recent = []runner.SpotInterruption{{Instance: fmt.Sprintf("racer-%d", i), At: now()}}
+			return next, nil
+		},
+		func(next *runner.SpotBreaker) error { return s.PutSpotBreaker(ctx, next) },
+		isConflict(store.KindSpotBreaker, "spot-pool", "", 0))
+	got, err := s.GetSpotBreaker(ctx, "spot-pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSameBreaker(t, writes[winner], got)
 }
 
 func requireSameBreaker(t *testing.T, want, got *runner.SpotBreaker) {

@@ -10,14 +10,14 @@
 //     digits.
 //   - UpdateInstance of a missing instance is a *store.ConflictError (the
 //     instance is "gone" since it was read), not ErrNotFound; UpdateJob of a
-//     missing job, and an admission's compare-and-set of one, is a
-//     *store.JobConflictError.
+//     missing job, and an admission's compare-and-set of one, is one too
+//     (of Kind store.KindJob).
 //   - A failed CreateInstance, UpdateInstance, CreateJob or UpdateJob leaves
 //     the caller's structs untouched (in particular their Version).
 //   - When a name is taken AND the pool is full, CreateInstance reports
 //     ErrAlreadyExists: the caller learns its job already has a runner rather
 //     than retrying a create that can never succeed. Which of ErrAlreadyExists,
-//     ErrJobExists, *store.JobConflictError and ErrPoolFull an admission that
+//     ErrJobExists, a job's *store.ConflictError and ErrPoolFull an admission that
 //     fails more than one check reports is otherwise left to the adapter.
 //   - A deleted instance is readable with GetInstance until it expires, and
 //     its stored ExpiresAt is never zero: a store fills in
@@ -28,9 +28,13 @@
 //     created again even if the store has not physically removed the record
 //     yet (DynamoDB's TTL deletes lazily); likewise a job key, and GetJob
 //     reports such a job as ErrJobNotFound.
-//   - A *store.ConflictError names the losing write: Instance, the `from`
-//     status it expected and the Version it read; a *store.JobConflictError
-//     likewise (Job is runner.JobKey).
+//   - A *store.ConflictError names the losing write, whatever its record:
+//     Kind, Key (an instance's name, runner.JobKey, a spot breaker's pool,
+//     a lease's name), the `from` status it expected ("" for kinds without
+//     one) and the Version it read. One race harness (race in races.go)
+//     holds every kind to "exactly one writer wins".
+//   - Leases decide expiry by the now their callers pass, never by the
+//     store's clock.
 //   - ListOpenJobs lists each open or waiting job once, as currently stored,
 //     by QueuedAt; the suite gives no two jobs the same QueuedAt, so the
 //     order of ties is the adapter's.
@@ -60,9 +64,9 @@ type contractTest struct {
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
 	groups := [][]contractTest{
-		createTests, updateTests, readTests, raceTests,
-		jobTests, admissionTests, openJobTests, jobRaceTests,
-		installationTests, credentialTests, spotBreakerTests,
+		createTests, updateTests, instanceKind.tests("Update"), readTests, raceTests,
+		jobTests, jobKind.tests("Job"), admissionTests, openJobTests, jobRaceTests,
+		installationTests, credentialTests, spotBreakerTests, leaseTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {

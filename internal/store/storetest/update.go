@@ -11,108 +11,11 @@ import (
 )
 
 var updateTests = []contractTest{
-	{"Update/IncrementsVersion", updateIncrementsVersion},
-	{"Update/StaleVersionIsConflict", updateStaleVersionIsConflict},
-	{"Update/WrongStatusIsConflict", updateWrongStatusIsConflict},
-	{"Update/MissingInstanceIsConflict", updateMissingInstanceIsConflict},
-	{"Update/IllegalTransitionWritesNothing", updateIllegalTransitionWritesNothing},
 	{"Update/SameStatusFieldUpdate", updateSameStatusFieldUpdate},
 	{"Update/DeletedReleasesSlot", updateDeletedReleasesSlot},
 	{"Update/DeletedStillBlocksName", updateDeletedStillBlocksName},
 	{"Update/DeletedGetsExpiry", updateDeletedGetsExpiry},
 	{"Update/ExpiredDeletedNameCanBeReused", updateExpiredDeletedNameCanBeReused},
-}
-
-func updateIncrementsVersion(t *testing.T, s store.Store) {
-	inst := newInstance("p", 1)
-	mustCreate(t, s, inst, roomy)
-	last := mustMove(t, s, inst.Name, runner.StatusCreating, runner.StatusRunning, runner.StatusStopped)
-	if last.Version != 4 {
-		t.Fatalf("caller's Version after 3 updates = %d, want 4", last.Version)
-	}
-	got := mustGet(t, s, inst.Name)
-	if got.Version != 4 || got.Status != runner.StatusStopped {
-		t.Fatalf("stored %s v%d, want stopped v4", got.Status, got.Version)
-	}
-	requireSameInstance(t, last, got)
-}
-
-func updateStaleVersionIsConflict(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	inst := newInstance("p", 1)
-	mustCreate(t, s, inst, roomy)
-	stale := mustGet(t, s, inst.Name)
-	// Someone else writes a same-status update: status unchanged, version 2.
-	fresh := stale.Clone()
-	fresh.RunnerStatus = runner.RunnerInstalling
-	if err := s.UpdateInstance(ctx, stale.Status, fresh); err != nil {
-		t.Fatal(err)
-	}
-
-	next, _ := stale.Transition(runner.StatusCreating, now())
-	err := s.UpdateInstance(ctx, stale.Status, next)
-	requireConflict(t, err, inst.Name, runner.StatusPendingCreate, 1)
-	if next.Version != 1 {
-		t.Fatalf("failed update changed the caller's Version to %d", next.Version)
-	}
-	requireSameInstance(t, fresh, mustGet(t, s, inst.Name))
-}
-
-func updateWrongStatusIsConflict(t *testing.T, s store.Store) {
-	inst := newInstance("p", 1)
-	mustCreate(t, s, inst, roomy)
-	// Right version, but the caller believes the instance is running; the
-	// running -> stopped edge is legal, so only the status check can refuse.
-	next := inst.Clone()
-	next.Status = runner.StatusStopped
-	err := s.UpdateInstance(context.Background(), runner.StatusRunning, next)
-	requireConflict(t, err, inst.Name, runner.StatusRunning, 1)
-	requireSameInstance(t, inst, mustGet(t, s, inst.Name))
-}
-
-func updateMissingInstanceIsConflict(t *testing.T, s store.Store) {
-	ghost := newInstance("p", 1)
-	ghost.Version = 1
-	next, _ := ghost.Transition(runner.StatusCreating, now())
-	err := s.UpdateInstance(context.Background(), runner.StatusPendingCreate, next)
-	requireConflict(t, err, ghost.Name, runner.StatusPendingCreate, 1)
-	requireNotFound(t, s, ghost.Name)
-	requireUsage(t, s, "p", 0)
-}
-
-func updateIllegalTransitionWritesNothing(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	inst := newInstance("p", 1)
-	mustCreate(t, s, inst, roomy)
-
-	for _, to := range []runner.Status{runner.StatusRunning, runner.StatusDeleted, runner.Status("bogus")} {
-		next := inst.Clone()
-		next.Status = to
-		err := s.UpdateInstance(ctx, runner.StatusPendingCreate, next)
-		var ite *runner.IllegalTransitionError
-		if !errors.As(err, &ite) {
-			t.Fatalf("pending_create -> %s: got %v, want *runner.IllegalTransitionError", to, err)
-		}
-		if ite.From != runner.StatusPendingCreate || ite.To != to || ite.Instance != inst.Name {
-			t.Fatalf("IllegalTransitionError = %+v", ite)
-		}
-		if next.Version != 1 {
-			t.Fatalf("refused update changed the caller's Version to %d", next.Version)
-		}
-	}
-	requireSameInstance(t, inst, mustGet(t, s, inst.Name))
-	requireUsage(t, s, "p", 1)
-
-	// deleted is final: not even a same-status write.
-	done := mustMove(t, s, inst.Name, pathToDeleted...)
-	again := done.Clone()
-	again.ProviderFault = "late writer"
-	var ite *runner.IllegalTransitionError
-	if err := s.UpdateInstance(ctx, runner.StatusDeleted, again); !errors.As(err, &ite) {
-		t.Fatalf("deleted -> deleted: got %v, want *runner.IllegalTransitionError", err)
-	}
-	requireSameInstance(t, done, mustGet(t, s, inst.Name))
-	requireUsage(t, s, "p", 0)
 }
 
 func updateSameStatusFieldUpdate(t *testing.T, s store.Store) {

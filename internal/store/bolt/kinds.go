@@ -1,0 +1,133 @@
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/runfleet/runfleet/internal/boltcommit"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// recordKind is one kind of JSON record the store writes by
+// compare-and-set: where its records live and what a compare-and-set
+// compares. Instances, jobs, spot breakers and leases are all read,
+// checked and written through it, so how a lost race is detected and
+// reported is written once.
+type recordKind[R any] struct {
+	kind   store.Kind
+	bucket []byte
+	// prefix is put before the name inside the bucket, for kinds kept in
+	// a shared bucket (spot breakers live in meta).
+	prefix string
+	// state is what a compare-and-set compares: the status ("" for kinds
+	// without one) and the version.
+	state func(*R) (status string, version int64)
+	// zero is the record of a name never written, for kinds that read
+	// one as a zero record rather than as not found.
+	zero func(name string) *R
+}
+
+var (
+	instanceKind = recordKind[runner.Instance]{
+		kind: store.KindInstance, bucket: bucketInstances,
+		state: func(r *runner.Instance) (string, int64) { return string(r.Status), r.Version },
+	}
+	jobKind = recordKind[runner.Job]{
+		kind: store.KindJob, bucket: bucketJobs,
+		state: func(r *runner.Job) (string, int64) { return string(r.Status), r.Version },
+	}
+	// A handful of small records per installation: the meta bucket holds
+	// them, so they needed no bucket (nor schema change) of their own.
+	spotBreakerKind = recordKind[runner.SpotBreaker]{
+		kind: store.KindSpotBreaker, bucket: bucketMeta, prefix: "spot_breaker/",
+		state: func(r *runner.SpotBreaker) (string, int64) { return "", r.Version },
+		zero:  func(pool string) *runner.SpotBreaker { return &runner.SpotBreaker{Pool: pool} },
+	}
+	leaseKind = recordKind[runner.Lease]{
+		kind: store.KindLease, bucket: bucketLeases,
+		state: func(r *runner.Lease) (string, int64) { return "", r.Version },
+		zero:  func(name string) *runner.Lease { return &runner.Lease{Name: name} },
+	}
+)
+
+func (k recordKind[R]) key(name string) []byte { return []byte(k.prefix + name) }
+
+// read decodes the record name from b, its kind's bucket; nil if none.
+func (k recordKind[R]) read(b *bbolt.Bucket, name string) (*R, error) {
+	raw := b.Get(k.key(name))
+	if raw == nil {
+		return nil, nil
+	}
+	r := new(R)
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, fmt.Errorf("bolt: decode %s %q: %w", k.kind, name, err)
+	}
+	return r, nil
+}
+
+func (k recordKind[R]) get(tx *bbolt.Tx, name string) (*R, error) {
+	return k.read(tx.Bucket(k.bucket), name)
+}
+
+// load reads the record name in a read-only transaction; nil if none.
+func (k recordKind[R]) load(s *Store, name string) (*R, error) {
+	var r *R
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		r, err = k.get(tx, name)
+		return err
+	})
+	return r, err
+}
+
+// find is load for kinds with a zero record: a name never written reads
+// as its zero record.
+func (k recordKind[R]) find(ctx context.Context, s *Store, name string) (*R, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: %s %s: %w", k.kind, name, err)
+	}
+	r, err := k.load(s, name)
+	if err != nil || r != nil {
+		return r, err
+	}
+	return k.zero(name), nil
+}
+
+func (k recordKind[R]) put(tx *bbolt.Tx, name string, r *R) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("bolt: encode %s %q: %w", k.kind, name, err)
+	}
+	return tx.Bucket(k.bucket).Put(k.key(name), raw)
+}
+
+// check refuses, marked Unchanged, a write whose expectation the stored
+// record (nil: none, or one that counts as none) does not meet.
+func (k recordKind[R]) check(e store.Expectation, stored *R) error {
+	var status string
+	var version int64
+	if stored != nil {
+		status, version = k.state(stored)
+	}
+	if !e.Met(stored != nil, status, version) {
+		return boltcommit.Unchanged(e.Conflict())
+	}
+	return nil
+}
+
+// compareAndSet writes next over the stored record if that still meets
+// e: the whole write of kinds whose records carry no index entries.
+func (k recordKind[R]) compareAndSet(tx *bbolt.Tx, e store.Expectation, next *R) error {
+	stored, err := k.get(tx, e.Key)
+	if err != nil {
+		return err
+	}
+	if err := k.check(e, stored); err != nil {
+		return err
+	}
+	return k.put(tx, e.Key, next)
+}

@@ -1,0 +1,54 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// A lease is one LEASE#<name> item, written whole by the generic
+// compare-and-set on its version. Released leases stay (free), so a
+// lease's version only ever grows: deleting the item would let a version a
+// stale holder remembers come round again. Only GetItem and a conditional
+// PutItem are used, which every role that writes records may call already.
+var leaseKind = documentKind[runner.Lease]{
+	kind:    store.KindLease,
+	prefix:  prefixLease,
+	attr:    "lease",
+	zero:    func(name string) *runner.Lease { return &runner.Lease{Name: name} },
+	version: func(l *runner.Lease) int64 { return l.Version },
+}
+
+// maxLeaseConflicts bounds the re-reads after a lost compare-and-set. A
+// lost race means another holder has just written, so the first re-read
+// decides (usually ErrLeaseHeld); more means the lease is being written in
+// a loop.
+const maxLeaseConflicts = 4
+
+// changeLease is store.ChangeLease: read, decide, and write
+// compare-and-set on the version read; a lost race is read and decided
+// again. (bolt decides inside its transaction and needs no loop.)
+func (s *Store) changeLease(ctx context.Context, name string, decide func(cur *runner.Lease) (*runner.Lease, error)) (*runner.Lease, error) {
+	for range maxLeaseConflicts {
+		cur, err := leaseKind.get(ctx, s, name)
+		if err != nil {
+			return nil, err
+		}
+		next, err := decide(cur)
+		if err != nil || next == nil {
+			return nil, err
+		}
+		next.Version = cur.Version + 1
+		err = leaseKind.compareAndSet(ctx, s, name, next)
+		if !errors.Is(err, store.ErrConflict) {
+			if err != nil {
+				return nil, err
+			}
+			return next, nil
+		}
+	}
+	return nil, fmt.Errorf("lease %q: gave up after %d conflicting writes: %w", name, maxLeaseConflicts, store.ErrConflict)
+}
