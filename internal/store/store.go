@@ -46,6 +46,7 @@ type Store interface {
 	Jobs
 	Credentials
 	SpotBreakers
+	Cursors
 
 	// InstallationID returns this runfleet installation's id: random,
 	// made on first use and kept in the store, so every process sharing the

@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		createTests, updateTests, readTests, raceTests,
 		jobTests, admissionTests, openJobTests, jobRaceTests,
 		installationTests, credentialTests, spotBreakerTests,
+		cursorTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {
