@@ -106,6 +106,9 @@ func (e *Engine) recoverDeliveries(ctx context.Context, rep *ReconcileReport) er
 			if retry == 0 || a.ID < retry {
 				retry = a.ID
 			}
+			if _, limited := errors.AsType[*github.RateLimitError](err); limited {
+				break // every further fetch would be refused too; the next pass resumes here
+			}
 			continue
 		}
 		pos.Handled[a.GUID] = a.ID

@@ -20,6 +20,7 @@ type deliveryLog struct {
 	log      []github.Delivery // oldest first
 	events   map[int64]runner.JobEvent
 	listErr  error
+	getErr   error
 	lists    int
 	gets     int
 	pageSize int
@@ -59,6 +60,9 @@ func (l *deliveryLog) GetDelivery(_ context.Context, id int64) (*github.Delivery
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.gets++
+	if l.getErr != nil {
+		return nil, l.getErr
+	}
 	d := l.log[id-1]
 	d.Payload = fmt.Appendf(nil, "%d", id)
 	return &d, nil
@@ -113,6 +117,15 @@ func TestRecoveryGroupsAttemptsByGUID(t *testing.T) {
 			t.Errorf("job %d not in the ledger: %v", id, err)
 		}
 	}
+	// The recovered delivery arriving later by webhook (redelivered by
+	// hand) changes nothing.
+	out, err := w.Engine.OnWorkflowJob(context.Background(), "lost", enginetest.Event(runner.ActionQueued, 3, ""))
+	if err != nil || out.Result == engine.ResultCreated {
+		t.Errorf("the recovered delivery again by webhook: %+v, %v; want no second instance", out, err)
+	}
+	if made := w.Job(3).Made; made != 1 {
+		t.Errorf("job 3: %d instances made, want 1", made)
+	}
 	for _, id := range []int64{1, 2} {
 		if _, err := w.Store.GetJob(context.Background(), runner.JobKey(id, 1)); err == nil {
 			t.Errorf("job %d was recovered; it should not have been", id)
@@ -128,5 +141,27 @@ func TestUnreadableDeliveryLogDoesNotStopThePass(t *testing.T) {
 	rep, err := w.Engine.Reconcile(context.Background())
 	if err == nil || rep.Examined != 1 || rep.OpenJobs != 1 {
 		t.Fatalf("pass with an unreadable delivery log: %+v, %v; want the rest of the pass done and the error reported", rep, err)
+	}
+}
+
+// A rate limit stops the pass's fetches at the first refusal; the next
+// pass resumes from there and recovers everything.
+func TestRateLimitedRecoveryResumesNextPass(t *testing.T) {
+	log := &deliveryLog{events: map[int64]runner.JobEvent{}, pageSize: 10}
+	now := time.Now()
+	for i := int64(1); i <= 3; i++ {
+		log.add(now.Add(-5*time.Minute), fmt.Sprint("lost-", i), 0, enginetest.Event(runner.ActionQueued, 10+i, ""))
+	}
+	log.getErr = &github.RateLimitError{RetryAt: now.Add(time.Minute)}
+	w := deliveryWorld(t, log)
+	rep, err := w.Engine.Reconcile(context.Background())
+	if _, limited := errors.AsType[*github.RateLimitError](err); !limited || rep.DeliveriesRecovered != 0 || log.gets != 1 {
+		t.Fatalf("rate-limited pass: %d fetches, %d recovered, %v; want 1 fetch and the rate limit", log.gets, rep.DeliveriesRecovered, err)
+	}
+	log.mu.Lock()
+	log.getErr = nil
+	log.mu.Unlock()
+	if rep, err = w.Engine.Reconcile(context.Background()); err != nil || rep.DeliveriesRecovered != 3 {
+		t.Fatalf("next pass recovered %d, %v; want 3", rep.DeliveriesRecovered, err)
 	}
 }
