@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
@@ -224,3 +225,59 @@ func TestDeliveryLogNeedsAnApp(t *testing.T) {
 		t.Fatalf("GetDelivery of an unknown delivery: %v, want ErrDeliveryNotFound", err)
 	}
 }
+
+// The client follows GitHub's cursor pagination: 100 a page, newest first,
+// the next page's cursor from the Link header, "" on the last page; a
+// delivery read in full carries the request GitHub sent.
+func TestListDeliveriesPagesByCursor(t *testing.T) {
+	srv := fakeGitHub(t, githubtest.WithFailedDeliveries(0.01, githubtest.DeliveryUnsent))
+	hook := httptest.NewServer(intakeOK{})
+	t.Cleanup(hook.Close)
+	srv.AddJob(githubtest.Job{ID: 1, Repo: testRepo, Labels: enginetest.Labels()})
+	for range 150 {
+		if _, err := srv.SendWorkflowJob(hook.URL, webhookSecret, 1, "queued", testInstallationID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := appClient(t, srv, 0, nil)
+	ctx := context.Background()
+	first, next, err := c.ListDeliveries(ctx, "")
+	if err != nil || len(first) != 100 || next == "" {
+		t.Fatalf("page 1: %d deliveries, next %q, %v; want 100 and a cursor", len(first), next, err)
+	}
+	second, last, err := c.ListDeliveries(ctx, next)
+	if err != nil || len(second) != 50 || last != "" {
+		t.Fatalf("page 2: %d deliveries, next %q, %v; want 50 and no cursor", len(second), last, err)
+	}
+	all := append(first, second...)
+	for i := 1; i < len(all); i++ {
+		if all[i].ID >= all[i-1].ID {
+			t.Fatalf("deliveries not newest first at %d: %d after %d", i, all[i].ID, all[i-1].ID)
+		}
+	}
+	failed := 0
+	for _, d := range all {
+		if !d.Delivered() {
+			failed++
+		}
+		if d.Event != github.EventWorkflowJob || d.Action != "queued" || d.GUID == "" || d.InstallationID != testInstallationID || d.DeliveredAt.IsZero() {
+			t.Fatalf("delivery %+v", d)
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d failed deliveries listed, want 1 (1%% of 150)", failed)
+	}
+	full, err := c.GetDelivery(ctx, all[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := webhook.ParseRecovered(full.Event, full.Payload)
+	if err != nil || ev.JobID != 1 || full.Headers["X-Github-Delivery"] != all[0].GUID {
+		t.Fatalf("delivery read in full: %+v (headers %v), %v", ev, full.Headers, err)
+	}
+}
+
+// intakeOK answers every delivery 200.
+type intakeOK struct{}
+
+func (intakeOK) ServeHTTP(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
