@@ -127,6 +127,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	engOpts := wiring.EngineOptions(cfg)
 	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log
 	engOpts.InstallationID = installationID
+	engOpts.Deliveries = wiring.Deliveries(cfg, gh)
 	// The status page's recorder hears the engine beside the metrics.
 	page := statuspage.NewRecorder(nil)
 	engOpts.Observer = engine.Observers(rec, page)
