@@ -97,7 +97,8 @@ func (w *world) checkQuiescence() {
 		switch {
 		case j.runner != nil && !j.runner.foreign:
 			w.stats.inc("jobs.ran_on_runfleet_runner")
-		case j.Status == jobQueued && j.Pool != "" && !g.known(j):
+		}
+		if j.Pool != "" && !g.known(j) && !g.everAccepted(j, runner.ActionQueued) {
 			// Every queued delivery failed; the reconciler recovers it
 			// from GitHub's delivery log, which always has it.
 			w.stats.inc("jobs.queued_delivery_all_failed")

@@ -123,8 +123,14 @@ func (g *githubWorld) known(j *ghJob) bool {
 // toldCompleted says whether runfleet acknowledged any completed delivery
 // of the job.
 func (g *githubWorld) toldCompleted(j *ghJob) bool {
+	return g.everAccepted(j, runner.ActionCompleted)
+}
+
+// everAccepted says whether runfleet acknowledged any delivery of the
+// job's events of that action.
+func (g *githubWorld) everAccepted(j *ghJob, action runner.JobAction) bool {
 	for _, ev := range j.events {
-		if ev.accepted && ev.action == runner.ActionCompleted {
+		if ev.accepted && ev.action == action {
 			return true
 		}
 	}
