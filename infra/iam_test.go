@@ -9,9 +9,10 @@ import (
 // The DynamoDB actions each role needs follow from the store calls its
 // function's code path makes (internal/store/dynamodb):
 //
-//   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials
+//   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials,
+//     GetCursor (the reconciler's webhook delivery log position)
 //
-//   - PutItem: instance, job, spot breaker and lease compare-and-sets
+//   - PutItem: instance, job, spot breaker, lease and cursor compare-and-sets
 //     (a lease's acquire, renew and release are each a GetItem and a
 //     conditional PutItem), InstallationID's first write,
 //     PutRunnerCredentials, and the Puts of TransactWriteItems
@@ -40,7 +41,8 @@ var tableActions = map[string][]string{
 	"WorkerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
 	// An operator's delete: read, compare-and-set to a pending delete.
 	"ForceDeleteRole": {"dynamodb:GetItem", "dynamodb:PutItem"},
-	// Reconcile lists live instances and open jobs, and repairs as the worker.
+	// Reconcile lists live instances and open jobs, and repairs as the worker;
+	// it reads and moves the delivery log cursor (GetItem, PutItem).
 	"ReconcilerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
 	// Runner bootstrap: instances and credentials only (metadata_test.go).
 	"MetadataRole": {"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"},

@@ -43,6 +43,12 @@ type ReconcileReport struct {
 	// Interrupted counts instances newly found on machines their provider
 	// took back (spot interruptions, polled).
 	Interrupted int `json:"interrupted,omitempty"`
+	// DeliveriesRecovered counts lost webhook deliveries read back from
+	// GitHub's delivery log and handed to the intake;
+	// DeliveriesUnrecoverable those that could not be (gone from the log,
+	// a payload the intake refuses).
+	DeliveriesRecovered     int `json:"deliveries_recovered"`
+	DeliveriesUnrecoverable int `json:"deliveries_unrecoverable"`
 	// Live is the live set the pass started from, by pool and status.
 	Live []LiveCount `json:"live"`
 }
@@ -62,13 +68,16 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	start := e.now()
 	defer func() { e.observer.ReconcilePassed(rep, e.now().Sub(start)) }()
+	// First, so what a lost delivery asks for is in the live set the rest
+	// of the pass works from. Its failure does not stop the pass.
+	deliveriesErr := e.recoverDeliveries(ctx, &rep)
 	live, err := e.store.ListLiveInstances(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("list live instances: %w", err)
+		return rep, errors.Join(deliveriesErr, fmt.Errorf("list live instances: %w", err))
 	}
 	now := e.now()
 	rep.Live = CountLive(live)
-	var errs []error
+	errs := []error{deliveriesErr}
 	// Before the walk: a machine taken back must be known as interrupted
 	// before anything treats its instance as merely failed.
 	if err := e.pollInterruptions(ctx, &rep); err != nil {

@@ -189,6 +189,7 @@ func buildEngine(cfg *config.Config, st *state, gh github.GitHub, provs map[stri
 	o := wiring.EngineOptions(cfg)
 	o.Store, o.Queue, o.GitHub, o.Providers, o.Logger = st.store, st.queue, gh, provs, log
 	o.InstallationID = installationID
+	o.Deliveries = wiring.Deliveries(cfg, gh)
 	o.Observer = observer
 	eng, err := engine.New(boot.engineOptions(o))
 	if err != nil {

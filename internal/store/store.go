@@ -52,6 +52,7 @@ type Store interface {
 	Credentials
 	SpotBreakers
 	Leases
+	Cursors
 
 	// InstallationID returns this runfleet installation's id: random,
 	// made on first use and kept in the store, so every process sharing the

@@ -67,6 +67,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		createTests, updateTests, instanceKind.tests("Update"), readTests, raceTests,
 		jobTests, jobKind.tests("Job"), admissionTests, openJobTests, jobRaceTests,
 		installationTests, credentialTests, spotBreakerTests, leaseTests,
+		cursorTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {
