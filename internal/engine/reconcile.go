@@ -198,12 +198,17 @@ func (e *Engine) recoverCreating(ctx context.Context, log *slog.Logger, inst *ru
 	})
 }
 
-// RecoverAtStart finishes what a crashed process left in flight. It is for
-// a process that holds the store alone (`runfleet serve` holds the bbolt
-// file's exclusive lock): every instance found creating or deleting then
-// has no worker, every error has no delete scheduled, and pending work may
-// have lost its message, so each is recovered at once rather than after
-// its timeout.
+// RecoverAtStart finishes what a crashed process left in flight.
+//
+// It assumes that one process owns the store: the caller, and no other
+// process, has workers over it (`runfleet serve` on bolt, whose file lock
+// it holds). Only then does every instance found creating or deleting have
+// no worker, every error no delete scheduled, and pending work perhaps no
+// message, so that each is recovered at once rather than after its
+// timeout. On a store several processes share (the Lambda functions,
+// serve replicas) another process may be creating or deleting right now:
+// do not call it there; the reconciler's timeouts recover a dead
+// process's work.
 func (e *Engine) RecoverAtStart(ctx context.Context) error {
 	live, err := e.store.ListLiveInstances(ctx)
 	if err != nil {

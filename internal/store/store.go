@@ -3,7 +3,10 @@
 // runner credentials, spot breakers and leases. Every record kind is
 // written by the same compare-and-set (record.go). Adapters (store/bolt
 // for embedded mode, store/dynamodb for AWS) implement Store and must pass
-// the one contract suite in store/storetest.
+// the one contract suite in store/storetest. Abilities only some adapters
+// have are interfaces of their own, found by whoever opens the adapter:
+// Outbox (the queue in the store's own writes), Purger (expiry the backend
+// does not do itself) and DeletedLister (the kept history).
 package store
 
 import (
