@@ -1,9 +1,11 @@
-// Package externaltest provides a fake GARM external provider for tests:
-// a real executable (fakeprovider, built by Build) that keeps its machines
-// in a JSON state file, records every call it gets, and misbehaves on
+// Package externaltest provides runfleet's fake GARM external provider for
+// tests: a real executable (fakeprovider, built by Build) that keeps its
+// machines in a JSON state file, records every call it gets, misbehaves on
 // request — hangs, bad JSON, invalid statuses, plain-text faults, failing
 // exits, ignored deletes by name — so tests can drive providers/external and
-// `runfleet provider check` through every rule of the protocol.
+// `runfleet provider check` through every rule of the protocol, and, with
+// BootDir, plays each machine it creates booting against runfleet's
+// metadata and callback endpoints.
 package externaltest
 
 import (
@@ -68,6 +70,41 @@ type Config struct {
 	// machine's os_type and arch from the bootstrap params' tools, and
 	// fail as GARM's providers do ("failed to get tools") when none fits.
 	RequireTools bool `json:"require_tools,omitempty"`
+	// BootDir, when set, makes CreateInstance play the machine too before
+	// it answers, as GARM's cloud-init does: with the BootstrapInstance's
+	// instance token it reports installing, fetches the JIT credential
+	// files, the service name and the unit file from the metadata URL, and
+	// reports system info and idle. What the machine did goes to
+	// <BootDir>/<name>.boot.json (read it with ReadBoot).
+	BootDir string `json:"boot_dir,omitempty"`
+}
+
+// Boot is what a machine did when it booted (Config.BootDir).
+type Boot struct {
+	// Stdin is the BootstrapInstance the provider was given.
+	Stdin       string `json:"stdin"`
+	Token       string `json:"token"`
+	MetadataURL string `json:"metadata_url"`
+	CallbackURL string `json:"callback_url"`
+	// Files are the JIT credential files the machine fetched, by name.
+	Files       map[string]string `json:"files"`
+	ServiceName string            `json:"service_name"`
+	UnitFile    string            `json:"unit_file"`
+	// Statuses are the HTTP statuses of the machine's calls, by step
+	// ("error": 1 when the boot failed).
+	Statuses map[string]int `json:"statuses"`
+}
+
+// ReadBoot reads what the machine named instance did, from dir (the
+// config's BootDir).
+func ReadBoot(dir, instance string) (Boot, error) {
+	var b Boot
+	data, err := os.ReadFile(filepath.Join(dir, instance+".boot.json"))
+	if err != nil {
+		return b, err
+	}
+	err = json.Unmarshal(data, &b)
+	return b, err
 }
 
 // Write saves c as a config file at path.

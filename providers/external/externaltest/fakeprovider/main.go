@@ -1,6 +1,7 @@
-// Command fakeprovider is a GARM external provider for tests: machines are
-// entries in a JSON state file, and its config file (externaltest.Config)
-// makes it misbehave on request. Build it with externaltest.Build.
+// Command fakeprovider is runfleet's GARM external provider for tests:
+// machines are entries in a JSON state file, and its config file
+// (externaltest.Config) makes it misbehave on request or play each machine
+// booting (boot.go). Build it with externaltest.Build.
 package main
 
 import (
@@ -131,6 +132,11 @@ func dispatch(cfg externaltest.Config, command common.ExecutionCommand, stdin []
 		if cfg.RequireTools {
 			if err := findTools(b); err != nil {
 				return "", fmt.Errorf("failed to get tools: %w", err)
+			}
+		}
+		if cfg.BootDir != "" {
+			if err := boot(cfg.BootDir, stdin, b); err != nil {
+				return "", err
 			}
 		}
 		var created params.ProviderInstance
