@@ -89,12 +89,12 @@ func ReadState(path string) (State, error) {
 
 // Read returns the state under a shared lock.
 func (c Config) Read() (State, error) {
-	unlock, err := c.lock(syscall.LOCK_SH)
+	s, unlock, err := c.open(syscall.LOCK_SH)
 	if err != nil {
 		return State{}, err
 	}
-	defer unlock()
-	return ReadState(c.StateFile)
+	unlock()
+	return s, nil
 }
 
 // Update runs change on the state under the exclusive lock, then writes the
@@ -103,15 +103,11 @@ func (c Config) Read() (State, error) {
 // happened in. It writes what change left even when change returns an
 // error — a refused call is still counted — and then returns that error.
 func (c Config) Update(change func(*State) ([]Event, error)) error {
-	unlock, err := c.lock(syscall.LOCK_EX)
+	s, unlock, err := c.open(syscall.LOCK_EX)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	s, err := ReadState(c.StateFile)
-	if err != nil {
-		return err
-	}
 	events, changeErr := change(&s)
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
@@ -132,17 +128,26 @@ func (c Config) Update(change func(*State) ([]Event, error)) error {
 // changes while fn runs. The chaos driver uses it to hand a job to a
 // machine only while that machine certainly exists.
 func (c Config) Hold(fn func(State)) error {
-	unlock, err := c.lock(syscall.LOCK_EX)
+	s, unlock, err := c.open(syscall.LOCK_EX)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	s, err := ReadState(c.StateFile)
-	if err != nil {
-		return err
-	}
 	fn(s)
 	return nil
+}
+
+// open takes the lock (syscall.LOCK_SH or LOCK_EX) and reads the state;
+// the caller unlocks.
+func (c Config) open(how int) (s State, unlock func(), err error) {
+	if unlock, err = c.lock(how); err != nil {
+		return State{}, nil, err
+	}
+	if s, err = ReadState(c.StateFile); err != nil {
+		unlock()
+		return State{}, nil, err
+	}
+	return s, unlock, nil
 }
 
 // lock takes an flock on <StateFile>.lock. The kernel drops it when the
