@@ -55,6 +55,9 @@ const (
 	RouteWorkflowJob  = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}"
 	RouteRerunJob     = "POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun"
 	RouteAccessTokens = "POST /app/installations/{installation_id}/access_tokens"
+
+	RouteOrgInstallation  = "GET /orgs/{org}/installation"
+	RouteRepoInstallation = "GET /repos/{owner}/{repo}/installation"
 )
 
 const (
@@ -91,6 +94,8 @@ var routes = newRoutes([]*route{
 	{spec: RouteWorkflowJob, docs: docsBase + "actions/workflow-jobs#get-a-job-for-a-workflow-run", handle: (*Server).handleGetJob},
 	{spec: RouteRerunJob, docs: docsBase + "actions/workflow-runs#re-run-a-job-from-a-workflow-run", handle: (*Server).handleRerunJob},
 	{spec: RouteAccessTokens, appJWT: true, docs: docsBase + "apps/apps#create-an-installation-access-token-for-an-app", handle: (*Server).handleAccessToken},
+	{spec: RouteOrgInstallation, ownerKind: kindOrg, appJWT: true, docs: docsBase + "apps/apps#get-an-organization-installation-for-the-authenticated-app", handle: (*Server).handleGetInstallation},
+	{spec: RouteRepoInstallation, ownerKind: kindRepo, appJWT: true, docs: docsBase + "apps/apps#get-a-repository-installation-for-the-authenticated-app", handle: (*Server).handleGetInstallation},
 })
 
 func newRoutes(rs []*route) []*route {
