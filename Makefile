@@ -103,7 +103,7 @@ sim:
 ## provider, 4 kills; loopback only, at most 10 minutes (CHAOS_FLAGS to tune or
 ## replay a seed); its logs and state are left in bin/chaos
 chaos: runfleet
-	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet-chaos-provider ./cmd/runfleet-chaos/provider
+	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet-chaos-provider ./providers/external/externaltest/fakeprovider
 	rm -rf $(BIN)/chaos
 	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet -provider $(BIN)/runfleet-chaos-provider -out $(BIN)/chaos $(CHAOS_FLAGS)
 

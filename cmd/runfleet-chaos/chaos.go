@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
 	"github.com/runfleet/runfleet/internal/serveproc"
 )
 
@@ -54,7 +53,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 
 	cl := cloudConfig(dir, s)
 	providerConfig := filepath.Join(dir, "provider.json")
-	if err := cloud.WriteConfig(providerConfig, cl); err != nil {
+	if err := cl.Write(providerConfig); err != nil {
 		return nil, err
 	}
 	port, err := serveproc.FreeLoopbackPort()
@@ -102,7 +101,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	rep.chaosEnded = time.Since(start)
 	quiet := cl
 	quiet.FailRate, quiet.HangRate = 0, 0
-	if err := cloud.WriteConfig(providerConfig, quiet); err != nil {
+	if err := quiet.Write(providerConfig); err != nil {
 		return rep, err
 	}
 	fmt.Fprintf(stderr, "runfleet-chaos: %s: faults off; settling\n", round(time.Since(start)))
@@ -208,13 +207,14 @@ func outDir(out string) (string, error) {
 	return filepath.Abs(out)
 }
 
-// buildProvider builds ./cmd/runfleet-chaos/provider into dir; run from the
+// buildProvider builds the fake GARM provider
+// (./providers/external/externaltest/fakeprovider) into dir; run from the
 // repository root (as `make chaos` does), or pass -provider.
 func buildProvider(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "chaos-provider")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/runfleet-chaos/provider")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./providers/external/externaltest/fakeprovider")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the chaos provider (run from the repository root, or pass -provider): %v\n%s", err, out)
+		return "", fmt.Errorf("build the fake provider (run from the repository root, or pass -provider): %v\n%s", err, out)
 	}
 	return bin, nil
 }

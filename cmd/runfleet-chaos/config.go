@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
 // Environment variables carrying the run's secrets to runfleet, so they are
@@ -71,15 +71,18 @@ pools:
 }
 
 // cloudConfig is the provider's config in dir, faults as the flags say.
-func cloudConfig(dir string, s settings) cloud.Config {
-	return cloud.Config{
+func cloudConfig(dir string, s settings) externaltest.Config {
+	return externaltest.Config{
 		StateFile:          filepath.Join(dir, "cloud-state.json"),
-		LockFile:           filepath.Join(dir, "cloud-state.lock"),
 		EventLog:           filepath.Join(dir, "provider-events.jsonl"),
 		Seed:               int64(s.seed),
 		FailRate:           s.failRate,
 		HangRate:           s.hangRate,
 		HangFor:            2 * max(bootstrapTimeout, providerTimeout),
 		IgnoreDeleteByName: s.ignoreByName,
+		// Like most clouds (EC2 tags, say), names need not be unique: a
+		// second create of one name makes a second machine, which the
+		// driver then reports.
+		AllowDuplicateNames: true,
 	}
 }

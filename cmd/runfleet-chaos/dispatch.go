@@ -3,8 +3,8 @@ package main
 import (
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
 // assign hands queued jobs to ready machines, as GitHub does: any queued
@@ -24,34 +24,34 @@ func (w *world) assign(now time.Time) error {
 	}
 	w.rng.Shuffle(len(ready), func(i, j int) { ready[i], ready[j] = ready[j], ready[i] })
 	var bodies []*delivery
-	err := w.cloud.Hold(func(state cloud.State) {
+	err := w.cloud.Hold(func(state externaltest.State) {
 		present := map[string]bool{}
 		for _, cm := range state.Machines {
-			present[cm.ProviderID] = true
+			present[cm.Instance.ProviderID] = true
 		}
 		for _, m := range ready {
 			if len(queued) == 0 {
 				return
 			}
-			if !present[m.ProviderID] {
+			if !present[m.Instance.ProviderID] {
 				continue // deleted since this tick read the cloud
 			}
-			r, ok := w.gh.RunnerByName(m.Name)
+			r, ok := w.gh.RunnerByName(m.Instance.Name)
 			if !ok || r.Busy || r.JobID != 0 {
 				continue // not registered (yet, or any more), or busy
 			}
 			i := w.rng.IntN(len(queued))
 			j := queued[i]
-			if !w.gh.StartJob(j.id, m.Name) {
+			if !w.gh.StartJob(j.id, m.Instance.Name) {
 				w.stats.startRaces++
 				continue
 			}
 			queued = append(queued[:i], queued[i+1:]...)
-			j.state, j.served, j.runner, j.providerID = jobRunning, j.served+1, m.Name, m.ProviderID
+			j.state, j.served, j.runner, j.providerID = jobRunning, j.served+1, m.Instance.Name, m.Instance.ProviderID
 			j.startedAt, j.finishAt = now, now.Add(j.runFor)
 			m.state, m.job = machineRunning, j.id
 			if j.loseInProgress {
-				w.log.Info("in_progress lost by GitHub", "job_id", j.id, "instance", m.Name)
+				w.log.Info("in_progress lost by GitHub", "job_id", j.id, "instance", m.Instance.Name)
 				continue
 			}
 			body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobInProgress, "", 0)
@@ -92,10 +92,10 @@ func (w *world) finish(now time.Time) error {
 		return nil
 	}
 	var bodies []*delivery
-	err := w.cloud.Hold(func(state cloud.State) {
+	err := w.cloud.Hold(func(state externaltest.State) {
 		present := map[string]bool{}
 		for _, cm := range state.Machines {
-			present[cm.ProviderID] = true
+			present[cm.Instance.ProviderID] = true
 		}
 		for _, j := range due {
 			conclusion := "success"

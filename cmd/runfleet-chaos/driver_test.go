@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
+
+	"github.com/cloudbase/garm-provider-common/params"
 )
 
 func testSettings() settings {
@@ -60,7 +62,7 @@ func TestPlanIsSeededAndSpreadsKills(t *testing.T) {
 func observed() *observation {
 	return &observation{
 		jobs:    []job{{id: 1, served: 1}, {id: 2, served: 1}},
-		history: cloud.History{PeakLive: map[string]int{"p": 5}, PeakAt: map[string]time.Time{"p": {}}},
+		history: externaltest.History{PeakLive: map[string]int{"p": 5}, PeakAt: map[string]time.Time{"p": {}}},
 		records: map[string]*runner.Instance{},
 	}
 }
@@ -79,9 +81,11 @@ func TestCheckFindsEachViolation(t *testing.T) {
 		{"interrupted", func(o *observation, _ *report) { o.jobs[0].interrupted = true }, "busy runner: (1)", 0},
 		{"two live machines in history", func(o *observation, _ *report) { o.history.TwiceLive = []string{"runfleet-x"} }, "two live machines at once: (runfleet-x)", 0},
 		{"two live machines at the end", func(o *observation, _ *report) {
-			o.cloud.Machines = []cloud.Machine{{Name: "runfleet-y", ProviderID: "1"}, {Name: "runfleet-y", ProviderID: "2"}}
+			o.cloud.Machines = []externaltest.Machine{{Instance: params.ProviderInstance{Name: "runfleet-y", ProviderID: "1"}}, {Instance: params.ProviderInstance{Name: "runfleet-y", ProviderID: "2"}}}
 		}, "two live machines at once: (runfleet-y)", 1},
-		{"leak", func(o *observation, _ *report) { o.cloud.Machines = []cloud.Machine{{Name: "runfleet-z"}} }, "1 machine(s) leaked", 0},
+		{"leak", func(o *observation, _ *report) {
+			o.cloud.Machines = []externaltest.Machine{{Instance: params.ProviderInstance{Name: "runfleet-z"}}}
+		}, "1 machine(s) leaked", 0},
 		{"stuck", func(o *observation, _ *report) { o.live = []*runner.Instance{{Name: "runfleet-s"}} }, "1 record(s) stuck", 0},
 		{"peak", func(o *observation, _ *report) { o.history.PeakLive["p"] = 6 }, "peak of 6 live machines exceeds max_runners 5", 0},
 		{"runner left", func(o *observation, _ *report) { o.runners = []githubtest.Runner{{Name: "runfleet-r"}} }, "still registered in GitHub", 0},

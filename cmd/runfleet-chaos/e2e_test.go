@@ -14,13 +14,13 @@ import (
 // served once and everything must settle. The chaos itself is `make chaos`.
 func TestDriverAgainstRealServe(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds runfleet and the chaos provider and serves real webhooks")
+		t.Skip("builds runfleet and the fake provider and serves real webhooks")
 	}
 	dir := t.TempDir()
 	bin, provider := filepath.Join(dir, "runfleet"), filepath.Join(dir, "chaos-provider")
 	for pkg, out := range map[string]string{
-		"github.com/runfleet/runfleet/cmd/runfleet":                bin,
-		"github.com/runfleet/runfleet/cmd/runfleet-chaos/provider": provider,
+		"github.com/runfleet/runfleet/cmd/runfleet":                                 bin,
+		"github.com/runfleet/runfleet/providers/external/externaltest/fakeprovider": provider,
 	} {
 		if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, msg)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
 // machineState is how far a machine got.
@@ -34,7 +34,7 @@ const (
 
 // machine is one machine of the cloud as the driver plays it.
 type machine struct {
-	cloud.Machine
+	externaltest.Machine
 	state     machineState
 	seenAt    time.Time
 	bootAt    time.Time
@@ -76,7 +76,7 @@ type booter struct {
 // share of machines, failed). A machine whose runner has its configuration
 // is a runner: the idle report is only news for runfleet, and real user
 // data does not stop when it is refused.
-func (b *booter) boot(ctx context.Context, m cloud.Machine) (bootOutcome, string) {
+func (b *booter) boot(ctx context.Context, m externaltest.Machine) (bootOutcome, string) {
 	if m.MetadataURL == "" || m.CallbackURL == "" || m.InstanceToken == "" {
 		return bootRefused, "the create carried no metadata-url, callback-url or instance-token"
 	}
@@ -88,7 +88,7 @@ func (b *booter) boot(ctx context.Context, m cloud.Machine) (bootOutcome, string
 		return b.outcome("credentials/runner", status, err)
 	}
 	agentID := runnerAgentID(runnerFile.Bytes())
-	if b.drawBootFailure(m.Name) {
+	if b.drawBootFailure(m.Instance.Name) {
 		body := `{"status":"failed","message":"chaos: the machine's boot failed"}`
 		status, err := b.call(ctx, http.MethodPost, m.CallbackURL+"/status", m.InstanceToken, body, nil)
 		if err != nil {

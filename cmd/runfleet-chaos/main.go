@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var s settings
 	fs.StringVar(&s.bin, "bin", "bin/runfleet", "the runfleet binary under test (make builds it)")
-	fs.StringVar(&s.provider, "provider", "", "the chaos GARM provider executable (default: go build ./cmd/runfleet-chaos/provider into -out)")
+	fs.StringVar(&s.provider, "provider", "", "the fake GARM provider executable (default: go build ./providers/external/externaltest/fakeprovider into -out)")
 	fs.StringVar(&s.out, "out", "", "directory for configs, state and logs (default: a new temporary directory, kept)")
 	fs.Uint64Var(&s.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
 	fs.IntVar(&s.jobs, "jobs", 1000, "workflow jobs to run")

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
 // observation is everything read at the end, for the checks.
@@ -16,8 +16,8 @@ type observation struct {
 	machines []machine
 	world    worldStats
 	send     sendStats
-	cloud    cloud.State
-	history  cloud.History
+	cloud    externaltest.State
+	history  externaltest.History
 	// live is runfleet's live (not deleted) records.
 	live []*runner.Instance
 	// records are runfleet's records of the machines left in the cloud
@@ -33,7 +33,7 @@ type observation struct {
 // run.
 const maxRecordLookups = 50
 
-func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl cloud.Config, op *operator) (*observation, error) {
+func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl externaltest.Config, op *operator) (*observation, error) {
 	o := &observation{send: send.snapshot(), records: map[string]*runner.Instance{}, githubCalls: map[string]int{}}
 	w.mu.Lock()
 	for _, j := range w.jobs {
@@ -50,11 +50,11 @@ func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl cloud.
 	if o.cloud, err = cl.Read(); err != nil {
 		return nil, fmt.Errorf("read the cloud: %w", err)
 	}
-	events, err := cloud.ReadEvents(cl.EventLog)
+	events, err := externaltest.ReadEvents(cl.EventLog)
 	if err != nil {
 		return nil, fmt.Errorf("read the provider's event log: %w", err)
 	}
-	o.history = cloud.Replay(events)
+	o.history = externaltest.Replay(events)
 	if o.live, err = op.liveInstances(ctx); err != nil {
 		return nil, fmt.Errorf("list runfleet's live instances: %w", err)
 	}
@@ -62,11 +62,11 @@ func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl cloud.
 		if i == maxRecordLookups {
 			break
 		}
-		rec, err := op.instance(ctx, m.Name)
+		rec, err := op.instance(ctx, m.Instance.Name)
 		if err != nil {
-			return nil, fmt.Errorf("read runfleet's record of %s: %w", m.Name, err)
+			return nil, fmt.Errorf("read runfleet's record of %s: %w", m.Instance.Name, err)
 		}
-		o.records[m.ProviderID] = rec
+		o.records[m.Instance.ProviderID] = rec
 	}
 	if o.deadLetters, err = op.deadLetters(ctx); err != nil {
 		return nil, fmt.Errorf("read /healthz: %w", err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
 // report is the run's outcome.
@@ -35,7 +35,7 @@ type counts struct {
 	served0, served1, served2 []int64
 	interrupted               []int64
 	twiceLive                 []string
-	leaked                    []cloud.Machine
+	leaked                    []externaltest.Machine
 	peak                      int
 	peakAt                    time.Time
 	outstanding               int
@@ -63,8 +63,8 @@ func (r *report) check() {
 	c.twiceLive = o.history.TwiceLive
 	byName := map[string]int{}
 	for _, m := range o.cloud.Machines {
-		if byName[m.Name]++; byName[m.Name] == 2 && !slices.Contains(c.twiceLive, m.Name) {
-			c.twiceLive = append(c.twiceLive, m.Name)
+		if byName[m.Instance.Name]++; byName[m.Instance.Name] == 2 && !slices.Contains(c.twiceLive, m.Instance.Name) {
+			c.twiceLive = append(c.twiceLive, m.Instance.Name)
 		}
 	}
 	c.leaked = o.cloud.Machines
@@ -139,7 +139,7 @@ func (r *report) print(w io.Writer) {
 				fmt.Fprintf(w, "  … %d more\n", len(c.leaked)-listed)
 				break
 			}
-			fmt.Fprintf(w, "  %s (%s, created %s): %s\n", m.Name, m.ProviderID, m.CreatedAt.Format(time.TimeOnly), recordNote(o, m))
+			fmt.Fprintf(w, "  %s (%s, created %s): %s\n", m.Instance.Name, m.Instance.ProviderID, m.CreatedAt.Format(time.TimeOnly), recordNote(o, m))
 		}
 		fmt.Fprintf(w, "stuck records: %d\n", len(o.live))
 		for i, in := range o.live {
@@ -179,8 +179,8 @@ func (r *report) print(w io.Writer) {
 }
 
 // recordNote says what runfleet knows of a leaked machine.
-func recordNote(o *observation, m cloud.Machine) string {
-	rec, looked := o.records[m.ProviderID]
+func recordNote(o *observation, m externaltest.Machine) string {
+	rec, looked := o.records[m.Instance.ProviderID]
 	switch {
 	case !looked:
 		return "record not read"
@@ -215,7 +215,7 @@ func names(list []string) string {
 	return "(" + strings.Join(list, ", ") + ")"
 }
 
-func faultSummary(f map[string]map[cloud.Fault]int) string {
+func faultSummary(f map[string]map[externaltest.Fault]int) string {
 	var parts []string
 	for _, command := range slices.Sorted(maps.Keys(f)) {
 		for _, fault := range slices.Sorted(maps.Keys(f[command])) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
 // stallAfter ends settling early once every job is done and nothing at
@@ -21,7 +21,7 @@ const stallAfter = 2 * time.Minute
 // done and every delivery answered, no machine in the cloud, no live
 // record in runfleet — seen three times in a row. It gives up at ctx's
 // deadline or after stallAfter without any change, and says why.
-func settle(ctx context.Context, w *world, send *senders, cl cloud.Config, op *operator) (bool, string) {
+func settle(ctx context.Context, w *world, send *senders, cl externaltest.Config, op *operator) (bool, string) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	var (

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
 // tickEvery is how often the world looks at the cloud and moves jobs.
@@ -24,7 +24,7 @@ const tickEvery = 100 * time.Millisecond
 type world struct {
 	log   *slog.Logger
 	gh    *gitHub
-	cloud cloud.Config
+	cloud externaltest.Config
 	send  *senders
 	boot  *booter
 	rng   *rand.Rand // the tick goroutine's only
@@ -45,7 +45,7 @@ type worldStats struct {
 	startRaces                                         int // StartJob refused: the runner went away first
 }
 
-func newWorld(log *slog.Logger, gh *gitHub, c cloud.Config, send *senders, p plan, s settings) *world {
+func newWorld(log *slog.Logger, gh *gitHub, c externaltest.Config, send *senders, p plan, s settings) *world {
 	return &world{
 		log:      log,
 		gh:       gh,
@@ -117,15 +117,15 @@ func (w *world) queueArrivals(now time.Time) error {
 }
 
 // syncMachines learns new machines and notices deleted ones.
-func (w *world) syncMachines(state cloud.State, now time.Time) {
+func (w *world) syncMachines(state externaltest.State, now time.Time) {
 	present := map[string]bool{}
 	for _, cm := range state.Machines {
-		present[cm.ProviderID] = true
-		if _, known := w.machines[cm.ProviderID]; known {
+		present[cm.Instance.ProviderID] = true
+		if _, known := w.machines[cm.Instance.ProviderID]; known {
 			continue
 		}
 		boot := minBoot + time.Duration(w.rng.Int64N(int64(maxBoot-minBoot)))
-		w.machines[cm.ProviderID] = &machine{Machine: cm, seenAt: now, bootAt: now.Add(boot)}
+		w.machines[cm.Instance.ProviderID] = &machine{Machine: cm, seenAt: now, bootAt: now.Add(boot)}
 	}
 	for id, m := range w.machines {
 		if !present[id] && m.state != machineGone {
@@ -146,7 +146,7 @@ func (w *world) startBoots(ctx context.Context, now time.Time) {
 		}
 		m.booting = true
 		w.booting++
-		go func(m *machine, cm cloud.Machine) {
+		go func(m *machine, cm externaltest.Machine) {
 			defer func() { <-w.bootSem }()
 			outcome, why := w.boot.boot(ctx, cm)
 			w.booted(m, outcome, why)
@@ -174,7 +174,7 @@ func (w *world) booted(m *machine, outcome bootOutcome, why string) {
 		} else {
 			w.stats.bootsFailed++
 		}
-		w.log.Info("machine will never run a job", "instance", m.Name, "provider_id", m.ProviderID, "why", why)
+		w.log.Info("machine will never run a job", "instance", m.Instance.Name, "provider_id", m.Instance.ProviderID, "why", why)
 	case bootRetry:
 		w.stats.bootRetries++
 		if time.Since(m.seenAt) > bootGiveUp {

@@ -89,7 +89,7 @@ func TestExternalProviderMachineBootstraps(t *testing.T) {
 	// The machine's idle was recorded (during the create: the instance was
 	// still creating) and survived the create's own final write.
 	got := h.Instance(a)
-	if got.RunnerStatus != runner.RunnerIdle || got.ProviderID != "boot-"+a {
+	if got.RunnerStatus != runner.RunnerIdle || !strings.HasPrefix(got.ProviderID, "fk-") {
 		t.Fatalf("instance after bootstrap: runner %s, provider id %q", got.RunnerStatus, got.ProviderID)
 	}
 	if _, err := h.Store.GetRunnerCredentials(context.Background(), a); !errors.Is(err, store.ErrCredentialsNotFound) {

@@ -18,6 +18,7 @@ import (
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/metadata"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/providers"
 )
@@ -37,7 +38,7 @@ type bootHarness struct {
 	tokens *metadata.Tokens
 	server *httptest.Server
 	// tokenClock is what instance tokens are minted and checked against.
-	tokenClock enginetest.Clock
+	tokenClock testclock.Clock
 
 	mu   sync.Mutex
 	jits map[string][]string

@@ -9,17 +9,15 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 var testKey = []byte("0123456789abcdef0123456789abcdef-test-key")
 
-type clock struct{ at time.Time }
-
-func (c *clock) now() time.Time { return c.at }
-
-func newTestTokens(t *testing.T, key []byte, c *clock) *Tokens {
+func newTestTokens(t *testing.T, key []byte, c *testclock.Clock) *Tokens {
 	t.Helper()
-	tok, err := NewTokens(key, "ctl-test", c.now)
+	tok, err := NewTokens(key, "ctl-test", c.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +41,7 @@ func requireRefused(t *testing.T, tokens *Tokens, raw, wantReason string) *Token
 }
 
 func TestTokenRoundTrip(t *testing.T) {
-	c := &clock{at: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	c := testclock.At(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	tokens := newTestTokens(t, testKey, c)
 	raw, err := tokens.Mint("runfleet-linux-1-1", "linux", 2, 25*time.Minute)
 	if err != nil {
@@ -53,7 +51,7 @@ func TestTokenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	want := Claim{Instance: "runfleet-linux-1-1", Pool: "linux", Attempt: 2, ExpiresAt: c.at.Add(25 * time.Minute)}
+	want := Claim{Instance: "runfleet-linux-1-1", Pool: "linux", Attempt: 2, ExpiresAt: c.Now().Add(25 * time.Minute)}
 	if got.Instance != want.Instance || got.Pool != want.Pool || got.Attempt != want.Attempt || !got.ExpiresAt.Equal(want.ExpiresAt) {
 		t.Fatalf("claim = %+v, want %+v", got, want)
 	}
@@ -63,7 +61,7 @@ func TestTokenRoundTrip(t *testing.T) {
 	for key, want := range map[string]any{
 		"sub": "runfleet-linux-1-1", "iss": "ctl-test", "aud": []any{Audience},
 		"attempt": float64(2), "pool": "linux",
-		"iat": float64(c.at.Unix()), "exp": float64(c.at.Add(25 * time.Minute).Unix()),
+		"iat": float64(c.Now().Unix()), "exp": float64(c.Now().Add(25 * time.Minute).Unix()),
 	} {
 		if got := payload[key]; !equalJSON(got, want) {
 			t.Errorf("claim %s = %v, want %v", key, got, want)
@@ -75,32 +73,32 @@ func TestTokenRoundTrip(t *testing.T) {
 }
 
 func TestTokenExpired(t *testing.T) {
-	c := &clock{at: time.Now()}
+	c := testclock.At(time.Now())
 	tokens := newTestTokens(t, testKey, c)
 	raw, err := tokens.Mint("runfleet-linux-1-1", "linux", 1, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.at = c.at.Add(time.Minute + clockSkew - time.Second)
+	c.Advance(time.Minute + clockSkew - time.Second)
 	if _, err := tokens.Verify(raw); err != nil {
 		t.Fatalf("Verify within the allowed clock skew: %v", err)
 	}
-	c.at = c.at.Add(2 * time.Second)
+	c.Advance(2 * time.Second)
 	if te := requireRefused(t, tokens, raw, "expired"); !te.Expired {
 		t.Fatal("TokenError.Expired is false for an expired token")
 	}
 }
 
 func TestTokenIssuedInTheFutureRefused(t *testing.T) {
-	c := &clock{at: time.Now()}
+	c := testclock.At(time.Now())
 	tokens := newTestTokens(t, testKey, c)
 	raw, _ := tokens.Mint("runfleet-linux-1-1", "linux", 1, time.Hour)
-	c.at = c.at.Add(-time.Hour)
+	c.Advance(-time.Hour)
 	requireRefused(t, tokens, raw, "future")
 }
 
 func TestTokenWrongKeyRefused(t *testing.T) {
-	c := &clock{at: time.Now()}
+	c := testclock.At(time.Now())
 	raw, err := newTestTokens(t, []byte(strings.Repeat("k", 32)), c).Mint("runfleet-linux-1-1", "linux", 1, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +107,8 @@ func TestTokenWrongKeyRefused(t *testing.T) {
 }
 
 func TestTokenOtherControllerRefused(t *testing.T) {
-	c := &clock{at: time.Now()}
-	other, err := NewTokens(testKey, "ctl-other", c.now)
+	c := testclock.At(time.Now())
+	other, err := NewTokens(testKey, "ctl-other", c.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +119,13 @@ func TestTokenOtherControllerRefused(t *testing.T) {
 // Changing any claim (here: the instance, to reach another instance's
 // credentials, or the attempt) breaks the signature.
 func TestTokenTamperedRefused(t *testing.T) {
-	c := &clock{at: time.Now()}
+	c := testclock.At(time.Now())
 	tokens := newTestTokens(t, testKey, c)
 	raw, _ := tokens.Mint("runfleet-linux-1-1", "linux", 1, time.Hour)
 	for _, change := range []map[string]any{
 		{"sub": "runfleet-linux-2-1"},
 		{"attempt": 2},
-		{"exp": c.at.Add(48 * time.Hour).Unix()},
+		{"exp": c.Now().Add(48 * time.Hour).Unix()},
 	} {
 		parts := strings.Split(raw, ".")
 		payload := decodeSegment(t, raw, 1)
@@ -146,12 +144,12 @@ func TestTokenTamperedRefused(t *testing.T) {
 // alg "none" (and any algorithm but HS256) is refused even when the token
 // is otherwise well formed: the classic JWT forgery.
 func TestTokenAlgNoneRefused(t *testing.T) {
-	c := &clock{at: time.Now()}
+	c := testclock.At(time.Now())
 	tokens := newTestTokens(t, testKey, c)
 	claims := instanceClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject: "runfleet-linux-1-1", Issuer: "ctl-test", Audience: jwt.ClaimStrings{Audience},
-			IssuedAt: jwt.NewNumericDate(c.at), ExpiresAt: jwt.NewNumericDate(c.at.Add(time.Hour)),
+			IssuedAt: jwt.NewNumericDate(c.Now()), ExpiresAt: jwt.NewNumericDate(c.Now().Add(time.Hour)),
 		},
 		Attempt: 1, Pool: "linux",
 	}
@@ -179,13 +177,13 @@ func TestTokenAlgNoneRefused(t *testing.T) {
 }
 
 func TestTokenMissingClaimsRefused(t *testing.T) {
-	c := &clock{at: time.Now()}
+	c := testclock.At(time.Now())
 	tokens := newTestTokens(t, testKey, c)
 	base := func() instanceClaims {
 		return instanceClaims{
 			RegisteredClaims: jwt.RegisteredClaims{
 				Subject: "runfleet-linux-1-1", Issuer: "ctl-test", Audience: jwt.ClaimStrings{Audience},
-				IssuedAt: jwt.NewNumericDate(c.at), ExpiresAt: jwt.NewNumericDate(c.at.Add(time.Hour)),
+				IssuedAt: jwt.NewNumericDate(c.Now()), ExpiresAt: jwt.NewNumericDate(c.Now().Add(time.Hour)),
 			},
 			Attempt: 1, Pool: "linux",
 		}

@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"encoding/json"
-	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
+	"github.com/runfleet/runfleet/providers/simulated"
 )
 
 // Every name follows Prometheus' conventions, and each family is declared
@@ -160,18 +160,24 @@ func TestMeasureFleet(t *testing.T) {
 // is a failure.
 func TestObserveProvidersCountsCalls(t *testing.T) {
 	rec := &calls{}
-	provs := metrics.ObserveProviders(map[string]providers.Provider{"p": providerForTest{}}, rec)
-	p := provs["p"]
-	_, _ = p.CreateInstance(t.Context(), createRequest("ok"))
-	_, _ = p.CreateInstance(t.Context(), createRequest("error-status"))
-	_ = p.DeleteInstance(t.Context(), "gone")
-	_ = p.DeleteInstance(t.Context(), "fails")
-	_, _ = p.GetInstance(t.Context(), "x")
+	sim := simulated.NewWithOptions(simulated.Options{})
+	p := metrics.ObserveProviders(map[string]providers.Provider{"p": sim}, rec)["p"]
+	create := func(name string) {
+		_, _ = p.CreateInstance(t.Context(), providers.CreateRequest{Name: name, PoolID: "pool-id"})
+	}
+	create("ok")
+	sim.SetFaults(simulated.Faults{AlwaysFailCreate: true, FailCreateAsStatus: true})
+	create("error-status")
+	_, _ = p.GetInstance(t.Context(), "gone")
+	sim.SetFaults(simulated.Faults{AlwaysFailDelete: true})
+	_ = p.DeleteInstance(t.Context(), "error-status")
+	sim.SetFaults(simulated.Faults{})
+	_ = p.DeleteInstance(t.Context(), "error-status")
 	_, _ = p.ListInstances(t.Context(), "pool-id")
-	_ = p.StartInstance(t.Context(), "x")
-	_ = p.StopInstance(t.Context(), "x")
+	_ = p.StartInstance(t.Context(), "ok")
+	_ = p.StopInstance(t.Context(), "ok")
 	_ = p.RemoveAllInstances(t.Context())
-	want := []string{"p create ok", "p create error", "p delete ok", "p delete error", "p get ok", "p list ok", "p start ok", "p stop ok", "p remove_all ok"}
+	want := []string{"p create ok", "p create error", "p get ok", "p delete error", "p delete ok", "p list ok", "p start ok", "p stop ok", "p remove_all ok"}
 	if !slices.Equal(rec.seen, want) {
 		t.Fatalf("recorded %v, want %v", rec.seen, want)
 	}
@@ -190,12 +196,10 @@ func (c *calls) ProviderCalled(pool, op string, err error, _ time.Duration) {
 	c.seen = append(c.seen, pool+" "+op+" "+result)
 }
 
-var errFails = errors.New("provider says no")
-
 // A provider with facts of its own gets the recorder when it is observed.
 func TestObserveProvidersHandsReportersTheRecorder(t *testing.T) {
 	rec := &calls{}
-	p := &reportingProvider{}
+	p := &reportingProvider{Provider: simulated.NewWithOptions(simulated.Options{})}
 	metrics.ObserveProviders(map[string]providers.Provider{"p": p}, rec)
 	if p.rec != rec {
 		t.Fatalf("provider got recorder %v, want the one observing it", p.rec)
@@ -203,7 +207,7 @@ func TestObserveProvidersHandsReportersTheRecorder(t *testing.T) {
 }
 
 type reportingProvider struct {
-	providerForTest
+	providers.Provider
 	rec metrics.Recorder
 }
 

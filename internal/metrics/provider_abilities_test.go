@@ -34,7 +34,7 @@ func TestObservedProvidersKeepTheirAbilities(t *testing.T) {
 // it is observed.
 func TestObserveProvidersHandsFailoverNotifiersTheCounter(t *testing.T) {
 	rec := &failovers{}
-	p := &failoverProvider{}
+	p := &failoverProvider{Provider: simulated.NewWithOptions(simulated.Options{})}
 	metrics.ObserveProviders(map[string]providers.Provider{"p": p}, rec)
 	if p.notify == nil {
 		t.Fatal("the provider was given no failover hook")
@@ -53,7 +53,7 @@ type failovers struct {
 func (f *failovers) CapacityFailover(pool, reason string) { f.seen = append(f.seen, pool+" "+reason) }
 
 type failoverProvider struct {
-	providerForTest
+	providers.Provider
 	notify func(pool, reason string)
 }
 

@@ -148,10 +148,7 @@ pools:
 		t.Fatalf("queued webhook: %v %+v", err, res)
 	}
 	name := runner.InstanceName("p", 9, 1)
-	enginetest.Eventually(t, "the provider to create the machine", func() bool {
-		_, err := os.Stat(filepath.Join(boot.Machines, name+".json"))
-		return err == nil
-	})
+	enginetest.Eventually(t, "the provider to create the machine", func() bool { return boot.Booted(name) })
 	machine := boot.Record(t, name)
 	if machine.Token == "" || machine.MetadataURL != s.base+"/metadata/"+name || machine.Statuses["installing"] != http.StatusOK {
 		t.Fatalf("machine: token %t, metadata URL %q, calls %v", machine.Token != "", machine.MetadataURL, machine.Statuses)

@@ -8,12 +8,13 @@ import (
 	"github.com/runfleet/runfleet/internal/queue/local"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // Backend opens the state a runfleet process finds at start. Everything it
 // returns is real: the simulation only wraps it.
 type Backend interface {
-	Open(clock *Clock) (State, error)
+	Open(clock *testclock.Clock) (State, error)
 	// RealTime reports whether the queue's delays and visibility timeouts
 	// pass in real time (SQS) rather than on the virtual clock.
 	RealTime() bool
@@ -41,7 +42,7 @@ type BoltBackend struct {
 }
 
 // Open opens (or reopens, after a crash) the state file.
-func (b BoltBackend) Open(clock *Clock) (State, error) {
+func (b BoltBackend) Open(clock *testclock.Clock) (State, error) {
 	st, err := bolt.OpenWithQueue(filepath.Join(b.Dir, "state.db"),
 		local.Options{Now: clock.Now, MaxReceives: MaxReceives},
 		bolt.WithNoSync(), bolt.WithClock(clock.Now))

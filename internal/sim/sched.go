@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // The scheduler runs the simulation as one thread of control over many
@@ -79,7 +81,7 @@ func (h *eventHeap) Pop() any {
 }
 
 type scheduler struct {
-	clock  *Clock
+	clock  *testclock.Clock
 	rng    *rand.Rand
 	events eventHeap
 	seq    uint64
@@ -96,7 +98,7 @@ type scheduler struct {
 	current *task
 }
 
-func newScheduler(clock *Clock, rng *rand.Rand) *scheduler {
+func newScheduler(clock *testclock.Clock, rng *rand.Rand) *scheduler {
 	return &scheduler{clock: clock, rng: rng, back: make(chan struct{}), genAlive: func(int) bool { return true }}
 }
 
@@ -223,7 +225,7 @@ func (s *scheduler) step() bool {
 	}
 	for s.events.Len() > 0 {
 		ev := heap.Pop(&s.events).(*event)
-		s.clock.advanceTo(ev.at)
+		s.clock.AdvanceTo(ev.at)
 		switch {
 		case ev.wake != nil:
 			if ev.wake.done {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/queue/sqs"
 	"github.com/runfleet/runfleet/internal/store/dynamodb"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ type serverlessBackend struct {
 	queue *sqs.Queue
 }
 
-func (b serverlessBackend) Open(*Clock) (State, error) {
+func (b serverlessBackend) Open(*testclock.Clock) (State, error) {
 	return State{Store: b.store, Queue: b.queue, Close: func() error { return nil }}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -34,11 +35,11 @@ func (r *Result) Failed() bool { return len(r.Violations) > 0 }
 // cloud, with faults, then a quiescence phase without them, then the final
 // checks. It stops at the first broken invariant.
 func Run(cfg Config, backend Backend, newController NewController) (res *Result) {
-	clock := NewClock(Epoch)
+	clock := testclock.At(Epoch)
 	if backend.RealTime() {
 		// The DynamoDB store dates expiry by the machine's clock: the
 		// virtual clock starts there and only runs ahead of it.
-		clock = NewClock(time.Now().UTC().Truncate(time.Second))
+		clock = testclock.At(time.Now().UTC().Truncate(time.Second))
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x52554e464c454554)) // "RUNFLEET"
 	w := &world{
@@ -127,7 +128,7 @@ func (w *world) runUntil(deadline time.Time, done func() bool) bool {
 			}
 			next, ok := w.sched.nextEventAt()
 			if !ok || next.After(deadline) {
-				w.clock.advanceTo(deadline)
+				w.clock.AdvanceTo(deadline)
 				return true
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"strings"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // trace keeps the last lines of what happened (every webhook, message,
@@ -13,7 +15,7 @@ import (
 // pass) for the report of a failing seed, and a hash of every line ever
 // written, so two runs of one seed can be compared whole.
 type trace struct {
-	clock *Clock
+	clock *testclock.Clock
 	start time.Time
 	ring  []string
 	next  int
@@ -26,7 +28,7 @@ type trace struct {
 	who func() string
 }
 
-func newTrace(clock *Clock, keep int) *trace {
+func newTrace(clock *testclock.Clock, keep int) *trace {
 	return &trace{clock: clock, start: clock.Now(), ring: make([]string, keep), sum: fnv.New64a()}
 }
 

@@ -9,14 +9,19 @@ import (
 
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // world is everything one seed simulates: GitHub and the cloud (outside:
 // they survive the runfleet process), the process itself, the scheduler
 // and the checks.
 type world struct {
-	cfg   Config
-	clock *Clock
+	cfg Config
+	// clock is the run's virtual time, stopped at Epoch to start with. Only
+	// the scheduler moves it, between steps; the engine (Options.Now), the
+	// store and the queue read it, the DynamoDB run's SDK goroutines too
+	// while the scheduler holds it still.
+	clock *testclock.Clock
 	rng   *rand.Rand
 	sched *scheduler
 	tr    *trace

@@ -7,19 +7,15 @@ import (
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
-// clock is a settable time source.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
-
 func TestRecorderKeepsOnlyTheNewestTransitions(t *testing.T) {
-	c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	rec := NewRecorder(c.now)
+	c := testclock.At(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	rec := NewRecorder(c.Now)
 	total := MaxTransitions + 57
 	for i := range total {
-		c.t = c.t.Add(time.Second)
+		c.Advance(time.Second)
 		rec.InstanceChanged(&runner.Instance{Name: fmt.Sprintf("i-%d", i), Pool: "p", Status: runner.StatusRunning}, runner.StatusCreating)
 	}
 	got := rec.Transitions()
@@ -29,18 +25,18 @@ func TestRecorderKeepsOnlyTheNewestTransitions(t *testing.T) {
 	if got[0].Instance != fmt.Sprintf("i-%d", total-1) || got[len(got)-1].Instance != fmt.Sprintf("i-%d", total-MaxTransitions) {
 		t.Errorf("kept %s … %s, want the newest first down to the %d-th newest", got[0].Instance, got[len(got)-1].Instance, MaxTransitions)
 	}
-	if got[0].From != runner.StatusCreating || got[0].To != runner.StatusRunning || !got[0].At.Equal(c.t) {
+	if got[0].From != runner.StatusCreating || got[0].To != runner.StatusRunning || !got[0].At.Equal(c.Now()) {
 		t.Errorf("newest transition = %+v", got[0])
 	}
 }
 
 func TestRecorderForgetsSamplesOlderThanTheWindow(t *testing.T) {
-	c := &clock{t: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
-	rec := NewRecorder(c.now)
+	c := testclock.At(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+	rec := NewRecorder(c.Now)
 	rec.JobWaited("p", engine.StageStarted, 3*time.Second) // will fall out of the window
-	c.t = c.t.Add(30 * time.Minute)
+	c.Advance(30 * time.Minute)
 	rec.JobWaited("p", engine.StageCreated, time.Second)
-	c.t = c.t.Add(SampleWindow - time.Minute)
+	c.Advance(SampleWindow - time.Minute)
 	rec.JobWaited("p", engine.StageStarted, 2*time.Second)
 
 	got := rec.Samples()
@@ -50,8 +46,8 @@ func TestRecorderForgetsSamplesOlderThanTheWindow(t *testing.T) {
 }
 
 func TestRecorderSamplesAreBoundedInABurst(t *testing.T) {
-	c := &clock{t: time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)}
-	rec := NewRecorder(c.now)
+	c := testclock.At(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+	rec := NewRecorder(c.Now)
 	for i := range MaxSamples + 10 {
 		rec.JobWaited("p", engine.StageStarted, time.Duration(i))
 	}

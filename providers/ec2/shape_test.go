@@ -14,6 +14,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/ec2"
 )
@@ -234,9 +235,8 @@ func TestInstanceTypeFactsAreCached(t *testing.T) {
 	s, shape := w.graviton()
 	lookups := &typeLookups{}
 	p := w.provider("cached", s, lookups.middleware)
-	var offset atomic.Int64
-	start := time.Now()
-	ec2.SetTypeFactsClock(p, func() time.Time { return start.Add(time.Duration(offset.Load())) })
+	var clock testclock.Clock
+	ec2.SetTypeFactsClock(p, clock.Now)
 	shape.MinCPU = 2
 
 	var wg sync.WaitGroup
@@ -259,7 +259,7 @@ func TestInstanceTypeFactsAreCached(t *testing.T) {
 	if n := lookups.n.Load(); n != 1 {
 		t.Fatalf("DescribeInstanceTypes called %d times for 4 creates, want 1", n)
 	}
-	offset.Store(int64(ec2.TypeFactsTTL + time.Minute))
+	clock.Advance(ec2.TypeFactsTTL + time.Minute)
 	req := w.request("cached")
 	req.Shape = shape
 	if _, err := p.CreateInstance(context.Background(), req); err != nil {

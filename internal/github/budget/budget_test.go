@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/budget"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
-func newBudget(t *testing.T, clock *enginetest.Clock, l budget.Limits) *budget.Budget {
+func newBudget(t *testing.T, clock *testclock.Clock, l budget.Limits) *budget.Budget {
 	t.Helper()
 	b, err := budget.New(budget.Options{Name: "test", Limits: l, Now: clock.Now, Sleep: clock.Sleep})
 	if err != nil {
@@ -32,7 +32,7 @@ func TestPointsInAnySixtySecondWindowStayUnderTheLimit(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			l.Burst = budget.WriteCost + rng.IntN(l.PointsPerMinute/3)
 		}
-		clock := &enginetest.Clock{}
+		clock := &testclock.Clock{}
 		b := newBudget(t, clock, l)
 		type spent struct {
 			at   time.Time
@@ -69,7 +69,7 @@ func TestPointsInAnySixtySecondWindowStayUnderTheLimit(t *testing.T) {
 }
 
 func TestBurstIsAFewSecondsNotAMinute(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	b := newBudget(t, clock, budget.Limits{})
 	l := b.Limits()
 	if l.PointsPerMinute < budget.GitHubPointsPerMinute*8/10 || l.PointsPerMinute > budget.GitHubPointsPerMinute {
@@ -92,7 +92,7 @@ func TestBurstIsAFewSecondsNotAMinute(t *testing.T) {
 }
 
 func TestInFlightCap(t *testing.T) {
-	b := newBudget(t, &enginetest.Clock{}, budget.Limits{MaxInFlight: 2})
+	b := newBudget(t, &testclock.Clock{}, budget.Limits{MaxInFlight: 2})
 	var releases []func()
 	for range 2 {
 		release, err := b.Wait(context.Background(), 1)
@@ -117,7 +117,7 @@ func TestInFlightCap(t *testing.T) {
 }
 
 func TestNoCallDuringAPenaltyAndRefusalsExtendIt(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	b := newBudget(t, clock, budget.Limits{})
 	ctx := context.Background()
 	rl := b.Refuse(ctx, budget.Refusal{Secondary: true, RetryAfter: time.Minute, Message: "secondary"})
@@ -153,7 +153,7 @@ func TestNoCallDuringAPenaltyAndRefusalsExtendIt(t *testing.T) {
 }
 
 func TestPrimaryBudgetFromHeaders(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	b := newBudget(t, clock, budget.Limits{})
 	ctx := context.Background()
 	reset := clock.Now().Add(10 * time.Minute).Truncate(time.Second)
@@ -180,7 +180,7 @@ func TestPrimaryBudgetFromHeaders(t *testing.T) {
 }
 
 func TestLongWaitsAreHandedBackAndWaitsCancel(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	b, err := budget.New(budget.Options{Name: "test", Limits: budget.Limits{PointsPerMinute: 60, Burst: 5, MaxWait: 20 * time.Second}, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -195,6 +195,11 @@ func (r *conformanceRig) exercise() {
 	r.call("token: other App", githubtest.RouteAccessTokens, "POST", tokens, "Bearer "+r.jwt(now, now.Add(time.Minute), "999"), nil, 401)
 	r.call("token: not a JWT", githubtest.RouteAccessTokens, "POST", tokens, "Bearer nonsense", nil, 401)
 	r.call("token: unknown installation", githubtest.RouteAccessTokens, "POST", "/app/installations/5/access_tokens", "Bearer "+r.jwt(now, now.Add(time.Minute), app), nil, 404)
+	asApp := "Bearer " + r.jwt(now, now.Add(5*time.Minute), app)
+	r.call("org installation", githubtest.RouteOrgInstallation, "GET", "/orgs/octo-org/installation", asApp, nil, 200)
+	r.call("repo installation", githubtest.RouteRepoInstallation, "GET", "/repos/octo-org/hello-world/installation", asApp, nil, 200)
+	r.call("installation of an unknown org", githubtest.RouteOrgInstallation, "GET", "/orgs/nobody/installation", asApp, nil, 404)
+	r.call("installation asked with a token", githubtest.RouteOrgInstallation, "GET", "/orgs/octo-org/installation", r.token, nil, 401)
 
 	r.exerciseDeliveries(app)
 

@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	gh "github.com/google/go-github/v57/github"
 
 	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // registerOrgRunner registers a JIT runner and returns its id.
@@ -273,16 +273,8 @@ func TestInstallationOnAnotherAccountIsForbidden(t *testing.T) {
 
 func TestExhaustionEndsAtItsResetTime(t *testing.T) {
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	var clock struct {
-		sync.Mutex
-		t time.Time
-	}
-	clock.t = now
-	srv := githubtest.NewServer(t, githubtest.WithToken(testPAT), githubtest.WithClock(func() time.Time {
-		clock.Lock()
-		defer clock.Unlock()
-		return clock.t
-	}))
+	clock := testclock.At(now)
+	srv := githubtest.NewServer(t, githubtest.WithToken(testPAT), githubtest.WithClock(clock.Now))
 	srv.AddOrg(testOrg)
 	srv.ExhaustRateLimit(now.Add(time.Minute))
 	client := patClient(t, srv)
@@ -292,9 +284,7 @@ func TestExhaustionEndsAtItsResetTime(t *testing.T) {
 	if !errors.As(err, &rl) || resp.Header.Get("X-RateLimit-Reset") != strconv.FormatInt(now.Add(time.Minute).Unix(), 10) {
 		t.Fatalf("during exhaustion: %v, reset %s", err, resp.Header.Get("X-RateLimit-Reset"))
 	}
-	clock.Lock()
-	clock.t = now.Add(61 * time.Second)
-	clock.Unlock()
+	clock.Advance(61 * time.Second)
 	// go-github remembers the reset on the real clock: a fresh client.
 	if _, _, err := patClient(t, srv).Actions.ListOrganizationRunners(ctx, testOrg, nil); err != nil {
 		t.Fatalf("after the reset: %v", err)

@@ -58,6 +58,8 @@ const (
 
 	RouteAppHookDeliveries = "GET /app/hook/deliveries"
 	RouteAppHookDelivery   = "GET /app/hook/deliveries/{delivery_id}"
+	RouteOrgInstallation   = "GET /orgs/{org}/installation"
+	RouteRepoInstallation  = "GET /repos/{owner}/{repo}/installation"
 )
 
 const (
@@ -96,6 +98,8 @@ var routes = newRoutes([]*route{
 	{spec: RouteAccessTokens, appJWT: true, docs: docsBase + "apps/apps#create-an-installation-access-token-for-an-app", handle: (*Server).handleAccessToken},
 	{spec: RouteAppHookDeliveries, appJWT: true, docs: docsBase + "apps/webhooks#list-deliveries-for-an-app-webhook", handle: (*Server).handleListDeliveries},
 	{spec: RouteAppHookDelivery, appJWT: true, docs: docsBase + "apps/webhooks#get-a-delivery-for-an-app-webhook", handle: (*Server).handleGetDelivery},
+	{spec: RouteOrgInstallation, ownerKind: kindOrg, appJWT: true, docs: docsBase + "apps/apps#get-an-organization-installation-for-the-authenticated-app", handle: (*Server).handleGetInstallation},
+	{spec: RouteRepoInstallation, ownerKind: kindRepo, appJWT: true, docs: docsBase + "apps/apps#get-a-repository-installation-for-the-authenticated-app", handle: (*Server).handleGetInstallation},
 })
 
 func newRoutes(rs []*route) []*route {

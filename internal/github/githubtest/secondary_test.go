@@ -12,6 +12,7 @@ import (
 	gh "github.com/google/go-github/v57/github"
 
 	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // Off by default: a client far past GitHub's 900 points a minute is never
@@ -30,9 +31,8 @@ func TestSecondaryLimitsAreOffByDefault(t *testing.T) {
 // limit with retry-after 60, every call during the penalty is refused and
 // extends it, and the window frees a minute after the penalty.
 func TestSecondaryLimitPointsAndPenalty(t *testing.T) {
-	now := time.Now()
-	clock := func() time.Time { return now }
-	srv, client := appServer(t, githubtest.WithClock(clock), githubtest.WithSecondaryLimits(githubtest.SecondaryLimits{PointsPerMinute: 12}))
+	clock := testclock.At(time.Now())
+	srv, client := appServer(t, githubtest.WithClock(clock.Now), githubtest.WithSecondaryLimits(githubtest.SecondaryLimits{PointsPerMinute: 12}))
 	ctx := context.Background()
 	registerOrgRunner(t, client, "r1") // 5 points (the token mint is the App's)
 	registerOrgRunner(t, client, "r2") // 10
@@ -41,7 +41,7 @@ func TestSecondaryLimitPointsAndPenalty(t *testing.T) {
 	if !errors.As(err, &abuse) || abuse.RetryAfter == nil || *abuse.RetryAfter != time.Minute {
 		t.Fatalf("15 points in a minute of 12: %T %v, want a secondary limit with retry-after 60 s", err, err)
 	}
-	now = now.Add(50 * time.Second)
+	clock.Advance(50 * time.Second)
 	// go-github refuses locally until retry-after: ask over its transport.
 	get := func() int {
 		t.Helper()
@@ -55,11 +55,11 @@ func TestSecondaryLimitPointsAndPenalty(t *testing.T) {
 	if got := get(); got != http.StatusForbidden {
 		t.Fatalf("a GET during the penalty: %d, want 403", got)
 	}
-	now = now.Add(59 * time.Second) // 109 s: past the first penalty, inside the extended one
+	clock.Advance(59 * time.Second) // 109 s: past the first penalty, inside the extended one
 	if got := get(); got != http.StatusForbidden {
 		t.Fatalf("a call inside the extended penalty: %d, want 403", got)
 	}
-	now = now.Add(61 * time.Second)
+	clock.Advance(61 * time.Second)
 	if got := get(); got != http.StatusOK {
 		t.Fatalf("after the penalty: %d, want 200", got)
 	}

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // pacedClient is the App client on a clock whose waits are instant: the
 // fake GitHub and the budget read the same time.
-func pacedClient(t *testing.T, srv *githubtest.Server, clock *enginetest.Clock) *rest.Client {
+func pacedClient(t *testing.T, srv *githubtest.Server, clock *testclock.Clock) *rest.Client {
 	t.Helper()
 	c, err := rest.New(rest.Options{BaseURL: srv.GHESURL(), AppID: testAppID, PrivateKey: appKey().PrivateKeyPEM,
 		InstallationID: testInstallationID, Now: clock.Now, Sleep: clock.Sleep})
@@ -30,7 +30,7 @@ func pacedClient(t *testing.T, srv *githubtest.Server, clock *enginetest.Clock) 
 // GitHub's 900 points/min) against a GitHub that enforces its secondary
 // limits: the budget spreads them and GitHub refuses none.
 func TestBurstOfJITConfigsIsNeverRefused(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	srv := fakeGitHub(t, githubtest.WithClock(clock.Now), githubtest.WithSecondaryLimits(githubtest.SecondaryLimits{}))
 	c := pacedClient(t, srv, clock)
 	start := clock.Now()
@@ -64,7 +64,7 @@ func TestBurstOfJITConfigsIsNeverRefused(t *testing.T) {
 // Once GitHub refuses, nothing reaches it until its retry-after has passed:
 // not the refused operation, not another, not a GET.
 func TestNothingReachesGitHubDuringItsPenalty(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	srv := fakeGitHub(t, githubtest.WithClock(clock.Now))
 	c := pacedClient(t, srv, clock)
 	ctx := context.Background()
@@ -109,7 +109,7 @@ func TestNothingReachesGitHubDuringItsPenalty(t *testing.T) {
 // The fake's model, seen by a client without pacing: past 900 points in a
 // minute GitHub refuses, and every call during the penalty extends it.
 func TestFakeGitHubRefusesPastItsSecondaryLimit(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	srv := fakeGitHub(t, githubtest.WithClock(clock.Now), githubtest.WithSecondaryLimits(githubtest.SecondaryLimits{PointsPerMinute: 20}))
 	c := pacedClient(t, srv, clock)
 	ctx := context.Background()

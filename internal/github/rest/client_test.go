@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/testlog"
 )
 
@@ -324,7 +324,7 @@ func TestFakeGitHubFaultsMapToThePortsErrors(t *testing.T) {
 func TestInstallationsConcurrently(t *testing.T) {
 	// The budget paces these 400 points per installation; waits on this
 	// clock are instant.
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	srv := fakeGitHub(t, githubtest.WithInstallation(888, "other-org"), githubtest.WithClock(clock.Now))
 	srv.AddOrg("other-org")
 	c, err := rest.New(rest.Options{BaseURL: srv.GHESURL(), AppID: testAppID, PrivateKey: appKey().PrivateKeyPEM, Now: clock.Now, Sleep: clock.Sleep})

@@ -3,15 +3,11 @@ package rest_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
 )
 
@@ -19,51 +15,31 @@ import (
 // calls), the client asks GitHub, as the App, which installation covers the
 // owner — once per owner.
 func TestInstallationIsLookedUpOncePerOwner(t *testing.T) {
-	var mu sync.Mutex
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		auth := r.Header.Get("Authorization")
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.URL.Path == "/api/v3/orgs/octo-org/installation" && strings.HasPrefix(auth, "Bearer "):
-			fmt.Fprint(w, `{"id": 555, "app_id": 4242, "account": {"login": "octo-org"}, "target_type": "Organization"}`)
-		case r.URL.Path == "/api/v3/orgs/elsewhere/installation":
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"message": "Not Found"}`)
-		case r.URL.Path == "/api/v3/app/installations/555/access_tokens" && strings.HasPrefix(auth, "Bearer "):
-			w.WriteHeader(http.StatusCreated)
-			fmt.Fprintf(w, `{"token": "ghs_test", "expires_at": %q}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
-		case r.URL.Path == "/api/v3/orgs/octo-org/actions/runners" && auth == "token ghs_test":
-			fmt.Fprint(w, `{"total_count": 0, "runners": []}`)
-		default:
-			t.Errorf("unexpected %s %s (auth %q)", r.Method, r.URL.Path, auth)
-			w.WriteHeader(http.StatusTeapot)
-		}
-	}))
-	defer srv.Close()
-	c, err := rest.New(rest.Options{BaseURL: srv.URL, AppID: testAppID, PrivateKey: appKey().PrivateKeyPEM})
+	const installation = 555
+	srv := githubtest.NewServer(t, githubtest.WithApp(testAppID, appKey().PublicKey), githubtest.WithInstallation(installation, testOrg))
+	srv.AddOrg(testOrg)
+	srv.AddOrg("elsewhere") // an organization the App is not installed on
+	c, err := rest.New(rest.Options{BaseURL: srv.GHESURL(), AppID: testAppID, PrivateKey: appKey().PrivateKeyPEM})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, err := c.ListRunners(context.Background(), github.Owner{Org: "octo-org"}); err != nil {
+		if _, err := c.ListRunners(context.Background(), github.Owner{Org: testOrg}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := []string{
-		"GET /api/v3/orgs/octo-org/installation",
-		"POST /api/v3/app/installations/555/access_tokens",
-		"GET /api/v3/orgs/octo-org/actions/runners",
-		"GET /api/v3/orgs/octo-org/actions/runners",
+	var got []string
+	for _, call := range srv.Calls() {
+		got = append(got, call.Route+" as "+call.Identity)
 	}
-	mu.Lock()
-	got := strings.Join(paths, "\n")
-	mu.Unlock()
-	if got != strings.Join(want, "\n") {
-		t.Fatalf("requests:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	want := []string{
+		githubtest.RouteOrgInstallation + " as app:4242",
+		githubtest.RouteAccessTokens + " as app:4242",
+		githubtest.RouteOrgRunners + " as installation:555",
+		githubtest.RouteOrgRunners + " as installation:555",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if calls := c.Calls(); calls.ByOperation[rest.OpFindInstallation] != 1 || calls.API() != 2 {
 		t.Errorf("calls %+v", calls)

@@ -4,37 +4,18 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
-
-// stoppedClock is a clock tests move by hand, so rate-limit waits are
-// compared exactly and never measured.
-type stoppedClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stoppedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stoppedClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // jobClient is the App client with no default installation: every call
 // must authenticate as the installation its owner names.
-func jobClient(t *testing.T, srv *githubtest.Server, clock *stoppedClock) *rest.Client {
+func jobClient(t *testing.T, srv *githubtest.Server, clock *testclock.Clock) *rest.Client {
 	t.Helper()
 	c, err := rest.New(rest.Options{BaseURL: srv.GHESURL(), AppID: testAppID, PrivateKey: appKey().PrivateKeyPEM, Now: clock.Now})
 	if err != nil {
@@ -43,8 +24,10 @@ func jobClient(t *testing.T, srv *githubtest.Server, clock *stoppedClock) *rest.
 	return c
 }
 
-func newClock() *stoppedClock {
-	return &stoppedClock{now: time.Now().UTC().Truncate(time.Second)}
+// newClock is a clock tests move by hand, so rate-limit waits are
+// compared exactly and never measured.
+func newClock() *testclock.Clock {
+	return testclock.At(time.Now().UTC().Truncate(time.Second))
 }
 
 var jobOwner = github.Owner{Org: testOrg, InstallationID: testInstallationID}

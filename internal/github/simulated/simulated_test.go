@@ -12,6 +12,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 var (
@@ -270,9 +271,9 @@ func TestFailNextAfterEffect(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	ctx := context.Background()
 	g := simulated.New()
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	g.SetNow(func() time.Time { return now })
-	until := now.Add(time.Minute)
+	clock := testclock.At(time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC))
+	g.SetNow(clock.Now)
+	until := clock.Now().Add(time.Minute)
 	g.RateLimit(until)
 
 	var rl *github.RateLimitError
@@ -288,9 +289,9 @@ func TestRateLimit(t *testing.T) {
 	if len(g.Runners()) != 0 {
 		t.Error("a rate-limited call took effect")
 	}
-	now = until // the limit resets at RetryAt
+	clock.AdvanceTo(until) // the limit resets at RetryAt
 	register(t, g, org, "a")
-	g.RateLimit(now.Add(time.Hour))
+	g.RateLimit(clock.Now().Add(time.Hour))
 	g.RateLimit(time.Time{})
 	register(t, g, org, "b")
 }

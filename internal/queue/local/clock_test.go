@@ -2,37 +2,19 @@ package local_test
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/queue/local"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
-
-// manualClock is a clock that moves only when told to.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // A queue on a clock of its own decides delays and visibility timeouts by
 // that clock alone, so a simulation can jump hours without waiting for them.
 func TestVirtualClockDecidesDueTimes(t *testing.T) {
 	t.Parallel()
-	clock := &manualClock{now: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}
+	clock := testclock.At(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC))
 	q := openQueue(t, filepath.Join(t.TempDir(), "queue.db"), local.Options{Now: clock.Now})
 	if got := q.Now(); !got.Equal(clock.Now()) {
 		t.Fatalf("Now() = %v, want the clock's %v", got, clock.Now())
@@ -43,21 +25,21 @@ func TestVirtualClockDecidesDueTimes(t *testing.T) {
 	if msgs := mustReceive(t, q, poll); len(msgs) != 0 {
 		t.Fatalf("a message delayed an hour was delivered at once: %q", msgs[0].Body)
 	}
-	clock.advance(time.Hour - time.Nanosecond)
+	clock.Advance(time.Hour - time.Nanosecond)
 	if msgs := mustReceive(t, q, poll); len(msgs) != 0 {
 		t.Fatal("a message delayed an hour was delivered a nanosecond early")
 	}
-	clock.advance(time.Nanosecond)
+	clock.Advance(time.Nanosecond)
 	first := mustReceive(t, q, poll)
 	if len(first) != 1 || string(first[0].Body) != "later" {
 		t.Fatalf("at its due time got %d messages, want the delayed one", len(first))
 	}
 
-	clock.advance(time.Minute - time.Nanosecond)
+	clock.Advance(time.Minute - time.Nanosecond)
 	if msgs := mustReceive(t, q, poll); len(msgs) != 0 {
 		t.Fatal("a received message came back before its visibility timeout")
 	}
-	clock.advance(time.Nanosecond)
+	clock.Advance(time.Nanosecond)
 	again := mustReceive(t, q, poll)
 	if len(again) != 1 || again[0].ID != first[0].ID || again[0].ReceiveCount != 2 {
 		t.Fatalf("after the visibility timeout got %+v, want the same message received twice", again)
@@ -68,7 +50,7 @@ func TestVirtualClockDecidesDueTimes(t *testing.T) {
 // machine's: a virtual clock far from real time still gets them back at once.
 func TestVirtualClockReleasesInFlightAtOpen(t *testing.T) {
 	t.Parallel()
-	clock := &manualClock{now: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := testclock.At(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 	path := filepath.Join(t.TempDir(), "queue.db")
 	q, err := local.Open(path, local.Options{Now: clock.Now})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/internal/store/storetest"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 func openTemp(t testing.TB, opts ...bolt.Option) (*bolt.Store, string) {
@@ -184,28 +184,10 @@ func TestUpdateCannotMovePools(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for retention tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, _ := openTemp(t, bolt.WithClock(clock.now))
+	clock := testclock.At(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, _ := openTemp(t, bolt.WithClock(clock.Now))
 
 	live := pendingInstance("p", 1)
 	early := pendingInstance("p", 2) // deleted with the default retention
@@ -217,24 +199,24 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 	}
 	move(t, s, early, runner.StatusPendingDelete, runner.StatusDeleting, runner.StatusDeleted)
 	deleting := move(t, s, late, runner.StatusPendingDelete, runner.StatusDeleting)
-	next, _ := deleting.Transition(runner.StatusDeleted, clock.now())
-	next.ExpiresAt = clock.now().Add(store.DeletedRetention + 24*time.Hour)
+	next, _ := deleting.Transition(runner.StatusDeleted, clock.Now())
+	next.ExpiresAt = clock.Now().Add(store.DeletedRetention + 24*time.Hour)
 	if err := s.UpdateInstance(ctx, runner.StatusDeleting, next); err != nil {
 		t.Fatal(err)
 	}
 
 	// Jobs: one kept an hour, one kept past the instances, and one still
 	// open however long ago it was queued.
-	shortJob, longJob := openJob("p", 10, clock.now()), openJob("p", 11, clock.now())
-	openLong := openJob("p", 12, clock.now().Add(-30*24*time.Hour))
+	shortJob, longJob := openJob("p", 10, clock.Now()), openJob("p", 11, clock.Now())
+	openLong := openJob("p", 12, clock.Now().Add(-30*24*time.Hour))
 	for _, j := range []*runner.Job{shortJob, longJob, openLong} {
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for j, keep := range map[*runner.Job]time.Duration{shortJob: time.Hour, longJob: store.DeletedRetention + 48*time.Hour} {
-		closed, _ := j.Transition(runner.JobClosed, clock.now())
-		closed.ExpiresAt = clock.now().Add(keep)
+		closed, _ := j.Transition(runner.JobClosed, clock.Now())
+		closed.ExpiresAt = clock.Now().Add(keep)
 		if err := s.UpdateJob(ctx, runner.JobOpen, closed); err != nil {
 			t.Fatal(err)
 		}
@@ -263,17 +245,17 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 	}
 
 	purge(0)
-	clock.advance(2 * time.Hour) // shortJob is due
+	clock.Advance(2 * time.Hour) // shortJob is due
 	purge(1)
 	if jobExists(shortJob) || !jobExists(longJob) || !jobExists(openLong) {
 		t.Fatalf("after an hour: short=%v long=%v open=%v", jobExists(shortJob), jobExists(longJob), jobExists(openLong))
 	}
 	// Its key is free again.
-	if err := s.CreateJob(ctx, openJob("p", 10, clock.now())); err != nil {
+	if err := s.CreateJob(ctx, openJob("p", 10, clock.Now())); err != nil {
 		t.Fatalf("re-create job after purge: %v", err)
 	}
 
-	clock.advance(store.DeletedRetention) // early is due
+	clock.Advance(store.DeletedRetention) // early is due
 	purge(1)
 	if exists(early.Name) || !exists(late.Name) || !exists(live.Name) {
 		t.Fatalf("after the default retention: early=%v late=%v live=%v", exists(early.Name), exists(late.Name), exists(live.Name))
@@ -283,7 +265,7 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 		t.Fatalf("re-create after purge: %v", err)
 	}
 
-	clock.advance(48 * time.Hour) // late and longJob are due
+	clock.Advance(48 * time.Hour) // late and longJob are due
 	purge(2)
 	if exists(late.Name) || !exists(live.Name) || jobExists(longJob) || !jobExists(openLong) {
 		t.Fatal("late and longJob should be gone, live and the open job kept")
@@ -300,15 +282,15 @@ func TestPurgeExpiredDropsOnlyWhatIsDue(t *testing.T) {
 // must not be removed by the purge that was due for the old record.
 func TestPurgeSparesRecreatedName(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, _ := openTemp(t, bolt.WithClock(clock.now))
+	clock := testclock.At(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, _ := openTemp(t, bolt.WithClock(clock.Now))
 
 	first := pendingInstance("p", 1)
 	if err := s.CreateInstance(ctx, admit(first, 10)); err != nil {
 		t.Fatal(err)
 	}
 	move(t, s, first, runner.StatusPendingDelete, runner.StatusDeleting, runner.StatusDeleted)
-	clock.advance(store.DeletedRetention + time.Minute)
+	clock.Advance(store.DeletedRetention + time.Minute)
 
 	second := pendingInstance("p", 1)
 	if err := s.CreateInstance(ctx, admit(second, 10)); err != nil {

@@ -9,17 +9,15 @@ import (
 
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // PurgeExpiredCredentials is embedded mode's stand-in for DynamoDB's TTL on
 // credentials: it removes exactly the expired records, and a record that
 // was replaced after its first expiry key was written survives.
 func TestPurgeExpiredCredentials(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	s, _ := openTemp(t, bolt.WithClock(clock))
+	clock := testclock.At(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, _ := openTemp(t, bolt.WithClock(clock.Now))
 	ctx := context.Background()
 
 	put := func(name string, attempt int, ttl time.Duration) {
@@ -37,7 +35,7 @@ func TestPurgeExpiredCredentials(t *testing.T) {
 	put("renewed", 1, time.Minute)
 	put("renewed", 2, time.Hour) // its first expiry key is now stale
 
-	advance(2 * time.Minute)
+	clock.Advance(2 * time.Minute)
 	n, err := s.PurgeExpiredCredentials(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("purge = %d, %v; want 1 (only \"short\")", n, err)
@@ -53,7 +51,7 @@ func TestPurgeExpiredCredentials(t *testing.T) {
 	if n, err := s.PurgeExpiredCredentials(ctx); err != nil || n != 0 {
 		t.Fatalf("second purge = %d, %v; want 0", n, err)
 	}
-	advance(time.Hour)
+	clock.Advance(time.Hour)
 	if n, err := s.PurgeExpiredCredentials(ctx); err != nil || n != 2 {
 		t.Fatalf("purge after everything expired = %d, %v; want 2", n, err)
 	}

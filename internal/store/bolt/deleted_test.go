@@ -9,6 +9,7 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // deleteAt walks inst to deleted, its last change at `at`.
@@ -35,8 +36,8 @@ func names(list []*runner.Instance) []string {
 
 func TestListDeletedInstances(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, _ := openTemp(t, bolt.WithClock(clock.now))
+	clock := testclock.At(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, _ := openTemp(t, bolt.WithClock(clock.Now))
 	var lister store.DeletedLister = s
 
 	if list, err := lister.ListDeletedInstances(ctx, ""); err != nil || list == nil || len(list) != 0 {
@@ -49,7 +50,7 @@ func TestListDeletedInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	start := clock.now()
+	start := clock.Now()
 	deleteAt(t, s, old, start.Add(time.Minute))
 	deleteAt(t, s, recent, start.Add(3*time.Minute))
 	deleteAt(t, s, other, start.Add(2*time.Minute))
@@ -82,7 +83,7 @@ func TestListDeletedInstances(t *testing.T) {
 	check("q", other.Name)
 	check("no-such-pool")
 
-	clock.advance(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	check("p", recent.Name, old.Name)
 
 	// The live listing is untouched by any of this.

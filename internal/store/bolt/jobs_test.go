@@ -9,6 +9,7 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 func openJob(pool string, id int64, queuedAt time.Time) *runner.Job {
@@ -70,17 +71,17 @@ func TestListOpenJobsOrderIsExactAndDeterministic(t *testing.T) {
 // purge) must not be removed by the purge that was due for the old record.
 func TestPurgeSparesRecreatedJob(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, _ := openTemp(t, bolt.WithClock(clock.now))
+	clock := testclock.At(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, _ := openTemp(t, bolt.WithClock(clock.Now))
 
-	first := openJob("p", 1, clock.now())
+	first := openJob("p", 1, clock.Now())
 	if err := s.CreateJob(ctx, first); err != nil {
 		t.Fatal(err)
 	}
 	moveJob(t, s, first, runner.JobClosed)
-	clock.advance(store.DeletedRetention + time.Minute)
+	clock.Advance(store.DeletedRetention + time.Minute)
 
-	second := openJob("p", 1, clock.now())
+	second := openJob("p", 1, clock.Now())
 	if err := s.CreateJob(ctx, second); err != nil {
 		t.Fatalf("re-create over expired job: %v", err)
 	}

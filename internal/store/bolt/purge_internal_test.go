@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // More due records than one purge transaction holds are all removed, over
@@ -16,8 +17,8 @@ func TestPurgeExpiredCrossesBatches(t *testing.T) {
 	purgeBatchSize = 3
 
 	ctx := context.Background()
-	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	s, err := Open(filepath.Join(t.TempDir(), "runfleet.db"), WithClock(func() time.Time { return at }))
+	clock := testclock.At(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := Open(filepath.Join(t.TempDir(), "runfleet.db"), WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func TestPurgeExpiredCrossesBatches(t *testing.T) {
 
 	closeJob := func(id int64, keep time.Duration) {
 		t.Helper()
-		j := &runner.Job{ID: id, RunAttempt: 1, Pool: "p", Status: runner.JobClosed, QueuedAt: at, ExpiresAt: at.Add(keep)}
+		j := &runner.Job{ID: id, RunAttempt: 1, Pool: "p", Status: runner.JobClosed, QueuedAt: clock.Now(), ExpiresAt: clock.Now().Add(keep)}
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +36,7 @@ func TestPurgeExpiredCrossesBatches(t *testing.T) {
 		closeJob(id, time.Minute)
 	}
 	closeJob(100, 2*time.Hour)
-	at = at.Add(time.Hour)
+	clock.Advance(time.Hour)
 	if n, err := s.PurgeExpired(ctx); err != nil || n != due {
 		t.Fatalf("PurgeExpired = %d, %v; want %d", n, err, due)
 	}

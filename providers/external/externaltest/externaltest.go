@@ -1,16 +1,21 @@
-// Package externaltest provides a fake GARM external provider for tests:
+// Package externaltest provides runfleet's one fake GARM external provider:
 // a real executable (fakeprovider, built by Build) that keeps its machines
-// in a JSON state file, records every call it gets, and misbehaves on
-// request — hangs, bad JSON, invalid statuses, plain-text faults, failing
-// exits, ignored deletes by name — so tests can drive providers/external and
-// `runfleet provider check` through every rule of the protocol.
+// in a JSON state file under an flock, records every call it gets, and
+// misbehaves on request — hangs, bad JSON, invalid statuses, plain-text
+// faults, failing exits, ignored deletes by name — so tests can drive
+// providers/external and `runfleet provider check` through every rule of the
+// protocol. With BootDir it plays each machine it creates booting against
+// runfleet's metadata and callback endpoints; with a seed and fault rates
+// it fails or hangs a repeatable share of creates and deletes, before or
+// after their effect, and logs every change to an event log (Replay) — the
+// chaos run's cloud (cmd/runfleet-chaos), whose machines outlive every
+// runfleet process.
 package externaltest
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,16 +23,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/cloudbase/garm-provider-common/params"
+	"time"
 )
 
 // Config is the fake provider's config file (GARM_PROVIDER_CONFIG_FILE):
 // where it keeps state and how it misbehaves. The zero value of every
 // behaviour field is a conformant provider.
 type Config struct {
-	// StateFile holds the machines (required).
+	// StateFile holds the machines (required); <StateFile>.lock is its
+	// lock.
 	StateFile string `json:"state_file"`
+	// EventLog, when set, gets one JSON line per change and injected fault
+	// (Event; ReadEvents, Replay).
+	EventLog string `json:"event_log,omitempty"`
 	// RecordFile, when set, gets one JSON line per call: its command,
 	// environment and stdin (see Record).
 	RecordFile string `json:"record_file,omitempty"`
@@ -68,15 +76,67 @@ type Config struct {
 	// machine's os_type and arch from the bootstrap params' tools, and
 	// fail as GARM's providers do ("failed to get tools") when none fits.
 	RequireTools bool `json:"require_tools,omitempty"`
+	// BootDir, when set, makes CreateInstance play the machine too before
+	// it answers, as GARM's cloud-init does: with the BootstrapInstance's
+	// instance token it reports installing, fetches the JIT credential
+	// files, the service name and the unit file from the metadata URL, and
+	// reports system info and idle. What the machine did goes to
+	// <BootDir>/<name>.boot.json (read it with ReadBoot).
+	BootDir string `json:"boot_dir,omitempty"`
+	// AllowDuplicateNames makes a create of a name in use make a second
+	// machine, as most clouds do (EC2 tags, say), instead of failing with
+	// GARM's duplicate exit code.
+	AllowDuplicateNames bool `json:"allow_duplicate_names,omitempty"`
+
+	// Seed makes each call's fault draw repeatable (see Draw).
+	Seed int64 `json:"seed,omitempty"`
+	// FailRate is the share of CreateInstance and DeleteInstance calls that
+	// fail; half of them fail after doing their work.
+	FailRate float64 `json:"fail_rate,omitempty"`
+	// HangRate is the share of those calls that hang for HangFor — longer
+	// than the caller's timeout, so the caller must kill them — half of them
+	// after doing their work.
+	HangRate float64       `json:"hang_rate,omitempty"`
+	HangFor  time.Duration `json:"hang_for,omitempty"`
 }
 
-// Write saves c as a config file at path.
+// Boot is what a machine did when it booted (Config.BootDir).
+type Boot struct {
+	// Stdin is the BootstrapInstance the provider was given.
+	Stdin       string `json:"stdin"`
+	Token       string `json:"token"`
+	MetadataURL string `json:"metadata_url"`
+	CallbackURL string `json:"callback_url"`
+	// Files are the JIT credential files the machine fetched, by name.
+	Files       map[string]string `json:"files"`
+	ServiceName string            `json:"service_name"`
+	UnitFile    string            `json:"unit_file"`
+	// Statuses are the HTTP statuses of the machine's calls, by step
+	// ("error": 1 when the boot failed).
+	Statuses map[string]int `json:"statuses"`
+}
+
+// ReadBoot reads what the machine named instance did, from dir (the
+// config's BootDir).
+func ReadBoot(dir, instance string) (Boot, error) {
+	var b Boot
+	data, err := os.ReadFile(filepath.Join(dir, instance+".boot.json"))
+	if err != nil {
+		return b, err
+	}
+	err = json.Unmarshal(data, &b)
+	return b, err
+}
+
+// Write saves c as a config file at path, in one rename: the provider reads
+// it on every call, so a test (or the chaos driver, turning faults off) may
+// rewrite it while calls run.
 func (c Config) Write(path string) error {
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o600)
+	return writeAtomically(path, data)
 }
 
 // ReadConfig reads a config file written by Write.
@@ -88,32 +148,6 @@ func ReadConfig(path string) (Config, error) {
 	}
 	err = json.Unmarshal(data, &c)
 	return c, err
-}
-
-// Machine is one machine in the state file.
-type Machine struct {
-	Pool     string                  `json:"pool"`
-	Instance params.ProviderInstance `json:"instance"`
-}
-
-// State is the state file's content.
-type State struct {
-	NextID   int       `json:"next_id"`
-	Machines []Machine `json:"machines"`
-}
-
-// ReadState reads a state file; a missing file is an empty state.
-func ReadState(path string) (State, error) {
-	var s State
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return s, err
-	}
-	err = json.Unmarshal(data, &s)
-	return s, err
 }
 
 // Record is one call the fake provider received.

@@ -1,6 +1,7 @@
-// Command fakeprovider is a GARM external provider for tests: machines are
-// entries in a JSON state file, and its config file (externaltest.Config)
-// makes it misbehave on request. Build it with externaltest.Build.
+// Command fakeprovider is runfleet's GARM external provider for tests:
+// machines are entries in a JSON state file, and its config file
+// (externaltest.Config) makes it misbehave on request or play each machine
+// booting (boot.go). Build it with externaltest.Build.
 package main
 
 import (
@@ -124,77 +125,167 @@ func dispatch(cfg externaltest.Config, command common.ExecutionCommand, stdin []
 	case common.GetVersionCommand:
 		return "v0.1.0-fake", nil
 	case common.CreateInstanceCommand:
-		var b params.BootstrapInstance
-		if err := json.Unmarshal(stdin, &b); err != nil || b.Name == "" || pool == "" {
-			return "", fmt.Errorf("CreateInstance needs bootstrap params on stdin and GARM_POOL_ID (err %v)", err)
-		}
-		if cfg.RequireTools {
-			if err := findTools(b); err != nil {
-				return "", fmt.Errorf("failed to get tools: %w", err)
-			}
-		}
-		var created params.ProviderInstance
-		err := update(cfg.StateFile, func(s *externaltest.State) error {
-			if find(s, b.Name, true) >= 0 {
-				return &exitError{code: common.ExitCodeDuplicate, msg: "instance " + b.Name + " exists"}
-			}
-			s.NextID++
-			created = params.ProviderInstance{
-				ProviderID: fmt.Sprintf("fk-%d", s.NextID), Name: b.Name, Status: params.InstanceRunning,
-				OSType: b.OSType, OSArch: b.OSArch, OSName: "fakeos",
-			}
-			s.Machines = append(s.Machines, externaltest.Machine{Pool: pool, Instance: created})
-			return nil
-		})
-		if err != nil {
-			return "", err
-		}
-		return answer(cfg, created)
+		return create(cfg, pool, stdin)
 	case common.GetInstanceCommand:
-		s, err := externaltest.ReadState(cfg.StateFile)
+		s, err := cfg.Read()
 		if err != nil {
 			return "", err
 		}
-		i := find(&s, instanceID, true)
-		if i < 0 {
+		idx, _ := s.Find(instanceID, true)
+		if len(idx) == 0 {
 			return "", notFound(instanceID)
 		}
-		return answer(cfg, s.Machines[i].Instance)
+		return answer(cfg, s.Machines[idx[0]].Instance)
 	case common.ListInstancesCommand:
 		return list(cfg, pool)
 	case common.DeleteInstanceCommand:
-		return "", update(cfg.StateFile, func(s *externaltest.State) error {
-			i := find(s, instanceID, !cfg.IgnoreDeleteByName)
-			if i < 0 {
-				if cfg.IgnoreDeleteByName && find(s, instanceID, true) >= 0 {
-					return nil // "deleted" — but the machine keeps running
-				}
-				return notFound(instanceID)
-			}
-			s.Machines = slices.Delete(s.Machines, i, i+1)
-			return nil
-		})
+		return "", remove(cfg, instanceID)
 	case common.RemoveAllInstancesCommand:
-		return "", update(cfg.StateFile, func(s *externaltest.State) error {
+		return "", cfg.Update(func(s *externaltest.State) ([]externaltest.Event, error) {
+			var events []externaltest.Event
+			for _, m := range s.Machines {
+				events = append(events, event(externaltest.OpDelete, string(command), m.Pool, m.Instance.Name, m.Instance.ProviderID, externaltest.NoFault))
+			}
 			s.Machines = nil
-			return nil
+			return events, nil
 		})
 	case common.StartInstanceCommand, common.StopInstanceCommand:
 		status := params.InstanceRunning
 		if command == common.StopInstanceCommand {
 			status = params.InstanceStopped
 		}
-		return "", update(cfg.StateFile, func(s *externaltest.State) error {
-			i := find(s, instanceID, true)
-			if i < 0 {
-				return notFound(instanceID)
+		return "", cfg.Update(func(s *externaltest.State) ([]externaltest.Event, error) {
+			idx, _ := s.Find(instanceID, true)
+			if len(idx) == 0 {
+				return nil, notFound(instanceID)
 			}
-			s.Machines[i].Instance.Status = status
-			return nil
+			s.Machines[idx[0]].Instance.Status = status
+			return nil, nil
 		})
 	default:
 		return "", fmt.Errorf("unknown GARM_COMMAND %q", command)
 	}
+}
+
+func create(cfg externaltest.Config, pool string, stdin []byte) (string, error) {
+	const command = string(common.CreateInstanceCommand)
+	var b params.BootstrapInstance
+	if err := json.Unmarshal(stdin, &b); err != nil || b.Name == "" || pool == "" {
+		return "", fmt.Errorf("CreateInstance needs bootstrap params on stdin and GARM_POOL_ID (err %v)", err)
+	}
+	if cfg.RequireTools {
+		if err := findTools(b); err != nil {
+			return "", fmt.Errorf("failed to get tools: %w", err)
+		}
+	}
+	if cfg.BootDir != "" {
+		if err := boot(cfg.BootDir, stdin, b); err != nil {
+			return "", err
+		}
+	}
+	var (
+		fault   externaltest.Fault
+		created params.ProviderInstance
+	)
+	err := cfg.Update(func(s *externaltest.State) ([]externaltest.Event, error) {
+		fault = draw(cfg, s, command, b.Name)
+		var events []externaltest.Event
+		if fault != externaltest.NoFault {
+			events = append(events, event(externaltest.OpFault, command, pool, b.Name, "", fault))
+		}
+		if !fault.Acts() {
+			return events, nil
+		}
+		if idx, _ := s.Find(b.Name, true); len(idx) > 0 && !cfg.AllowDuplicateNames {
+			return events, &exitError{code: common.ExitCodeDuplicate, msg: "instance " + b.Name + " exists"}
+		}
+		s.NextID++
+		created = params.ProviderInstance{
+			ProviderID: fmt.Sprintf("fk-%d", s.NextID), Name: b.Name, Status: params.InstanceRunning,
+			OSType: b.OSType, OSArch: b.OSArch, OSName: "fakeos",
+		}
+		s.Machines = append(s.Machines, externaltest.Machine{
+			Pool: pool, Instance: created, CreatedAt: time.Now().UTC(),
+			MetadataURL: b.MetadataURL, CallbackURL: b.CallbackURL, InstanceToken: b.InstanceToken,
+		})
+		return append(events, event(externaltest.OpCreate, command, pool, b.Name, created.ProviderID, fault)), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if fault != externaltest.NoFault {
+		return "", faulted(cfg, command, fault)
+	}
+	return answer(cfg, created)
+}
+
+// remove deletes the machine with provider id id or, when none has it,
+// every machine named id — unless IgnoreDeleteByName, which answers a
+// delete by name with success and leaves the machines running.
+func remove(cfg externaltest.Config, id string) error {
+	const command = string(common.DeleteInstanceCommand)
+	var fault externaltest.Fault
+	err := cfg.Update(func(s *externaltest.State) ([]externaltest.Event, error) {
+		fault = draw(cfg, s, command, id)
+		var events []externaltest.Event
+		if fault != externaltest.NoFault {
+			events = append(events, event(externaltest.OpFault, command, "", id, "", fault))
+		}
+		if !fault.Acts() {
+			return events, nil
+		}
+		idx, byName := s.Find(id, true)
+		if len(idx) == 0 {
+			if fault != externaltest.NoFault {
+				return events, nil // the fault is the answer
+			}
+			return events, notFound(id)
+		}
+		if byName && cfg.IgnoreDeleteByName {
+			return append(events, event(externaltest.OpIgnoredDelete, command, "", id, "", fault)), nil
+		}
+		for _, i := range idx {
+			m := s.Machines[i]
+			events = append(events, event(externaltest.OpDelete, command, m.Pool, m.Instance.Name, m.Instance.ProviderID, fault))
+		}
+		s.Remove(idx)
+		return events, nil
+	})
+	if err != nil {
+		return err
+	}
+	if fault != externaltest.NoFault {
+		return faulted(cfg, command, fault)
+	}
+	return nil
+}
+
+// draw counts this call of command on id and draws its fault.
+func draw(cfg externaltest.Config, s *externaltest.State, command, id string) externaltest.Fault {
+	if cfg.FailRate == 0 && cfg.HangRate == 0 {
+		return externaltest.NoFault
+	}
+	if s.Calls == nil {
+		s.Calls = map[string]int{}
+	}
+	key := command + "/" + id
+	s.Calls[key]++
+	return cfg.Draw(command, id, s.Calls[key])
+}
+
+// faulted ends a call that drew a fault: a hang sleeps for HangFor first,
+// past the caller's timeout (the caller kills the process group; if the
+// caller itself was killed meanwhile, the sleep ends and the call fails
+// like any other).
+func faulted(cfg externaltest.Config, command string, f externaltest.Fault) error {
+	if f.Hangs() {
+		time.Sleep(cfg.HangFor)
+	}
+	return fmt.Errorf("fake provider: injected %s of %s", f, command)
+}
+
+func event(op, command, pool, name, providerID string, f externaltest.Fault) externaltest.Event {
+	return externaltest.Event{At: time.Now().UTC(), Op: op, Command: command, Pool: pool, Name: name, ProviderID: providerID, Fault: f, PID: os.Getpid()}
 }
 
 func list(cfg externaltest.Config, pool string) (string, error) {
@@ -204,7 +295,7 @@ func list(cfg externaltest.Config, pool string) (string, error) {
 	case "empty":
 		return "", nil
 	}
-	s, err := externaltest.ReadState(cfg.StateFile)
+	s, err := cfg.Read()
 	if err != nil {
 		return "", err
 	}
@@ -221,14 +312,6 @@ func list(cfg externaltest.Config, pool string) (string, error) {
 	}
 	out, err := json.Marshal(items)
 	return string(out), err
-}
-
-// find returns the index of the machine with provider id id (or, byName,
-// with name id), or -1.
-func find(s *externaltest.State, id string, byName bool) int {
-	return slices.IndexFunc(s.Machines, func(m externaltest.Machine) bool {
-		return m.Instance.ProviderID == id || (byName && m.Instance.Name == id)
-	})
 }
 
 // answer prints in as the config's misbehaviours want it.
@@ -253,49 +336,6 @@ func answer(cfg externaltest.Config, in params.ProviderInstance) (string, error)
 	fields["provider_fault"] = cfg.PlainTextFault
 	out, err = json.Marshal(fields)
 	return string(out), err
-}
-
-// update changes the state file under a lock, so concurrent calls (the
-// engine's workers) do not lose each other's machines.
-func update(path string, change func(*externaltest.State) error) error {
-	unlock, err := lock(path + ".lock")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	s, err := externaltest.ReadState(path)
-	if err != nil {
-		return err
-	}
-	if err := change(&s); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// lock takes a lock file, portable and good enough for a test provider:
-// nothing that holds it can hang.
-func lock(path string) (func(), error) {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err == nil {
-			f.Close()
-			return func() { os.Remove(path) }, nil
-		}
-		if !errors.Is(err, os.ErrExist) || time.Now().After(deadline) {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func record(path, command string, stdin []byte) error {

@@ -1,11 +1,12 @@
-package cloud
+package externaltest
 
 import (
 	"encoding/binary"
 	"hash/fnv"
 )
 
-// Fault is what a provider call does wrong.
+// Fault is what a seeded fault draw (Config.FailRate, Config.HangRate)
+// makes a CreateInstance or DeleteInstance call do wrong.
 type Fault string
 
 const (

@@ -1,4 +1,4 @@
-package main
+package externaltest_test
 
 import (
 	"context"
@@ -6,53 +6,35 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/runfleet/runfleet/cmd/runfleet-chaos/internal/cloud"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/external"
 	"github.com/runfleet/runfleet/providers/external/conformance"
+	"github.com/runfleet/runfleet/providers/external/externaltest"
 )
 
-// binary is the provider, built once for the test binary: the tests run
-// the real executable through runfleet's real external provider adapter.
+// binary is the fake provider, built once for the test binary: the tests
+// run the real executable through runfleet's real external provider
+// adapter.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "runfleet-chaos-provider")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "chaos-provider")
-	build := exec.Command("go", "build", "-o", binary, "github.com/runfleet/runfleet/cmd/runfleet-chaos/provider")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the chaos provider: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { externaltest.Main(m, &binary) }
 
 var poolID = runner.PoolID("installation-chaos-test", "chaos")
 
-// provider returns runfleet's external adapter running the chaos provider
-// with the cloud config c (paths filled in), and that config.
-func provider(t *testing.T, c cloud.Config) (*external.Provider, cloud.Config) {
+// provider returns runfleet's external adapter running the fake provider
+// with the config c (paths filled in), and that config.
+func provider(t *testing.T, c externaltest.Config) (*external.Provider, externaltest.Config) {
 	t.Helper()
 	dir := t.TempDir()
-	c.StateFile, c.LockFile, c.EventLog = filepath.Join(dir, "state.json"), filepath.Join(dir, "state.lock"), filepath.Join(dir, "events.jsonl")
+	c.StateFile, c.EventLog = filepath.Join(dir, "state.json"), filepath.Join(dir, "events.jsonl")
 	path := filepath.Join(dir, "provider.json")
-	if err := cloud.WriteConfig(path, c); err != nil {
+	if err := c.Write(path); err != nil {
 		t.Fatal(err)
 	}
 	s, err := external.ParseSettings(map[string]any{"provider_executable": binary, "config_file": path, "timeout": "30s"})
@@ -66,8 +48,10 @@ func provider(t *testing.T, c cloud.Config) (*external.Provider, cloud.Config) {
 	return p, c
 }
 
-func TestConformsWithFaultsOff(t *testing.T) {
-	p, c := provider(t, cloud.Config{Seed: 1})
+// The chaos run's configuration (a seed, duplicate names, an event log)
+// conforms while its fault rates are zero.
+func TestChaosConfigConformsWithFaultsOff(t *testing.T) {
+	p, c := provider(t, externaltest.Config{Seed: 1, AllowDuplicateNames: true})
 	r := conformance.Run(context.Background(), p, conformance.Options{
 		Pool: "chaos", PoolID: poolID, Settle: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 	})
@@ -85,7 +69,7 @@ func TestConformsWithFaultsOff(t *testing.T) {
 }
 
 func TestIgnoredDeleteByNameIsWarned(t *testing.T) {
-	p, _ := provider(t, cloud.Config{Seed: 1, IgnoreDeleteByName: true})
+	p, _ := provider(t, externaltest.Config{Seed: 1, IgnoreDeleteByName: true})
 	r := conformance.Run(context.Background(), p, conformance.Options{
 		Pool: "chaos", PoolID: poolID, Settle: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 	})
@@ -103,7 +87,7 @@ func createMachine(ctx context.Context, p *external.Provider, name string) (prov
 }
 
 func TestFailuresFailBeforeOrAfterMakingTheMachine(t *testing.T) {
-	p, c := provider(t, cloud.Config{Seed: 3, FailRate: 1})
+	p, c := provider(t, externaltest.Config{Seed: 3, FailRate: 1})
 	ctx := context.Background()
 	for i := range 12 {
 		if _, err := createMachine(ctx, p, fmt.Sprintf("runfleet-chaos-%d-1", i)); err == nil {
@@ -114,24 +98,24 @@ func TestFailuresFailBeforeOrAfterMakingTheMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := cloud.ReadEvents(c.EventLog)
+	events, err := externaltest.ReadEvents(c.EventLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := cloud.Replay(events)
-	made, before, after := len(s.Machines), h.Faults["CreateInstance"][cloud.FailBefore], h.Faults["CreateInstance"][cloud.FailAfter]
+	h := externaltest.Replay(events)
+	made, before, after := len(s.Machines), h.Faults["CreateInstance"][externaltest.FailBefore], h.Faults["CreateInstance"][externaltest.FailAfter]
 	if before+after != 12 || made != after || before == 0 || after == 0 {
 		t.Errorf("%d failed before, %d after, %d machines made; want both kinds and one machine per failure after", before, after, made)
 	}
 	for _, m := range s.Machines {
-		if m.InstanceToken != "token-"+m.Name || !strings.HasSuffix(m.MetadataURL, m.Name) {
-			t.Errorf("machine %s kept bootstrap data %q %q", m.Name, m.InstanceToken, m.MetadataURL)
+		if m.InstanceToken != "token-"+m.Instance.Name || !strings.HasSuffix(m.MetadataURL, m.Instance.Name) {
+			t.Errorf("machine %s kept bootstrap data %q %q", m.Instance.Name, m.InstanceToken, m.MetadataURL)
 		}
 	}
 }
 
 func TestHangsAreKilledByTheCallersTimeout(t *testing.T) {
-	p, c := provider(t, cloud.Config{Seed: 5, HangRate: 1, HangFor: time.Hour})
+	p, c := provider(t, externaltest.Config{Seed: 5, HangRate: 1, HangFor: time.Hour})
 	for i := range 4 {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		_, err := createMachine(ctx, p, fmt.Sprintf("runfleet-chaos-%d-1", i))
@@ -140,16 +124,16 @@ func TestHangsAreKilledByTheCallersTimeout(t *testing.T) {
 			t.Fatalf("create %d: %v; want the hung call killed at the deadline", i, err)
 		}
 	}
-	events, err := cloud.ReadEvents(c.EventLog)
+	events, err := externaltest.ReadEvents(c.EventLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := cloud.Replay(events)
-	if hangs := h.Faults["CreateInstance"][cloud.HangBefore] + h.Faults["CreateInstance"][cloud.HangAfter]; hangs != 4 {
+	h := externaltest.Replay(events)
+	if hangs := h.Faults["CreateInstance"][externaltest.HangBefore] + h.Faults["CreateInstance"][externaltest.HangAfter]; hangs != 4 {
 		t.Errorf("%d hangs recorded, want 4", hangs)
 	}
 	// The cloud is not left locked by the killed calls.
-	if err := c.Update(func(*cloud.State) []cloud.Event { return nil }); err != nil {
+	if err := c.Update(func(*externaltest.State) ([]externaltest.Event, error) { return nil, nil }); err != nil {
 		t.Fatalf("the cloud stayed locked after its callers were killed: %v", err)
 	}
 }

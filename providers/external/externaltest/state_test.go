@@ -1,17 +1,18 @@
-package cloud
+package externaltest
 
 import (
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cloudbase/garm-provider-common/params"
 )
 
 func testConfig(t *testing.T) Config {
 	dir := t.TempDir()
 	return Config{
 		StateFile: filepath.Join(dir, "state.json"),
-		LockFile:  filepath.Join(dir, "state.lock"),
 		EventLog:  filepath.Join(dir, "events.jsonl"),
 		Seed:      7,
 	}
@@ -72,10 +73,10 @@ func TestUpdateIsSerialised(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := c.Update(func(s *State) []Event {
+			err := c.Update(func(s *State) ([]Event, error) {
 				s.NextID++
-				s.Machines = append(s.Machines, Machine{ProviderID: string(rune('A' + s.NextID)), Name: "m"})
-				return []Event{{Op: OpCreate, Name: "m"}}
+				s.Machines = append(s.Machines, Machine{Instance: params.ProviderInstance{ProviderID: string(rune('A' + s.NextID)), Name: "m"}})
+				return []Event{{Op: OpCreate, Name: "m"}}, nil
 			})
 			if err != nil {
 				t.Error(err)
