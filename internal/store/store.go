@@ -1,9 +1,9 @@
 // Package store is the port through which runfleet keeps its state: the
 // instances (supply), the job ledger (demand), per-pool capacity counters,
-// runner credentials, spot breakers and leases. Every record kind is
-// written by the same compare-and-set (record.go). Adapters (store/bolt
-// for embedded mode, store/dynamodb for AWS) implement Store and must pass
-// the one contract suite in store/storetest.
+// runner credentials, spot breakers, leases and shared GitHub budgets.
+// Every record kind is written by the same compare-and-set (record.go).
+// Adapters (store/bolt for embedded mode, store/dynamodb for AWS)
+// implement Store and must pass the one contract suite in store/storetest.
 package store
 
 import (
@@ -49,6 +49,7 @@ type Store interface {
 	Credentials
 	SpotBreakers
 	Leases
+	Budgets
 
 	// InstallationID returns this runfleet installation's id: random,
 	// made on first use and kept in the store, so every process sharing the
