@@ -30,7 +30,13 @@ type Budget struct {
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 	// slots caps this process's requests in flight: a call holds one from
-	// Wait until its release.
+	// Wait until its release. They stay here even when the State is
+	// shared: a slot kept in a shared record would be given back by the
+	// process that took it, and a Lambda invocation that times out or
+	// crashes between Wait and release never gives it back — every such
+	// death would shrink the credential's concurrency for good. Per
+	// process, a death frees its slots with it; GitHub's 100 is shared
+	// by processes each capped at MaxInFlight (10).
 	slots chan struct{}
 
 	mu    sync.Mutex
@@ -91,7 +97,10 @@ func (b *Budget) Stats() Stats {
 func (b *Budget) ReadyAt(ctx context.Context, cost int) (time.Time, error) {
 	now := b.now()
 	var at time.Time
-	err := b.meter.Update(ctx, func(s *State) {
+	err := b.meter.Update(ctx, func(stored *State) {
+		// On a copy: asking changes nothing, so a shared meter writes
+		// nothing.
+		s := *stored
 		at = s.readyAt(b.limits, now, cost)
 		if s.primaryKnown(now) && s.Remaining <= 0 {
 			at = later(at, s.Reset)
