@@ -9,11 +9,13 @@ import (
 // The DynamoDB actions each role needs follow from the store calls its
 // function's code path makes (internal/store/dynamodb):
 //
-//   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials
+//   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials,
+//     GetBudget
 //
-//   - PutItem: instance, job, spot breaker and lease compare-and-sets
-//     (a lease's acquire, renew and release are each a GetItem and a
-//     conditional PutItem), InstallationID's first write,
+//   - PutItem: instance, job, spot breaker, lease and budget compare-and-sets
+//     (a lease's acquire, renew and release, and ChangeBudget — every GitHub
+//     call of the worker, reconciler and operator's delete — are each a
+//     GetItem and a conditional PutItem), InstallationID's first write,
 //     PutRunnerCredentials, and the Puts of TransactWriteItems
 //
 //   - UpdateItem: the pool counter's Update in TransactWriteItems

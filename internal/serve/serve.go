@@ -93,7 +93,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// reported as such; they are built for real once the store has given
 	// the installation id their pool ids derive from.
 	_, perr := wiring.Providers(cfg, "config-check")
-	gh, gerr := wiring.GitHub(cfg, log)
+	// One process: each credential's budget lives in it. (Several serve
+	// replicas would need a store they share, and then the budget in it,
+	// as on Lambda.)
+	gh, gerr := wiring.GitHub(cfg, log, nil)
 	if err := errors.Join(perr, gerr); err != nil {
 		return err
 	}
