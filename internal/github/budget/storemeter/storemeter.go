@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/runfleet/runfleet/internal/github/budget"
@@ -72,6 +73,11 @@ func (m *Meter) Update(ctx context.Context, fn func(*budget.State)) error {
 		}
 		return next, nil
 	})
+	if errors.Is(err, store.ErrConflict) {
+		// Not wrapped: the caller of a GitHub call must not mistake it for
+		// a lost race of its own record.
+		return fmt.Errorf("shared github budget %s: too many processes changing it at once: %v", m.credential, err)
+	}
 	if err != nil {
 		return fmt.Errorf("shared github budget %s: %w", m.credential, err)
 	}

@@ -302,3 +302,44 @@ func TestTwoMetersCannotSpendTheSamePoints(t *testing.T) {
 		})
 	}
 }
+
+// Looking at the budget writes nothing; a state this version cannot read
+// starts afresh instead of failing every call.
+func TestReadsWriteNothingAndUnreadableStateStartsAfresh(t *testing.T) {
+	ctx := context.Background()
+	st := boltStore(t)
+	now := time.Date(2031, time.May, 1, 10, 0, 0, 0, time.UTC)
+	b, err := budget.New(budget.Options{Name: "test", Meter: storemeter.New(st, "app"), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := func() int64 {
+		rec, err := st.GetBudget(ctx, "app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Version
+	}
+	if _, err := b.ReadyAt(ctx, budget.WriteCost); err != nil || version() != 0 {
+		t.Fatalf("ReadyAt of a budget never written: %v, version %d, want nothing written", err, version())
+	}
+	release, err := b.Wait(ctx, budget.WriteCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	taken := version()
+	_, _ = b.ReadyAt(ctx, budget.WriteCost)
+	_ = b.Penalty(ctx)
+	if v := version(); v != taken {
+		t.Fatalf("ReadyAt and Penalty moved the version from %d to %d", taken, v)
+	}
+	if _, err := st.ChangeBudget(ctx, "app", func([]byte) ([]byte, error) { return []byte(`{"points":"many"}`), nil }); err != nil {
+		t.Fatal(err)
+	}
+	release, err = b.Wait(ctx, budget.WriteCost)
+	if err != nil {
+		t.Fatalf("over an unreadable state: %v", err)
+	}
+	release()
+}
