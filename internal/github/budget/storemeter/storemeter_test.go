@@ -49,7 +49,7 @@ func (c *turnClock) Sleep(ctx context.Context, d time.Duration) error {
 	turn := c.Now().Add(d)
 	for {
 		cur := c.offset.Load()
-		need := int64(turn.Sub(time.Now()))
+		need := int64(time.Until(turn))
 		if need <= cur || c.offset.CompareAndSwap(cur, need) {
 			return nil
 		}
