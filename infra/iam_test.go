@@ -10,12 +10,13 @@ import (
 // function's code path makes (internal/store/dynamodb):
 //
 //   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials,
-//     GetBudget
+//     GetCursor (the reconciler's webhook delivery log position), GetBudget
 //
-//   - PutItem: instance, job, spot breaker, lease and budget compare-and-sets
-//     (a lease's acquire, renew and release, and ChangeBudget — every GitHub
-//     call of the worker, reconciler and operator's delete — are each a
-//     GetItem and a conditional PutItem), InstallationID's first write,
+//   - PutItem: instance, job, spot breaker, lease, cursor and budget
+//     compare-and-sets (a lease's acquire, renew and release, and
+//     ChangeBudget — every GitHub call of the worker, reconciler and
+//     operator's delete — are each a GetItem and a conditional PutItem),
+//     InstallationID's first write,
 //     PutRunnerCredentials, and the Puts of TransactWriteItems
 //
 //   - UpdateItem: the pool counter's Update in TransactWriteItems
@@ -42,7 +43,8 @@ var tableActions = map[string][]string{
 	"WorkerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
 	// An operator's delete: read, compare-and-set to a pending delete.
 	"ForceDeleteRole": {"dynamodb:GetItem", "dynamodb:PutItem"},
-	// Reconcile lists live instances and open jobs, and repairs as the worker.
+	// Reconcile lists live instances and open jobs, and repairs as the worker;
+	// it reads and moves the delivery log cursor (GetItem, PutItem).
 	"ReconcilerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
 	// Runner bootstrap: instances and credentials only (metadata_test.go).
 	"MetadataRole": {"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"},

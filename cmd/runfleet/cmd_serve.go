@@ -16,8 +16,9 @@ import (
 
 const serveDescription = `Runs runfleet in embedded mode: the webhook endpoint (POST /webhook), the
 operator API (/api/v1/), the status page (GET /), a health check
-(GET /healthz), queue workers and the reconciler, with state in store.dir
-(state.db). Logs go to stderr: text when stderr is a terminal, JSON lines
+(GET /healthz), queue workers and the reconciler, with state in the store
+store.kind names (bolt, the default: store.dir/state.db, store and queue in
+one file that this process alone may open). Logs go to stderr: text when stderr is a terminal, JSON lines
 otherwise (--log-format).
 
 The config is checked in full before anything starts; every problem is

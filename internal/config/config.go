@@ -124,9 +124,16 @@ type Metadata struct {
 	CACertBundle string `yaml:"ca_cert_bundle"`
 }
 
-// Store configures embedded mode's state directory.
+// Store chooses where `runfleet serve` keeps its state: the records and
+// the work queue, which follows the store (store.go). The Lambda functions
+// ignore it: their state is the stack's DynamoDB table and SQS queue.
 type Store struct {
-	Dir string `yaml:"dir"` // default ./runfleet-data
+	// Kind is the store's backend, one of StoreKinds; default bolt.
+	Kind string `yaml:"kind"`
+	// Dir (bolt) holds the store's file, state.db, with the queue inside
+	// it, and the instance token key serve generates when the config
+	// names none. Default ./runfleet-data.
+	Dir string `yaml:"dir"`
 }
 
 // Engine tunes the lifecycle engine.

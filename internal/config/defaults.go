@@ -7,6 +7,7 @@ import "time"
 const (
 	DefaultMaxBodyBytes      = 1 << 20
 	DefaultListen            = "127.0.0.1:8080"
+	DefaultStoreKind         = StoreBolt
 	DefaultStoreDir          = "./runfleet-data"
 	DefaultWorkers           = 8
 	DefaultReconcileInterval = 30 * time.Second
@@ -25,7 +26,10 @@ const (
 func (c *Config) applyDefaults() {
 	setDefault(&c.Webhook.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&c.Server.Listen, DefaultListen)
-	setDefault(&c.Store.Dir, DefaultStoreDir)
+	setDefault(&c.Store.Kind, DefaultStoreKind)
+	if c.Store.Kind == StoreBolt {
+		setDefault(&c.Store.Dir, DefaultStoreDir)
+	}
 	setDefault(&c.Engine.Workers, DefaultWorkers)
 	setDefault(&c.Engine.ReconcileInterval, DefaultReconcileInterval)
 	setDefault(&c.Engine.DeleteBackoffMin, DefaultDeleteBackoffMin)

@@ -22,6 +22,7 @@ func TestParseValidAppliesDefaults(t *testing.T) {
 		{"webhook.max_body_bytes", cfg.Webhook.MaxBodyBytes, int64(1 << 20)},
 		{"server.listen", cfg.Server.Listen, "127.0.0.1:8080"},
 		{"server.api_token", cfg.Server.APIToken, ""},
+		{"store.kind", cfg.Store.Kind, "bolt"},
 		{"store.dir", cfg.Store.Dir, "./runfleet-data"},
 		{"engine.workers", cfg.Engine.Workers, 8},
 		{"engine.reconcile_interval", cfg.Engine.ReconcileInterval, 30 * time.Second},

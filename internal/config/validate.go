@@ -43,6 +43,7 @@ func (c *Config) validate() problems {
 	c.GitHub.validate(&p)
 	c.Webhook.validate(&p)
 	c.Server.validate(&p)
+	c.Store.validate(&p)
 	c.Engine.validate(&p)
 	c.Metadata.validate(&p)
 	c.validatePools(&p)

@@ -73,6 +73,10 @@ type Options struct {
 	// metadata endpoints; nil means no token is issued (and no runner
 	// credentials are stored).
 	InstanceToken func(inst, pool string, createAttempt int, ttl time.Duration) (string, error)
+	// Deliveries, when set, makes each reconcile pass recover the
+	// webhook deliveries GitHub failed to make (reconcile_deliveries.go).
+	// Nil when there is no delivery log to read (token auth).
+	Deliveries *DeliveryRecovery
 	// Memory, when set, is shared with other engines (see Memory); nil
 	// gives this engine its own.
 	Memory *Memory
@@ -88,6 +92,8 @@ type Engine struct {
 	providers map[string]providers.Provider
 	opts      Options
 	memory    *Memory
+	// deliveries is Options.Deliveries with its defaults; nil = off.
+	deliveries *DeliveryRecovery
 }
 
 // Memory is what an engine keeps between uses that would cost a call to
@@ -145,11 +151,18 @@ func New(opts Options) (*Engine, error) {
 	if opts.Memory == nil {
 		opts.Memory = NewMemory()
 	}
+	var deliveries *DeliveryRecovery
+	if opts.Deliveries != nil {
+		if deliveries, err = opts.Deliveries.withDefaults(); err != nil {
+			return nil, err
+		}
+	}
 	return &Engine{
-		Operator:  &Operator{Intake: intake, github: opts.GitHub},
-		providers: opts.Providers,
-		opts:      opts,
-		memory:    opts.Memory,
+		Operator:   &Operator{Intake: intake, github: opts.GitHub},
+		providers:  opts.Providers,
+		opts:       opts,
+		memory:     opts.Memory,
+		deliveries: deliveries,
 	}, nil
 }
 

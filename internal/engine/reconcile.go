@@ -43,6 +43,12 @@ type ReconcileReport struct {
 	// Interrupted counts instances newly found on machines their provider
 	// took back (spot interruptions, polled).
 	Interrupted int `json:"interrupted,omitempty"`
+	// DeliveriesRecovered counts lost webhook deliveries read back from
+	// GitHub's delivery log and handed to the intake;
+	// DeliveriesUnrecoverable those that could not be (gone from the log,
+	// a payload the intake refuses).
+	DeliveriesRecovered     int `json:"deliveries_recovered"`
+	DeliveriesUnrecoverable int `json:"deliveries_unrecoverable"`
 	// Live is the live set the pass started from, by pool and status.
 	Live []LiveCount `json:"live"`
 }
@@ -62,13 +68,16 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	start := e.now()
 	defer func() { e.observer.ReconcilePassed(rep, e.now().Sub(start)) }()
+	// First, so what a lost delivery asks for is in the live set the rest
+	// of the pass works from. Its failure does not stop the pass.
+	deliveriesErr := e.recoverDeliveries(ctx, &rep)
 	live, err := e.store.ListLiveInstances(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("list live instances: %w", err)
+		return rep, errors.Join(deliveriesErr, fmt.Errorf("list live instances: %w", err))
 	}
 	now := e.now()
 	rep.Live = CountLive(live)
-	var errs []error
+	errs := []error{deliveriesErr}
 	// Before the walk: a machine taken back must be known as interrupted
 	// before anything treats its instance as merely failed.
 	if err := e.pollInterruptions(ctx, &rep); err != nil {
@@ -189,12 +198,17 @@ func (e *Engine) recoverCreating(ctx context.Context, log *slog.Logger, inst *ru
 	})
 }
 
-// RecoverAtStart finishes what a crashed process left in flight. It is for
-// a process that holds the store alone (`runfleet serve` holds the bbolt
-// file's exclusive lock): every instance found creating or deleting then
-// has no worker, every error has no delete scheduled, and pending work may
-// have lost its message, so each is recovered at once rather than after
-// its timeout.
+// RecoverAtStart finishes what a crashed process left in flight.
+//
+// It assumes that one process owns the store: the caller, and no other
+// process, has workers over it (`runfleet serve` on bolt, whose file lock
+// it holds). Only then does every instance found creating or deleting have
+// no worker, every error no delete scheduled, and pending work perhaps no
+// message, so that each is recovered at once rather than after its
+// timeout. On a store several processes share (the Lambda functions,
+// serve replicas) another process may be creating or deleting right now:
+// do not call it there; the reconciler's timeouts recover a dead
+// process's work.
 func (e *Engine) RecoverAtStart(ctx context.Context) error {
 	live, err := e.store.ListLiveInstances(ctx)
 	if err != nil {

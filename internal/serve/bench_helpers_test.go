@@ -22,6 +22,7 @@ import (
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/telemetry"
 	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/providers"
@@ -58,9 +59,10 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	log := telemetry.NewLogger(io.Discard, slog.LevelInfo)
 	clock := newCreateClock()
 	// Metrics as Run wires them: the recorder hears the engine, the
-	// providers and the webhooks, so their cost is in every figure.
-	var eng *engine.Engine
-	rec := newRecorder(cfg, &eng, nil, nil)
+	// providers and the webhooks, so their cost is in every figure. The
+	// world opens its store after wrapping the providers, so this recorder
+	// reads none: the benchmarks never scrape.
+	rec := newRecorder(cfg, nil, nil, nil)
 	w := enginetest.NewWorld(tb, enginetest.Options{
 		Pools: enginetest.OnePool(func(p *runner.Pool) { p.MaxRunners = 1_000_000 }),
 		WrapProvider: func(pool string, p providers.Provider) providers.Provider {
@@ -69,7 +71,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 		Engine: func(o *engine.Options) { o.Observer = rec },
 		Logger: log,
 	})
-	eng = w.Engine
+	rec.CountStuck(w.Engine.Stuck)
 	handler, err := routes(cfg, w.Engine, w.Store, w.Queue, rec, log, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -86,7 +88,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	}
 	reconcileCtx, stopReconciler := context.WithCancel(context.Background())
 	var background sync.WaitGroup
-	reconcile := &reconciler{engine: w.Engine, purger: w.Store.(purger), interval: cfg.Engine.ReconcileInterval, log: log, metrics: rec}
+	reconcile := &reconciler{engine: w.Engine, purger: w.Store.(store.Purger), interval: cfg.Engine.ReconcileInterval, log: log, metrics: rec}
 	background.Go(func() { reconcile.run(reconcileCtx) })
 
 	// Enough idle connections for every client goroutine, so the

@@ -1,57 +1,37 @@
 package serve
 
 import (
-	"context"
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
-	"github.com/runfleet/runfleet/internal/engine"
-	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/queue"
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 // newRecorder is embedded mode's metrics: the vocabulary (internal/metrics)
-// on a Prometheus registry. What the store holds is read at scrape time
-// from *eng, set once the engine is built (before anything is served); the
-// real GitHub client's own counters are read then too.
-func newRecorder(cfg *config.Config, eng **engine.Engine, q queue.DeadLetterer, gh any) *promexport.Recorder {
+// on a Prometheus registry. What it reads at scrape time is what exists
+// already: the store (live instances, open jobs), the queue's dead letters
+// and the real GitHub client's own counters. The stuck gauges count by the
+// engine's rule, which Run hands over once the engine is built
+// (Recorder.CountStuck): the engine reports to this recorder, so it comes
+// after it.
+func newRecorder(cfg *config.Config, st store.Store, dead queue.DeadLetterer, gh github.GitHub) *promexport.Recorder {
 	pools := make([]string, 0, len(cfg.Pools))
 	for _, p := range cfg.Pools {
 		pools = append(pools, p.Name)
 	}
-	state := promexport.State{
-		Fleet: func(ctx context.Context) (metrics.Fleet, error) { return measureFleet(ctx, *eng, pools) },
-	}
-	if q != nil {
-		state.DeadLetters = func(ctx context.Context) (int, error) {
-			dead, err := q.DeadLetters(ctx)
-			return len(dead), err
-		}
-	}
+	state := promexport.State{Store: st, DeadLetters: dead}
 	if t, ok := gh.(promexport.GitHubTelemetry); ok {
 		state.GitHub = t
 	}
 	return promexport.New(pools, state)
-}
-
-// measureFleet reads the live instances and open jobs for the gauges.
-func measureFleet(ctx context.Context, eng *engine.Engine, pools []string) (metrics.Fleet, error) {
-	live, err := eng.ListInstances(ctx, "")
-	if err != nil {
-		return metrics.Fleet{}, err
-	}
-	open, err := eng.ListOpenJobs(ctx)
-	if err != nil {
-		return metrics.Fleet{}, err
-	}
-	return metrics.MeasureFleet(pools, live, open, time.Now(), eng.Stuck), nil
 }
 
 // metricsHandler answers GET /metrics, behind server.metrics_token's

@@ -7,29 +7,22 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/store"
 )
-
-// purger is the store's stand-in for DynamoDB's TTL (bolt.Store has it).
-type purger interface {
-	PurgeExpired(ctx context.Context) (int, error)
-}
-
-// credentialPurger removes runner credentials past their expiry (bolt.Store
-// has it).
-type credentialPurger interface {
-	PurgeExpiredCredentials(ctx context.Context) (int, error)
-}
 
 // reconciler runs a reconcile pass and a purge of expired records at start
 // and then every interval, the embedded counterpart of the scheduled
 // reconciler function.
 type reconciler struct {
-	engine   *engine.Engine
-	purger   purger
+	engine *engine.Engine
+	// purger removes expired records after each pass; nil when the store
+	// expires them itself.
+	purger   store.Purger
 	interval time.Duration
 	log      *slog.Logger
 	// metrics counts each pass's result (the engine reports the rest).
-	metrics interface{ ReconcileResult(error) }
+	metrics metrics.Recorder
 }
 
 func (r *reconciler) run(ctx context.Context) {
@@ -60,18 +53,26 @@ func (r *reconciler) pass(ctx context.Context) {
 	if err != nil {
 		r.log.Warn("reconcile pass had errors; the next pass retries", "error", err, "report", rep)
 	}
-	purged, perr := r.purger.PurgeExpired(ctx)
-	if cp, ok := r.purger.(credentialPurger); ok && perr == nil {
-		var n int
-		n, perr = cp.PurgeExpiredCredentials(ctx)
-		purged += n
-	}
+	purged, perr := r.purge(ctx)
 	if perr != nil && ctx.Err() == nil {
 		r.log.Warn("purging expired records failed; the next pass retries", "error", perr)
 	}
 	if acted(rep) || purged > 0 {
 		r.log.Info("reconcile pass", "report", rep, "purged_records", purged)
 	}
+}
+
+// purge removes the records whose retention or expiry has passed.
+func (r *reconciler) purge(ctx context.Context) (int, error) {
+	if r.purger == nil {
+		return 0, nil
+	}
+	n, err := r.purger.PurgeExpired(ctx)
+	if err != nil {
+		return n, err
+	}
+	m, err := r.purger.PurgeExpiredCredentials(ctx)
+	return n + m, err
 }
 
 // acted reports whether a pass changed anything: any counter but Examined

@@ -1,6 +1,6 @@
 // Package serve assembles embedded mode, `runfleet serve`: one process with
-// one bbolt file under store.dir holding the store and the durable work
-// queue, an HTTP server (webhook intake, operator API, status page, runner
+// the store and the durable work queue store.kind chooses (today bolt: one
+// bbolt file under store.dir holding both; state.go), an HTTP server (webhook intake, operator API, status page, runner
 // bootstrap endpoints, /metrics, health check), queue workers and the
 // reconciler ticker, all over the same engine the Lambda functions use.
 package serve
@@ -12,26 +12,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/metadata"
-	"github.com/runfleet/runfleet/internal/queue/local"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/statuspage"
-	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/wiring"
-)
-
-// File names under store.dir. The work queue lives in StateFile, so that an
-// instance and its create message commit together (store.Outbox); QueueFile
-// is where earlier versions kept it, and is no longer read.
-const (
-	StateFile = "state.db"
-	QueueFile = "queue.db"
+	"github.com/runfleet/runfleet/providers"
 )
 
 // DefaultShutdownTimeout bounds how long in-flight webhooks and API calls
@@ -66,198 +58,196 @@ type Options struct {
 // (provider or GitHub kinds this build lacks, bad provider settings) come
 // back at once as joined *config.FieldError values, before anything is
 // opened.
+//
+// Run is the list of what it builds, in order; each step takes only what
+// the steps before it made.
 func Run(ctx context.Context, opts Options) (err error) {
-	if opts.Config == nil {
-		return errors.New("serve: no config")
+	if err := opts.check(); err != nil {
+		return err
 	}
-	cfg := opts.Config
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	if opts.ShutdownTimeout <= 0 {
-		opts.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	// Until the HTTP server owns the given listener, a failed start closes it.
+	cfg, log := opts.Config, opts.Logger
+	// Until the HTTP servers own the given listeners, a failed start
+	// closes them.
 	serving := false
 	defer func() {
-		if !serving && opts.Listener != nil {
-			_ = opts.Listener.Close()
-		}
-		if !serving && opts.MetricsListener != nil {
-			_ = opts.MetricsListener.Close()
+		if !serving {
+			opts.closeListeners()
 		}
 	}()
 
-	// Providers are checked before anything is opened, so a bad config is
-	// reported as such; they are built for real once the store has given
-	// the installation id their pool ids derive from.
-	_, perr := wiring.Providers(cfg, "config-check")
-	// One process: each credential's budget lives in it. (Several serve
-	// replicas would need a store they share, and then the budget in it,
-	// as on Lambda.)
-	gh, gerr := wiring.GitHub(cfg, log, nil)
-	if err := errors.Join(perr, gerr); err != nil {
-		return err
-	}
-
-	st, q, err := openState(cfg)
+	// 1. The config, checked in full before anything is opened. The GitHub
+	// client is built here: it opens nothing, and a config it refuses is
+	// reported with the providers' problems.
+	gh, err := checkConfig(cfg, log)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, closeState(st))
-	}()
-	warnLegacyQueue(log, cfg.Store.Dir)
-
-	// Runner bootstrap (bootstrap.go): instance tokens and the metadata
-	// routes, on when server.public_url is set.
+	// 2. The store and the queue, of the kind store.kind names.
+	st, err := openState(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.close()) }()
+	// 3. The metrics recorder, which reads the store, the queue and GitHub.
+	rec := newRecorder(cfg, st.store, st.deadLetters, gh)
+	// 4. The providers, under this installation's pool ids, observed.
+	provs, installationID, err := buildProviders(ctx, cfg, st.store, rec)
+	if err != nil {
+		return err
+	}
+	// 5. The engine, with runner bootstrap when server.public_url is set,
+	// heard by the metrics and the status page.
 	boot, err := newBootstrap(cfg, log)
 	if err != nil {
 		return err
 	}
-	installationID, err := st.InstallationID(ctx)
-	if err != nil {
-		return fmt.Errorf("serve: read the installation id from the store: %w", err)
-	}
-	// Metrics (metrics.go): the recorder hears the engine and the providers.
-	var eng *engine.Engine
-	rec := newRecorder(cfg, &eng, q, gh)
-	provs, err := wiring.ObservedProviders(cfg, installationID, rec)
-	if err != nil {
-		return err
-	}
-	engOpts := wiring.EngineOptions(cfg)
-	engOpts.Store, engOpts.Queue, engOpts.GitHub, engOpts.Providers, engOpts.Logger = st, q, gh, provs, log
-	engOpts.InstallationID = installationID
-	// The status page's recorder hears the engine beside the metrics.
 	page := statuspage.NewRecorder(nil)
-	engOpts.Observer = engine.Observers(rec, page)
-	eng, err = engine.New(boot.engineOptions(engOpts))
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-
-	handler, err := routes(cfg, eng, st, q, rec, log, page)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	if handler, err = boot.mount(cfg, eng, handler, log); err != nil {
-		return err
-	}
-
-	ln := opts.Listener
-	if ln == nil {
-		ln, err = net.Listen("tcp", cfg.Server.Listen)
-		if err != nil {
-			return fmt.Errorf("serve: listen on %s (server.listen): %w", cfg.Server.Listen, err)
-		}
-	}
-	srv := newHTTPServer(handler, log)
-	metricsSrv, metricsLn, err := metricsServer(cfg, rec, opts.MetricsListener, log)
+	eng, err := buildEngine(cfg, st, gh, provs, installationID, boot, engine.Observers(rec, page), log)
 	if err != nil {
 		return err
 	}
-
-	if n, err := q.DeadLetters(ctx); err == nil && len(n) > 0 {
-		log.Warn("the queue holds dead-lettered messages: work that failed max_receives times and was set aside",
-			"dead_letters", len(n), "max_receives", cfg.Engine.MaxReceives)
+	rec.CountStuck(eng.Stuck)
+	// 6. HTTP: the routes, on server.listen and server.metrics_address.
+	srv, err := newServers(cfg, opts, eng, st, rec, page, boot, log)
+	if err != nil {
+		return err
 	}
-
-	// Logged before anything runs, so no request's or worker's line precedes
-	// it; the listener is bound already, so the URLs are live.
-	logStart(log, cfg, ln.Addr(), opts)
-
-	// Workers and the reconciler get their own context, cancelled only once
-	// the HTTP server has finished its requests: a webhook accepted during
-	// shutdown is queued before the consumers stop.
+	warnDeadLetters(ctx, st, cfg, log)
+	logStart(log, cfg, st, srv.addr(), opts)
+	// 7. The workers and 8. the reconciler, in the background. They get
+	// their own context, cancelled only once the HTTP servers have
+	// finished their requests: a webhook accepted during shutdown is
+	// queued before the consumers stop.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	var background sync.WaitGroup
-	// This process holds the store's exclusive lock, so whatever a crashed
-	// predecessor left creating or deleting has no worker: recover it now,
-	// not after its timeout — beside the HTTP server, so intake is never
-	// kept waiting behind slow provider calls. A failure is retried by the
-	// reconciler.
-	background.Go(func() {
-		if err := eng.RecoverAtStart(workCtx); err != nil {
-			log.Warn("recovering work left in flight failed; the reconciler retries it", "error", err)
-		}
-	})
-	if !opts.DisableWorkers {
-		background.Go(func() {
-			eng.Work(workCtx, q, engine.WorkerOptions{
-				Concurrency: cfg.Engine.Workers,
-				Visibility:  cfg.Engine.VisibilityTimeout,
-			})
-		})
-	}
-	reconcile := &reconciler{engine: eng, purger: st, interval: cfg.Engine.ReconcileInterval, log: log, metrics: rec}
-	background.Go(func() { reconcile.run(workCtx) })
+	startWorkers(workCtx, &background, cfg, opts, eng, st, log)
+	startReconciler(workCtx, &background, cfg, eng, st, rec, log)
 
-	serveErr := make(chan error, 2)
 	serving = true
-	go func() { serveErr <- srv.Serve(ln) }()
-	if metricsSrv != nil {
-		go func() { serveErr <- metricsSrv.Serve(metricsLn) }()
-	}
-
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down: finishing requests in flight, then stopping workers", "timeout", opts.ShutdownTimeout.String())
-	case err = <-serveErr:
-		log.Error("HTTP server failed; shutting down", "error", err)
-		err = fmt.Errorf("serve: HTTP server: %w", err)
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
-	defer cancel()
-	if serr := srv.Shutdown(shutdownCtx); serr != nil {
-		log.Warn("requests still in flight at the shutdown timeout were cut off", "error", serr)
-		_ = srv.Close()
-	}
-	if metricsSrv != nil {
-		if serr := metricsSrv.Shutdown(shutdownCtx); serr != nil {
-			_ = metricsSrv.Close()
-		}
-	}
+	err = srv.serveUntil(ctx, opts.ShutdownTimeout, log)
 	stopWork()
 	background.Wait()
 	log.Info("stopped; closing queue and store")
 	return err
 }
 
-// openState opens the store, with the queue inside it, under store.dir.
-func openState(cfg *config.Config) (*bolt.QueuedStore, *local.Queue, error) {
-	if err := os.MkdirAll(cfg.Store.Dir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("serve: create store.dir %s: %w", cfg.Store.Dir, err)
+// check fills the defaults of opts and refuses a missing config.
+func (opts *Options) check() error {
+	if opts.Config == nil {
+		return errors.New("serve: no config")
 	}
-	st, err := bolt.OpenWithQueue(filepath.Join(cfg.Store.Dir, StateFile), local.Options{
-		MaxReceives:       cfg.Engine.MaxReceives,
-		DefaultVisibility: cfg.Engine.VisibilityTimeout,
-	})
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return nil
+}
+
+// closeListeners closes the listeners a caller handed over.
+func (opts *Options) closeListeners() {
+	if opts.Listener != nil {
+		_ = opts.Listener.Close()
+	}
+	if opts.MetricsListener != nil {
+		_ = opts.MetricsListener.Close()
+	}
+}
+
+// checkConfig checks what config.Parse cannot: the providers this build
+// has, with their settings, and the GitHub client, which it returns. Every
+// problem comes back at once. The providers are built for real once the
+// store has given the installation id their pool ids derive from.
+func checkConfig(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
+	_, perr := wiring.Providers(cfg, "config-check")
+	// One process: each credential's budget lives in it. (Replicas on a
+	// store they share would pass it, as the Lambda functions do.)
+	gh, gerr := wiring.GitHub(cfg, log, nil)
+	if err := errors.Join(perr, gerr); err != nil {
+		return nil, err
+	}
+	return gh, nil
+}
+
+// buildProviders makes one provider per pool under the store's
+// installation id, every call recorded by rec.
+func buildProviders(ctx context.Context, cfg *config.Config, st store.Store, rec metrics.Recorder) (map[string]providers.Provider, string, error) {
+	installationID, err := st.InstallationID(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("serve: open store (is another runfleet serving from %s?): %w", cfg.Store.Dir, err)
+		return nil, "", fmt.Errorf("serve: read the installation id from the store: %w", err)
 	}
-	return st, st.Queue(), nil
+	provs, err := wiring.ObservedProviders(cfg, installationID, rec)
+	if err != nil {
+		return nil, "", err
+	}
+	return provs, installationID, nil
 }
 
-// closeState closes the queue, then the file it shares with the store.
-func closeState(st *bolt.QueuedStore) error {
-	return st.Close()
+// buildEngine is the engine over the adapters built before it.
+func buildEngine(cfg *config.Config, st *state, gh github.GitHub, provs map[string]providers.Provider,
+	installationID string, boot *bootstrap, observer engine.Observer, log *slog.Logger) (*engine.Engine, error) {
+	o := wiring.EngineOptions(cfg)
+	o.Store, o.Queue, o.GitHub, o.Providers, o.Logger = st.store, st.queue, gh, provs, log
+	o.InstallationID = installationID
+	o.Deliveries = wiring.Deliveries(cfg, gh)
+	o.Observer = observer
+	eng, err := engine.New(boot.engineOptions(o))
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return eng, nil
 }
 
-// warnLegacyQueue tells the operator that a queue file from an earlier
-// version is ignored: messages left in it are not delivered (the reconciler
-// re-sends the creates and deletes of live instances), and it can go.
-func warnLegacyQueue(log *slog.Logger, dir string) {
-	path := filepath.Join(dir, QueueFile)
-	if _, err := os.Stat(path); err == nil {
-		log.Warn("ignoring queue file of an earlier runfleet: the queue now lives in "+StateFile+"; delete it once this version runs", "path", path)
+// warnDeadLetters tells the operator about work set aside by an earlier
+// run.
+func warnDeadLetters(ctx context.Context, st *state, cfg *config.Config, log *slog.Logger) {
+	if dead, err := st.deadLetters.DeadLetters(ctx); err == nil && len(dead) > 0 {
+		log.Warn("the queue holds dead-lettered messages: work that failed max_receives times and was set aside",
+			"dead_letters", len(dead), "max_receives", cfg.Engine.MaxReceives)
 	}
+}
+
+// startWorkers starts the queue consumers (none with
+// Options.DisableWorkers), and first, when this process owns the store
+// alone, the recovery of what a crashed predecessor left in flight.
+func startWorkers(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, opts Options, eng *engine.Engine, st *state, log *slog.Logger) {
+	// RecoverAtStart assumes that whatever is creating or deleting has no
+	// worker, which holds only when one process owns the store (bolt's
+	// file lock). On a store several replicas share, another replica's
+	// workers may be at it right now: there the reconciler's timeouts
+	// recover a dead replica's work, and what must run once among replicas
+	// takes the lease (store.Leases.AcquireLease) instead.
+	if st.soleOwner {
+		// Beside the HTTP server, so intake never waits behind slow
+		// provider calls; a failure is retried by the reconciler.
+		wg.Go(func() {
+			if err := eng.RecoverAtStart(ctx); err != nil {
+				log.Warn("recovering work left in flight failed; the reconciler retries it", "error", err)
+			}
+		})
+	}
+	if opts.DisableWorkers {
+		return
+	}
+	wg.Go(func() {
+		eng.Work(ctx, st.queue, engine.WorkerOptions{
+			Concurrency: cfg.Engine.Workers,
+			Visibility:  cfg.Engine.VisibilityTimeout,
+		})
+	})
+}
+
+// startReconciler starts the reconcile ticker, which also purges expired
+// records when the store does not expire them itself.
+func startReconciler(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, eng *engine.Engine, st *state, rec metrics.Recorder, log *slog.Logger) {
+	r := &reconciler{engine: eng, purger: st.purger, interval: cfg.Engine.ReconcileInterval, log: log, metrics: rec}
+	wg.Go(func() { r.run(ctx) })
 }
 
 // logStart writes the one line that tells an operator where everything is.
-func logStart(log *slog.Logger, cfg *config.Config, addr net.Addr, opts Options) {
+func logStart(log *slog.Logger, cfg *config.Config, st *state, addr net.Addr, opts Options) {
 	base := "http://" + addr.String()
 	api := base + "/api/v1/"
 	if cfg.Server.APIToken == "" {
@@ -277,7 +267,7 @@ func logStart(log *slog.Logger, cfg *config.Config, addr net.Addr, opts Options)
 		"healthz_url", base + "/healthz",
 		"status_page_url", base + "/",
 		"metrics_url", metricsURL(cfg, base),
-		"store_dir", cfg.Store.Dir,
+		"store", st.where,
 		"pools", pools,
 		"workers", workers,
 		"reconcile_interval", cfg.Engine.ReconcileInterval.String(),

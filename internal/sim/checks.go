@@ -97,10 +97,13 @@ func (w *world) checkQuiescence() {
 		switch {
 		case j.runner != nil && !j.runner.foreign:
 			w.stats.inc("jobs.ran_on_runfleet_runner")
-		case j.Status == jobQueued && j.Pool != "" && !g.known(j):
-			w.stats.inc("jobs.left_queued_runfleet_never_told")
 		}
-		if j.Status == jobQueued && j.Pool != "" && g.known(j) {
+		if j.Pool != "" && !g.known(j) && !g.everAccepted(j, runner.ActionQueued) {
+			// Every queued delivery failed; the reconciler recovers it
+			// from GitHub's delivery log, which always has it.
+			w.stats.inc("jobs.queued_delivery_all_failed")
+		}
+		if j.Status == jobQueued && j.Pool != "" && (g.known(j) || g.loggedQueued(j)) {
 			w.violateAbout(aboutJob(j.ID), "no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued; ledger: %s", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9), w.ledgerOf(j))
 		}
 	}
@@ -200,7 +203,7 @@ func (g *githubWorld) checkReruns() {
 		case !j.interrupted:
 		case j.rerunsAccepted == 1:
 			w.stats.inc("jobs.interrupted_rerun_once")
-		case j.rerunsAccepted == 0 && !g.toldCompleted(j):
+		case j.rerunsAccepted == 0 && !g.toldCompleted(j) && !g.loggedCompleted(j):
 			w.stats.inc("jobs.interrupted_runfleet_never_told")
 		default:
 			w.violateAbout(aboutJob(j.ID), "a job that failed on an interrupted runner is re-run exactly once", "job %d (attempt %d, on %s) was re-run %d times; ledger: %s", j.ID, j.RunAttempt, j.runner.Name, j.rerunsAccepted, w.ledgerOf(j))

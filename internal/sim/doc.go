@@ -153,20 +153,24 @@
 // four bootstrap timeouts and 90 reconcile passes; every tenth seed adds a
 // 25-hour tail so GitHub's queue limit and record retention play out:
 //
-//   - no job left queued in GitHub that runfleet could serve: a job whose
-//     latest queued-or-waiting event runfleet acknowledged (2xx) is a
-//     queued one, and that a pool matches. A job every queued delivery of
-//     which was lost is invisible to runfleet; those are counted
-//     (jobs.left_queued_runfleet_never_told), not failed;
+//   - no job left queued in GitHub that runfleet could serve: a job that a
+//     pool matches and whose latest queued-or-waiting event runfleet
+//     acknowledged (2xx) is a queued one — or whose queued delivery
+//     GitHub's delivery log holds, which in the model is every job: a job
+//     every queued delivery of which failed is recovered from the log by
+//     the reconciler (github_deliveries.go; counted as
+//     jobs.queued_delivery_all_failed, and failed if left queued);
 //   - no machine without a live record, and no runner registered in
 //     GitHub without one (P10: a leaked JIT registration);
 //   - no live instance that nothing needs beyond its pool's min_idle;
 //   - nothing in a transitional state: every live instance is running,
 //     and no ledger job is open or waiting for a job GitHub has finished;
 //   - a job that failed on a machine the cloud took back was re-run
-//     exactly once (GitHub accepted one re-run of it: not none, not two),
-//     unless every completed delivery of it was lost
-//     (jobs.interrupted_runfleet_never_told, counted); no other job was
+//     exactly once (GitHub accepted one re-run of it: not none, not two) —
+//     its completed recovered from the delivery log if every delivery of
+//     it failed — and a job counts as failed by the interruption when its
+//     machine was taken back, or destroyed by anything while under a
+//     warning runfleet took in (it was doomed); no other job was
 //     ever re-run, but for one re-run of a job that failed on its own
 //     within its machine's two-minute warning, which the engine cannot
 //     tell from an interrupted one (checks.go; a job that failed before

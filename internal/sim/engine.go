@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -19,7 +20,12 @@ func NewEngine(ctx context.Context, d Deps) (Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read installation id: %w", err)
 	}
+	var deliveries *engine.DeliveryRecovery
+	if log, ok := d.GitHub.(github.DeliveryLog); ok {
+		deliveries = &engine.DeliveryRecovery{Log: log, Parse: parseLogged}
+	}
 	e, err := engine.New(engine.Options{
+		Deliveries:       deliveries,
 		ControllerID:     d.ControllerID,
 		InstallationID:   installation,
 		Store:            d.Store,

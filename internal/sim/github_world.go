@@ -28,6 +28,8 @@ type githubWorld struct {
 	assignAt bool
 	// callsByJob counts the GitHub calls spent on each job (budget.go).
 	callsByJob map[int64]int
+	// deliveries is GitHub's webhook delivery log (github_deliveries.go).
+	deliveries []*deliveryAttempt
 	// lastJobID is the highest job id handed out: a re-run's new job gets
 	// the next.
 	lastJobID int64

@@ -39,6 +39,7 @@ func (g *githubWorld) emit(j *ghJob, action runner.JobAction) {
 	if faults && chance(w.rng, w.cfg.Webhooks.Dropped) {
 		w.stats.inc("fault.webhook.dropped")
 		w.tr.add("webhook %s dropped", id)
+		w.sched.after(deliveryTimeout, 0, func() { g.logAttempt(id, false, payload) })
 	} else {
 		g.deliverAfter(g.latency(faults), id, ev, payload)
 	}
@@ -63,13 +64,26 @@ func (g *githubWorld) latency(faults bool) time.Duration {
 	return between(w.rng, 50*time.Millisecond, 2*time.Second)
 }
 
+// deliverAfter delivers one attempt after d and logs it in GitHub's
+// delivery log: failed once GitHub's timeout passed without an answer
+// (the delivery still arrives, late), or as answered.
 func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, payload runner.JobEvent) {
 	w := g.w
+	timedOut := d >= deliveryTimeout
+	if timedOut {
+		w.sched.after(deliveryTimeout, 0, func() { g.logAttempt(id, false, payload) })
+	}
+	logAnswer := func(ok bool) {
+		if !timedOut {
+			g.logAttempt(id, ok, payload)
+		}
+	}
 	w.sched.after(d, 0, func() {
 		p := w.proc
 		if p == nil || !p.up || p.dead {
 			w.stats.inc("webhook.refused_process_down")
 			w.tr.add("webhook %s: 503, runfleet is down", id)
+			logAnswer(false)
 			return
 		}
 		w.stats.inc("webhook.delivered")
@@ -81,8 +95,10 @@ func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, pay
 			if err != nil {
 				w.stats.inc("webhook.failed")
 				w.tr.add("webhook %s (%s job %d): error %v", id, payload.Action, payload.JobID, err)
+				logAnswer(false)
 				return
 			}
+			logAnswer(true)
 			ev.accepted = true
 			w.tr.add("webhook %s (%s job %d): %s", id, payload.Action, payload.JobID, result)
 		})
@@ -107,8 +123,14 @@ func (g *githubWorld) known(j *ghJob) bool {
 // toldCompleted says whether runfleet acknowledged any completed delivery
 // of the job.
 func (g *githubWorld) toldCompleted(j *ghJob) bool {
+	return g.everAccepted(j, runner.ActionCompleted)
+}
+
+// everAccepted says whether runfleet acknowledged any delivery of the
+// job's events of that action.
+func (g *githubWorld) everAccepted(j *ghJob, action runner.JobAction) bool {
 	for _, ev := range j.events {
-		if ev.accepted && ev.action == runner.ActionCompleted {
+		if ev.accepted && ev.action == action {
 			return true
 		}
 	}

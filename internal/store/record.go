@@ -19,6 +19,7 @@ const (
 	KindSpotBreaker Kind = "spot breaker"
 	KindLease       Kind = "lease"
 	KindBudget      Kind = "budget"
+	KindCursor      Kind = "cursor"
 )
 
 // Expectation is what a compare-and-set requires of the stored record:
@@ -58,7 +59,7 @@ func (e Expectation) Conflict() *ConflictError {
 // (or gone) since it was read: re-read and decide again, never overwrite.
 // It names the losing write: the record, and the status and version it
 // expected. Key is the instance name, the job key (runner.JobKey), the
-// pool of a spot breaker or the lease's name.
+// pool of a spot breaker, the lease's or the cursor's name.
 type ConflictError struct {
 	Kind            Kind
 	Key             string

@@ -78,6 +78,29 @@ func TestGitHubAppFromConfigTalksToGitHub(t *testing.T) {
 	if strings.Contains(logs.String(), "PRIVATE KEY") {
 		t.Error("the private key reached the logs")
 	}
+	// As the App, the reconciler reads the App's webhook delivery log.
+	rec := wiring.Deliveries(cfg, gh)
+	if rec == nil || rec.Log == nil || rec.Parse == nil {
+		t.Fatalf("delivery recovery with an App = %+v, want it on", rec)
+	}
+	if _, _, err := rec.Log.ListDeliveries(context.Background(), ""); err != nil {
+		t.Fatalf("list deliveries as the App: %v", err)
+	}
+	if last := srv.Calls()[len(srv.Calls())-1]; last.Route != githubtest.RouteAppHookDeliveries || last.Identity != "app:4242" {
+		t.Fatalf("last call %+v, want the delivery log read as the App", last)
+	}
+}
+
+// With a token there is no delivery log to read: recovery is off.
+func TestDeliveryRecoveryIsOffWithAToken(t *testing.T) {
+	cfg := &config.Config{GitHub: config.GitHub{Token: "ghp_x"}}
+	gh, err := wiring.GitHub(cfg, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := wiring.Deliveries(cfg, gh); rec != nil {
+		t.Fatalf("delivery recovery with a token = %+v, want nil", rec)
+	}
 }
 
 func TestGitHubModes(t *testing.T) {

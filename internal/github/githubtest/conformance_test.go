@@ -196,6 +196,8 @@ func (r *conformanceRig) exercise() {
 	r.call("token: not a JWT", githubtest.RouteAccessTokens, "POST", tokens, "Bearer nonsense", nil, 401)
 	r.call("token: unknown installation", githubtest.RouteAccessTokens, "POST", "/app/installations/5/access_tokens", "Bearer "+r.jwt(now, now.Add(time.Minute), app), nil, 404)
 
+	r.exerciseDeliveries(app)
+
 	jit := func(name string, labels ...string) map[string]any {
 		return map[string]any{"name": name, "runner_group_id": 1, "labels": labels, "work_folder": "_work"}
 	}

@@ -26,7 +26,10 @@
 // SecondaryRefusals counts the calls they refused.
 //
 // For webhook-driven tests it builds the workflow_job delivery GitHub would
-// send for a job's current state (WorkflowJobWebhook, WebhookRequest), and it
+// send for a job's current state (WorkflowJobWebhook, WebhookRequest), sends
+// it and keeps GitHub's delivery log of every attempt (SendWorkflowJob,
+// Deliveries; WithFailedDeliveries fails a fraction at GitHub's side), served
+// at GET /app/hook/deliveries and /app/hook/deliveries/{delivery_id}, and it
 // reads GitHub's real example payloads and REST description from the npm
 // packages infra/test/install-fixtures.sh installs (WebhookExamples,
 // OpenAPIDescriptionPath), failing — never skipping — when they are missing.

@@ -55,6 +55,9 @@ const (
 	RouteWorkflowJob  = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}"
 	RouteRerunJob     = "POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun"
 	RouteAccessTokens = "POST /app/installations/{installation_id}/access_tokens"
+
+	RouteAppHookDeliveries = "GET /app/hook/deliveries"
+	RouteAppHookDelivery   = "GET /app/hook/deliveries/{delivery_id}"
 )
 
 const (
@@ -91,6 +94,8 @@ var routes = newRoutes([]*route{
 	{spec: RouteWorkflowJob, docs: docsBase + "actions/workflow-jobs#get-a-job-for-a-workflow-run", handle: (*Server).handleGetJob},
 	{spec: RouteRerunJob, docs: docsBase + "actions/workflow-runs#re-run-a-job-from-a-workflow-run", handle: (*Server).handleRerunJob},
 	{spec: RouteAccessTokens, appJWT: true, docs: docsBase + "apps/apps#create-an-installation-access-token-for-an-app", handle: (*Server).handleAccessToken},
+	{spec: RouteAppHookDeliveries, appJWT: true, docs: docsBase + "apps/webhooks#list-deliveries-for-an-app-webhook", handle: (*Server).handleListDeliveries},
+	{spec: RouteAppHookDelivery, appJWT: true, docs: docsBase + "apps/webhooks#get-a-delivery-for-an-app-webhook", handle: (*Server).handleGetDelivery},
 })
 
 func newRoutes(rs []*route) []*route {

@@ -53,6 +53,12 @@ type Server struct {
 	faults       []*activeFault
 	calls        []Call
 	requestSeq   int64
+
+	// The webhook delivery log (deliveries.go), oldest first.
+	deliveries       []*Delivery
+	nextDeliveryID   int64
+	deliveryFailRate float64
+	deliveryFailKind DeliveryFailure
 }
 
 // Option configures a Server.

@@ -39,9 +39,12 @@ const (
 var CallResults = []string{CallOK, CallError, CallRateLimited}
 
 // API is the number of calls that spent an installation's budget: Total
-// without token mints and installation look-ups.
+// without the App's own calls (token mints, installation look-ups, the
+// webhook delivery log).
 func (c CallCounts) API() int64 {
-	return c.Total - c.ByOperation[OpCreateInstallationToken] - c.ByOperation[OpFindInstallation]
+	app := c.ByOperation[OpCreateInstallationToken] + c.ByOperation[OpFindInstallation] +
+		c.ByOperation[OpListDeliveries] + c.ByOperation[OpGetDelivery]
+	return c.Total - app
 }
 
 // Sub returns the calls made since an earlier snapshot.

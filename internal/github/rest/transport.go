@@ -22,6 +22,10 @@ const (
 	OpRerunJob                = "RerunJob"
 	OpFindInstallation        = "FindInstallation"
 	OpCreateInstallationToken = "CreateInstallationToken"
+	// OpListDeliveries and OpGetDelivery read the App's webhook delivery
+	// log, as the App (its JWT): the App's budget, not an installation's.
+	OpListDeliveries = "ListDeliveries"
+	OpGetDelivery    = "GetDelivery"
 	// OpOther: a request made without an operation label.
 	OpOther = "other"
 )
@@ -29,7 +33,7 @@ const (
 // Operations lists every operation, so an exporter can show each at 0.
 var Operations = []string{
 	OpGenerateJITConfig, OpRemoveRunner, OpListRunners, OpListRunnerGroups, OpListRunnerDownloads,
-	OpGetJob, OpFindInstallation, OpCreateInstallationToken, OpOther,
+	OpGetJob, OpFindInstallation, OpCreateInstallationToken, OpListDeliveries, OpGetDelivery, OpOther,
 }
 
 type opKey struct{}

@@ -11,6 +11,7 @@ import (
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
@@ -31,6 +32,12 @@ type worldOptions struct {
 	defaultInstallation int64
 	fakeOptions         []githubtest.Option
 	quiet               bool // log nothing, for benchmarks
+	// deliveries, when set, gives the engine the client as its webhook
+	// delivery log (the engine's Options.Deliveries, with Log and Parse
+	// filled in).
+	deliveries *engine.DeliveryRecovery
+	// maxRunners is the pool's limit; default enginetest's (10).
+	maxRunners int
 }
 
 func newWorld(t testing.TB, o worldOptions) *world {
@@ -57,8 +64,18 @@ func newWorld(t testing.TB, o worldOptions) *world {
 			return gh
 		},
 	}
+	if o.maxRunners > 0 {
+		opts.Pools = enginetest.OnePool(func(p *runner.Pool) { p.MaxRunners = o.maxRunners })
+	}
 	if o.quiet {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.deliveries != nil {
+		opts.Engine = func(eo *engine.Options) {
+			r := *o.deliveries
+			r.Log, r.Parse = w.gh, webhook.ParseRecovered
+			eo.Deliveries = &r
+		}
 	}
 	w.World = enginetest.NewWorld(t, opts)
 	w.StartWorkers(2)

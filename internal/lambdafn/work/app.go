@@ -107,6 +107,10 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	o.InstallationID = installationID
 	o.Store, o.Queue, o.GitHub, o.Providers = base.Store, base.Queue, gh, provs
 	o.Observer = base.Metrics
+	if role == lambdafn.RoleReconciler {
+		// Only the reconcile pass reads the webhook delivery log.
+		o.Deliveries = wiring.Deliveries(base.Config, gh)
+	}
 	// No worker outlives its function timeout, so a creating instance older
 	// than that has lost its worker, whatever the pool's bootstrap timeout.
 	o.CreatingTimeout = opts.Env.WorkerTimeout

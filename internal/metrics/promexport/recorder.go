@@ -66,7 +66,8 @@ type providerChildren struct {
 var _ metrics.Recorder = (*Recorder)(nil)
 
 // New builds the registry for pools; state, when set, is read at every
-// scrape.
+// scrape. The stuck gauges count nothing until CountStuck gives them the
+// engine's rule.
 func New(pools []string, state State) *Recorder {
 	r := &Recorder{reg: prometheus.NewRegistry(), now: time.Now}
 	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -246,3 +247,13 @@ func histogramVec(reg *prometheus.Registry, name string) *prometheus.HistogramVe
 
 // installationLabel is a rate limit's installation label value.
 func installationLabel(id int64) string { return strconv.FormatInt(id, 10) }
+
+// CountStuck gives the stuck gauges the rule they count by
+// (engine.Engine.Stuck: the same bounds the reconciler acts on). It is the
+// one thing the recorder reads that cannot exist before it: the engine
+// reports to the recorder, so it is built after it. Serve hands the rule
+// over as soon as the engine is built, before anything is served; until
+// then no instance counts as stuck. Safe to call while scrapes run.
+func (r *Recorder) CountStuck(stuck metrics.StuckFunc) {
+	r.stateSource.stuckRule.Store(&stuck)
+}

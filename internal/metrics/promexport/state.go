@@ -4,25 +4,29 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/runfleet/runfleet/internal/github/rest"
 	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 // scrapeTimeout bounds the store reads of one scrape.
 const scrapeTimeout = 5 * time.Second
 
-// State is where a scrape reads what is not counted as it happens.
+// State is where a scrape reads what is not counted as it happens: the
+// adapters themselves, which exist before the recorder does.
 type State struct {
-	// Fleet reads the live instances and open jobs (engine.Engine via
-	// metrics.MeasureFleet). Nil: every pool's gauges read 0.
-	Fleet func(ctx context.Context) (metrics.Fleet, error)
+	// Store is read at every scrape: its live instances and open jobs
+	// (metrics.MeasureFleet). Nil: every pool's gauges read 0.
+	Store store.Store
 	// DeadLetters counts the dead-lettered work messages. Nil: 0.
-	DeadLetters func(ctx context.Context) (int, error)
+	DeadLetters queue.DeadLetterer
 	// GitHub is the real GitHub client's own telemetry; nil with the
 	// simulated GitHub, whose calls then read 0.
 	GitHub GitHubTelemetry
@@ -40,6 +44,9 @@ type state struct {
 	pools []string
 	src   State
 	now   func() time.Time
+	// stuckRule is the rule the stuck gauges count by (Recorder.CountStuck);
+	// nil: none counted.
+	stuckRule atomic.Pointer[metrics.StuckFunc]
 
 	instances, stuck, openJobs, waiting, deadLetters, calls, remaining *prometheus.Desc
 }
@@ -75,11 +82,11 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	s.collectFleet(ctx, ch)
 	dead := 0
 	if s.src.DeadLetters != nil {
-		n, err := s.src.DeadLetters(ctx)
+		msgs, err := s.src.DeadLetters.DeadLetters(ctx)
 		if err != nil {
 			ch <- prometheus.NewInvalidMetric(s.deadLetters, fmt.Errorf("read dead letters: %w", err))
 		} else {
-			dead = n
+			dead = len(msgs)
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(s.deadLetters, prometheus.GaugeValue, float64(dead))
@@ -87,15 +94,11 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (s *state) collectFleet(ctx context.Context, ch chan<- prometheus.Metric) {
-	fleet := metrics.MeasureFleet(s.pools, nil, nil, s.now(), nil)
-	if s.src.Fleet != nil {
-		f, err := s.src.Fleet(ctx)
-		if err != nil {
-			// Zeros would read as "nothing stuck": show the failure instead.
-			ch <- prometheus.NewInvalidMetric(s.instances, fmt.Errorf("read the fleet: %w", err))
-			return
-		}
-		fleet = f
+	fleet, err := s.measureFleet(ctx)
+	if err != nil {
+		// Zeros would read as "nothing stuck": show the failure instead.
+		ch <- prometheus.NewInvalidMetric(s.instances, fmt.Errorf("read the fleet: %w", err))
+		return
 	}
 	gauge := func(d *prometheus.Desc, v int, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
@@ -136,4 +139,25 @@ func (s *state) collectGitHub(ch chan<- prometheus.Metric) {
 	for id, rate := range limits {
 		ch <- prometheus.MustNewConstMetric(s.remaining, prometheus.GaugeValue, float64(rate.RemainingAt(now)), installationLabel(id))
 	}
+}
+
+// measureFleet reads the store's live instances and open jobs for the
+// gauges; without a store every configured pool reads 0.
+func (s *state) measureFleet(ctx context.Context) (metrics.Fleet, error) {
+	var stuck metrics.StuckFunc
+	if rule := s.stuckRule.Load(); rule != nil {
+		stuck = *rule
+	}
+	if s.src.Store == nil {
+		return metrics.MeasureFleet(s.pools, nil, nil, s.now(), nil), nil
+	}
+	live, err := s.src.Store.ListLiveInstances(ctx)
+	if err != nil {
+		return metrics.Fleet{}, err
+	}
+	open, err := s.src.Store.ListOpenJobs(ctx)
+	if err != nil {
+		return metrics.Fleet{}, err
+	}
+	return metrics.MeasureFleet(s.pools, live, open, s.now(), stuck), nil
 }

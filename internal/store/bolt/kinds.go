@@ -50,6 +50,12 @@ var (
 		state: func(r *runner.SpotBreaker) (string, int64) { return "", r.Version },
 		zero:  func(pool string) *runner.SpotBreaker { return &runner.SpotBreaker{Pool: pool} },
 	}
+	// Named cursors (the delivery log's position) are a handful too.
+	cursorKind = recordKind[store.Cursor]{
+		kind: store.KindCursor, bucket: bucketMeta, prefix: "cursor/",
+		state: func(r *store.Cursor) (string, int64) { return "", r.Version },
+		zero:  func(name string) *store.Cursor { return &store.Cursor{Name: name} },
+	}
 	leaseKind = recordKind[runner.Lease]{
 		kind: store.KindLease, bucket: bucketLeases,
 		state:      func(r *runner.Lease) (string, int64) { return "", r.Version },

@@ -11,7 +11,10 @@ import (
 
 	"github.com/runfleet/runfleet/internal/boltcommit"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 )
+
+var _ store.Purger = (*Store)(nil)
 
 // purgeBatchSize bounds one purge transaction, so a large backlog (a store
 // reopened after weeks) does not hold the single writer lock for long. A

@@ -69,7 +69,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	groups := [][]contractTest{
 		createTests, updateTests, instanceKind.tests("Update"), readTests, raceTests,
 		jobTests, jobKind.tests("Job"), admissionTests, openJobTests, jobRaceTests,
-		installationTests, credentialTests, spotBreakerTests, leaseTests, budgetTests,
+		installationTests, credentialTests, spotBreakerTests, leaseTests,
+		cursorTests, budgetTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {
