@@ -10,11 +10,13 @@ import (
 // function's code path makes (internal/store/dynamodb):
 //
 //   - GetItem: GetInstance, GetJob, PoolUsage, InstallationID, GetRunnerCredentials,
-//     GetCursor (the reconciler's webhook delivery log position)
+//     GetCursor (the reconciler's webhook delivery log position), GetBudget
 //
-//   - PutItem: instance, job, spot breaker, lease and cursor compare-and-sets
-//     (a lease's acquire, renew and release are each a GetItem and a
-//     conditional PutItem), InstallationID's first write,
+//   - PutItem: instance, job, spot breaker, lease, cursor and budget
+//     compare-and-sets (a lease's acquire, renew and release, and
+//     ChangeBudget — every GitHub call of the worker, reconciler and
+//     operator's delete — are each a GetItem and a conditional PutItem),
+//     InstallationID's first write,
 //     PutRunnerCredentials, and the Puts of TransactWriteItems
 //
 //   - UpdateItem: the pool counter's Update in TransactWriteItems

@@ -236,7 +236,7 @@ func checkRunnerDownloads(ctx context.Context, cfg *config.Config, pool *config.
 	if err != nil {
 		return nil, fmt.Sprintf("%s: pool owner: %v", without, err)
 	}
-	gh, err := wiring.GitHub(cfg, slog.Default())
+	gh, err := wiring.GitHub(cfg, slog.Default(), nil)
 	if err != nil {
 		return nil, fmt.Sprintf("%s: GitHub is not usable: %v", without, err)
 	}

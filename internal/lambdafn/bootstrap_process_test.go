@@ -91,6 +91,11 @@ func TestBootstrapProcessesRunJobsThroughTheirLives(t *testing.T) {
 	if _, ok := gh.RunnerByName(first); !ok {
 		t.Fatalf("GitHub has no runner %s", first)
 	}
+	// Its GitHub calls spent the token's budget in the table every
+	// function shares, not one of its own.
+	if b, err := ls.store.GetBudget(context.Background(), "token"); err != nil || b.Version == 0 || len(b.State) == 0 {
+		t.Fatalf("the token's shared budget after the worker's calls: %+v, %v", b, err)
+	}
 
 	// The machine boots: the metadata function hands it its credentials
 	// for the token the worker minted, and takes its status callback.

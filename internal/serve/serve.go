@@ -162,7 +162,9 @@ func (opts *Options) closeListeners() {
 // store has given the installation id their pool ids derive from.
 func checkConfig(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
 	_, perr := wiring.Providers(cfg, "config-check")
-	gh, gerr := wiring.GitHub(cfg, log)
+	// One process: each credential's budget lives in it. (Replicas on a
+	// store they share would pass it, as the Lambda functions do.)
+	gh, gerr := wiring.GitHub(cfg, log, nil)
 	if err := errors.Join(perr, gerr); err != nil {
 		return nil, err
 	}

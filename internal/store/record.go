@@ -8,7 +8,7 @@ import (
 // Kind names a kind of record the store writes by compare-and-set. Every
 // kind shares one expectation (Expectation), one conflict error
 // (ConflictError) and, in each adapter, one conditional write: instances,
-// jobs, spot breakers and leases differ in what they hold, not in how a
+// jobs, spot breakers, leases and budgets differ in what they hold, not in how a
 // lost race is detected and reported.
 type Kind string
 
@@ -18,6 +18,7 @@ const (
 	KindJob         Kind = "job"
 	KindSpotBreaker Kind = "spot breaker"
 	KindLease       Kind = "lease"
+	KindBudget      Kind = "budget"
 	KindCursor      Kind = "cursor"
 )
 

@@ -1,12 +1,13 @@
 // Package store is the port through which runfleet keeps its state: the
 // instances (supply), the job ledger (demand), per-pool capacity counters,
-// runner credentials, spot breakers and leases. Every record kind is
-// written by the same compare-and-set (record.go). Adapters (store/bolt
-// for embedded mode, store/dynamodb for AWS) implement Store and must pass
-// the one contract suite in store/storetest. Abilities only some adapters
-// have are interfaces of their own, found by whoever opens the adapter:
-// Outbox (the queue in the store's own writes), Purger (expiry the backend
-// does not do itself) and DeletedLister (the kept history).
+// runner credentials, spot breakers, leases, cursors and shared GitHub
+// budgets. Every record kind is written by the same compare-and-set
+// (record.go). Adapters (store/bolt for embedded mode, store/dynamodb for
+// AWS) implement Store and must pass the one contract suite in
+// store/storetest. Abilities only some adapters have are interfaces of
+// their own, found by whoever opens the adapter: Outbox (the queue in the
+// store's own writes), Purger (expiry the backend does not do itself) and
+// DeletedLister (the kept history).
 package store
 
 import (
@@ -53,6 +54,7 @@ type Store interface {
 	SpotBreakers
 	Leases
 	Cursors
+	Budgets
 
 	// InstallationID returns this runfleet installation's id: random,
 	// made on first use and kept in the store, so every process sharing the

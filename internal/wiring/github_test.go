@@ -62,7 +62,7 @@ func TestGitHubAppFromConfigTalksToGitHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs strings.Builder
-	gh, err := wiring.GitHub(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	gh, err := wiring.GitHub(cfg, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestGitHubAppFromConfigTalksToGitHub(t *testing.T) {
 // With a token there is no delivery log to read: recovery is off.
 func TestDeliveryRecoveryIsOffWithAToken(t *testing.T) {
 	cfg := &config.Config{GitHub: config.GitHub{Token: "ghp_x"}}
-	gh, err := wiring.GitHub(cfg, slog.New(slog.DiscardHandler))
+	gh, err := wiring.GitHub(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestGitHubModes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			gh, err := wiring.GitHub(&config.Config{GitHub: tc.gh}, log)
+			gh, err := wiring.GitHub(&config.Config{GitHub: tc.gh}, log, nil)
 			if tc.real {
 				if _, ok := gh.(*rest.Client); err != nil || !ok {
 					t.Fatalf("got %T, %v", gh, err)

@@ -13,9 +13,11 @@ import (
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/budget"
+	"github.com/runfleet/runfleet/internal/github/budget/storemeter"
 	"github.com/runfleet/runfleet/internal/github/rest"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
@@ -76,8 +78,17 @@ func Providers(cfg *config.Config, installationID string) (map[string]providers.
 // process only. The real client caches one authenticated client per App
 // installation, so build it once per process and keep it (on Lambda, once
 // per execution environment).
-func GitHub(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
+//
+// shared, when set, keeps every credential's budget in the store
+// (storemeter), so that all the processes using it — Lambda's concurrent
+// worker, reconciler and delete invocations — spend from one budget; nil
+// keeps each budget in this process, as one `runfleet serve` needs.
+func GitHub(cfg *config.Config, log *slog.Logger, shared store.Budgets) (github.GitHub, error) {
 	gh := cfg.GitHub
+	var meters func(string) budget.Meter
+	if shared != nil {
+		meters = storemeter.For(shared)
+	}
 	switch {
 	case gh.Simulated:
 		log.Warn("GitHub is SIMULATED (github.simulated: true): no real runner is ever registered and no real job ever runs; for demos and tests only",
@@ -93,6 +104,7 @@ func GitHub(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
 			InstallationID: gh.App.InstallationID,
 			PrivateKey:     gh.App.PrivateKey,
 			Budget:         budgetLimits(gh.Budget),
+			Meters:         meters,
 			Logger:         log,
 		})
 		if err != nil {
@@ -101,7 +113,7 @@ func GitHub(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
 		log.Info("GitHub: authenticating as an App", "app_id", gh.App.ID, "installation_id", gh.App.InstallationID, "base_url", baseURLOrDefault(gh.BaseURL))
 		return client, nil
 	case gh.Token != "":
-		client, err := rest.New(rest.Options{BaseURL: gh.BaseURL, Token: gh.Token, Budget: budgetLimits(gh.Budget), Logger: log})
+		client, err := rest.New(rest.Options{BaseURL: gh.BaseURL, Token: gh.Token, Budget: budgetLimits(gh.Budget), Meters: meters, Logger: log})
 		if err != nil {
 			return nil, fieldError("github", "%v", err)
 		}

@@ -32,10 +32,10 @@ func TestProvidersReportsEveryPoolProblemByField(t *testing.T) {
 
 func TestGitHubNeedsAConfiguredMode(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	if gh, err := GitHub(&config.Config{GitHub: config.GitHub{Simulated: true}}, log); err != nil || gh == nil {
+	if gh, err := GitHub(&config.Config{GitHub: config.GitHub{Simulated: true}}, log, nil); err != nil || gh == nil {
 		t.Fatalf("simulated: %v", err)
 	}
-	if _, err := GitHub(&config.Config{GitHub: config.GitHub{App: &config.App{ID: 1}}}, log); err == nil {
+	if _, err := GitHub(&config.Config{GitHub: config.GitHub{App: &config.App{ID: 1}}}, log, nil); err == nil {
 		t.Fatal("app: want an error until the real client is wired")
 	}
 }

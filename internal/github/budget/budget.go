@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -30,7 +31,13 @@ type Budget struct {
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 	// slots caps this process's requests in flight: a call holds one from
-	// Wait until its release.
+	// Wait until its release. They stay here even when the State is
+	// shared: a slot kept in a shared record would be given back by the
+	// process that took it, and a Lambda invocation that times out or
+	// crashes between Wait and release never gives it back — every such
+	// death would shrink the credential's concurrency for good. Per
+	// process, a death frees its slots with it; GitHub's 100 is shared
+	// by processes each capped at MaxInFlight (10).
 	slots chan struct{}
 
 	mu    sync.Mutex
@@ -91,7 +98,10 @@ func (b *Budget) Stats() Stats {
 func (b *Budget) ReadyAt(ctx context.Context, cost int) (time.Time, error) {
 	now := b.now()
 	var at time.Time
-	err := b.meter.Update(ctx, func(s *State) {
+	err := b.meter.Update(ctx, func(stored *State) {
+		// On a copy: asking changes nothing, so a shared meter writes
+		// nothing.
+		s := *stored
 		at = s.readyAt(b.limits, now, cost)
 		if s.primaryKnown(now) && s.Remaining <= 0 {
 			at = later(at, s.Reset)
@@ -143,6 +153,12 @@ func (b *Budget) reserve(ctx context.Context, now time.Time, cost int) (time.Tim
 			at, seq = s.take(b.limits, now, cost)
 		}
 	})
+	if errors.Is(err, ErrMeterContended) {
+		// Too many processes took points at once: the call waits a moment,
+		// as for any budget, rather than failing.
+		b.count(func(s *Stats) { s.Paced++ })
+		return time.Time{}, 0, &github.RateLimitError{Paced: true, RetryAt: now.Add(ContendedWait), Message: err.Error()}
+	}
 	if err != nil {
 		return time.Time{}, 0, fmt.Errorf("github budget %s: %w", b.name, err)
 	}

@@ -2,43 +2,48 @@ package budget
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
 )
 
 // State is one credential's budget as a plain value, so that it can live
-// anywhere a Meter keeps it: in this process today, later in a store record
-// several Lambda invocations share by compare-and-set.
+// anywhere a Meter keeps it: in this process (Memory), or as JSON in a
+// store record several Lambda invocations share by compare-and-set
+// (package storemeter). Slots in flight are not part of it: they stay
+// with the process (see Budget).
 type State struct {
 	// Points is the bucket's level at At. Negative: points already
 	// promised to calls that are waiting for their turn.
-	Points float64
-	At     time.Time
+	Points float64   `json:"points"`
+	At     time.Time `json:"at,omitzero"`
 	// Seq counts the points taken; a refund is honoured only for the
 	// latest taking (see refund).
-	Seq uint64
+	Seq uint64 `json:"seq,omitempty"`
 
 	// PenaltyUntil: GitHub refused a call and said to wait until then.
 	// Nothing is sent to GitHub before it.
-	PenaltyUntil     time.Time
-	PenaltySecondary bool
-	PenaltyMessage   string
+	PenaltyUntil     time.Time `json:"penalty_until,omitzero"`
+	PenaltySecondary bool      `json:"penalty_secondary,omitempty"`
+	PenaltyMessage   string    `json:"penalty_message,omitempty"`
 	// Strikes counts secondary limits in a row that named no wait, for
 	// the exponential backoff GitHub asks for.
-	Strikes int
+	Strikes int `json:"strikes,omitempty"`
 
 	// Remaining is the primary budget left until Reset, as GitHub last
 	// reported it less the calls sent since. Meaningful while Reset is in
 	// the future.
-	Remaining int
-	Reset     time.Time
+	Remaining int       `json:"remaining,omitempty"`
+	Reset     time.Time `json:"reset,omitzero"`
 }
 
 // Meter keeps a budget's State. Update applies fn to it as one atomic step.
 // fn may run more than once — a shared meter retries it when another
 // process changed the state first — so fn must depend only on its
-// argument and on values computed before Update was called.
+// argument and on values computed before Update was called. A shared
+// meter writes only when fn changed the state: an fn that only reads
+// should leave it as it was.
 type Meter interface {
 	Update(ctx context.Context, fn func(*State)) error
 }
@@ -123,3 +128,12 @@ func (s *State) observe(now time.Time, remaining int, reset time.Time) {
 		s.Remaining, s.Reset = remaining, reset
 	}
 }
+
+// ErrMeterContended is what a shared Meter's Update returns (wrapped) when
+// it lost too many races to other processes taking points at once: the
+// call waits ContendedWait, as a paced call does; it has not failed.
+var ErrMeterContended = errors.New("github budget: too many processes taking points at once")
+
+// ContendedWait is how long a call waits after its shared budget was too
+// contended to take points.
+const ContendedWait = time.Second

@@ -24,7 +24,11 @@ func (c *Client) budgetLocked(key string) *budget.Budget {
 	if b := c.budgets[key]; b != nil {
 		return b
 	}
-	b, err := budget.New(budget.Options{Name: key, Limits: c.limits, Now: c.now, Sleep: c.sleep})
+	var meter budget.Meter
+	if c.meters != nil {
+		meter = c.meters(key)
+	}
+	b, err := budget.New(budget.Options{Name: key, Limits: c.limits, Meter: meter, Now: c.now, Sleep: c.sleep})
 	if err != nil {
 		panic("rest: budget limits were validated in New: " + err.Error())
 	}

@@ -64,6 +64,14 @@ type Options struct {
 	// defaults. Each installation, the App itself (token mints, installation
 	// look-ups) and a token gets its own budget with these limits.
 	Budget budget.Limits
+	// Meters, when set, makes the meter that keeps each credential's
+	// budget state, by its key ("installation:<id>", "app", "token"): a
+	// store-backed one (package storemeter) shares the budget among every
+	// process using the credential, as Lambda's concurrent invocations
+	// must. Nil keeps each budget in this process, enough for one
+	// `runfleet serve`. Requests in flight are capped per process either
+	// way.
+	Meters func(credential string) budget.Meter
 	// Now defaults to time.Now; rate-limit delays are measured by it.
 	Now func() time.Time
 	// Sleep waits for budget (default: a timer). A test clock whose Sleep
@@ -85,6 +93,7 @@ type Client struct {
 	now     func() time.Time
 	sleep   func(context.Context, time.Duration) error
 	limits  budget.Limits
+	meters  func(string) budget.Meter
 
 	telemetry telemetry
 
@@ -138,6 +147,7 @@ func New(opts Options) (*Client, error) {
 		now:           opts.Now,
 		sleep:         opts.Sleep,
 		limits:        opts.Budget,
+		meters:        opts.Meters,
 		budgets:       make(map[string]*budget.Budget),
 		installations: make(map[int64]*installation),
 		found:         make(map[string]int64),

@@ -93,7 +93,10 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 		provs = metrics.ObserveProviders(provs, base.Metrics)
 	}
 	if gh == nil {
-		gh, err = wiring.GitHub(base.Config, base.Logger)
+		// Many invocations run at once, each in its own execution
+		// environment: they share each credential's GitHub budget through
+		// the store, so together they keep to GitHub's limits.
+		gh, err = wiring.GitHub(base.Config, base.Logger, base.Store)
 		problems = append(problems, err)
 	}
 	if err := errors.Join(problems...); err != nil {

@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
@@ -14,7 +15,7 @@ import (
 
 // recordKind is one kind of JSON record the store writes by
 // compare-and-set: where its records live and what a compare-and-set
-// compares. Instances, jobs, spot breakers and leases are all read,
+// compares. Instances, jobs, spot breakers, leases and budgets are all read,
 // checked and written through it, so how a lost race is detected and
 // reported is written once.
 type recordKind[R any] struct {
@@ -29,6 +30,8 @@ type recordKind[R any] struct {
 	// zero is the record of a name never written, for kinds that read
 	// one as a zero record rather than as not found.
 	zero func(name string) *R
+	// setVersion sets a record's version, for kinds written by change.
+	setVersion func(*R, int64)
 }
 
 var (
@@ -55,8 +58,17 @@ var (
 	}
 	leaseKind = recordKind[runner.Lease]{
 		kind: store.KindLease, bucket: bucketLeases,
-		state: func(r *runner.Lease) (string, int64) { return "", r.Version },
-		zero:  func(name string) *runner.Lease { return &runner.Lease{Name: name} },
+		state:      func(r *runner.Lease) (string, int64) { return "", r.Version },
+		zero:       func(name string) *runner.Lease { return &runner.Lease{Name: name} },
+		setVersion: func(r *runner.Lease, v int64) { r.Version = v },
+	}
+	// Shared GitHub budgets: one small record per credential, in meta
+	// like the spot breakers.
+	budgetKind = recordKind[store.BudgetRecord]{
+		kind: store.KindBudget, bucket: bucketMeta, prefix: "budget/",
+		state:      func(r *store.BudgetRecord) (string, int64) { return "", r.Version },
+		zero:       func(credential string) *store.BudgetRecord { return &store.BudgetRecord{Credential: credential} },
+		setVersion: func(r *store.BudgetRecord, v int64) { r.Version = v },
 	}
 )
 
@@ -136,4 +148,49 @@ func (k recordKind[R]) compareAndSet(tx *bbolt.Tx, e store.Expectation, next *R)
 		return err
 	}
 	return k.put(tx, e.Key, next)
+}
+
+// change reads the record name (its zero record when none is stored), lets
+// decide make its next record (nil: nothing to write) and writes that at
+// the next version by the kind's compare-and-set, all in one transaction,
+// so no other writer comes between the read and the write and no race is
+// ever lost. decide runs inside the transaction, possibly more than once
+// (group commit retries a batch): it may only use what it is given. It
+// returns what it wrote (nil when nothing).
+func (k recordKind[R]) change(ctx context.Context, s *Store, name string, decide func(cur *R) (*R, error)) (*R, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bolt: %s %s: %w", k.kind, name, err)
+	}
+	var written *R
+	err := s.update(func(tx *bbolt.Tx) error {
+		written = nil
+		cur, err := k.get(tx, name)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			cur = k.zero(name)
+		}
+		next, err := decide(cur)
+		if err != nil {
+			return boltcommit.Unchanged(err)
+		}
+		if next == nil {
+			return errNoChange
+		}
+		_, version := k.state(cur)
+		k.setVersion(next, version+1)
+		if err := k.compareAndSet(tx, store.Expect(k.kind, name, "", version), next); err != nil {
+			return err
+		}
+		written = next
+		return nil
+	})
+	if errors.Is(err, errNoChange) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return written, nil
 }

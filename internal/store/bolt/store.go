@@ -3,8 +3,10 @@
 // `runfleet serve` process. Its buckets mirror the DynamoDB single-table
 // records (package dynamodb):
 //
-//	meta             the schema version, the installation id and each pool's
+//	meta             the schema version, the installation id, each pool's
 //	                 spot breaker (spot_breaker/<pool>, JSON runner.SpotBreaker)
+//	                 and each shared GitHub budget (budget/<credential>,
+//	                 JSON store.BudgetRecord)
 //	instances        INSTANCE#<name>  JSON runner.Instance, deleted ones kept until ExpiresAt
 //	pools            POOL#<name>      JSON {"live": n}, the max_runners counter
 //	jobs             JOB#<id>#<attempt> JSON runner.Job, settled ones kept until ExpiresAt

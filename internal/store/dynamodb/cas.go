@@ -122,15 +122,17 @@ func stringAttr(item map[string]types.AttributeValue, name string) string {
 
 // documentKind is a record kind stored whole as one JSON attribute beside
 // its version: records read and written whole, never queried into (spot
-// breakers, leases). A name never written reads as its zero record.
+// breakers, leases, budgets). A name never written reads as its zero
+// record.
 type documentKind[R any] struct {
 	kind   store.Kind
 	prefix string
 	attr   string
 	// zero is the record of a name never written; version reads a
-	// record's.
-	zero    func(name string) *R
-	version func(*R) int64
+	// record's and setVersion sets it (for change).
+	zero       func(name string) *R
+	version    func(*R) int64
+	setVersion func(*R, int64)
 }
 
 // get reads the record name with ConsistentRead: its caller is about to
@@ -178,4 +180,42 @@ func (k documentKind[R]) compareAndSet(ctx context.Context, s *Store, name strin
 		return fmt.Errorf("write %s %s: %w", k.kind, name, err)
 	}
 	return nil
+}
+
+// change reads the record name, lets decide make its next record (nil:
+// nothing to write) and writes that at the next version, compare-and-set
+// on the version read. A race lost to another writer is read and decided
+// again, after a jittered backoff (sleepBackoff), up to attempts times;
+// then the last *store.ConflictError comes back, wrapped. decide may run
+// more than once. It returns what it wrote (nil when nothing).
+//
+// Uncontended, a change costs one consistent GetItem and, when decide
+// writes, one conditional PutItem; each lost race one more of each.
+func (k documentKind[R]) change(ctx context.Context, s *Store, name string, attempts int, decide func(cur *R) (*R, error)) (*R, error) {
+	var lost error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		if attempt > 1 {
+			if err := sleepBackoff(ctx, attempt-1); err != nil {
+				return nil, fmt.Errorf("%s %q: %w (after: %w)", k.kind, name, err, lost)
+			}
+		}
+		cur, err := k.get(ctx, s, name)
+		if err != nil {
+			return nil, err
+		}
+		next, err := decide(cur)
+		if err != nil || next == nil {
+			return nil, err
+		}
+		k.setVersion(next, k.version(cur)+1)
+		err = k.compareAndSet(ctx, s, name, next)
+		if err == nil {
+			return next, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return nil, err
+		}
+		lost = err
+	}
+	return nil, fmt.Errorf("%s %q: gave up after %d conflicting writes: %w", k.kind, name, attempts, lost)
 }

@@ -8,6 +8,7 @@
 //	META#installation         this installation's random id
 //	META#spot_breaker#<pool>  a pool's spot circuit breaker
 //	LEASE#<name>              a lease: holder, expiry, version (kept, free, once released)
+//	BUDGET#<credential>       a GitHub credential's shared API budget (state, version)
 //
 // and a sparse index, live_sharded, over the live instances and the
 // unsettled jobs, spread over shards so that no index partition takes a

@@ -2,8 +2,6 @@ package dynamodb
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -15,11 +13,12 @@ import (
 // stale holder remembers come round again. Only GetItem and a conditional
 // PutItem are used, which every role that writes records may call already.
 var leaseKind = documentKind[runner.Lease]{
-	kind:    store.KindLease,
-	prefix:  prefixLease,
-	attr:    "lease",
-	zero:    func(name string) *runner.Lease { return &runner.Lease{Name: name} },
-	version: func(l *runner.Lease) int64 { return l.Version },
+	kind:       store.KindLease,
+	prefix:     prefixLease,
+	attr:       "lease",
+	zero:       func(name string) *runner.Lease { return &runner.Lease{Name: name} },
+	version:    func(l *runner.Lease) int64 { return l.Version },
+	setVersion: func(l *runner.Lease, v int64) { l.Version = v },
 }
 
 // maxLeaseConflicts bounds the re-reads after a lost compare-and-set. A
@@ -28,27 +27,9 @@ var leaseKind = documentKind[runner.Lease]{
 // a loop.
 const maxLeaseConflicts = 4
 
-// changeLease is store.ChangeLease: read, decide, and write
-// compare-and-set on the version read; a lost race is read and decided
-// again. (bolt decides inside its transaction and needs no loop.)
+// changeLease is store.ChangeLease: the kind's generic change (read,
+// decide, compare-and-set, a lost race decided again). (bolt decides
+// inside its transaction and needs no loop.)
 func (s *Store) changeLease(ctx context.Context, name string, decide func(cur *runner.Lease) (*runner.Lease, error)) (*runner.Lease, error) {
-	for range maxLeaseConflicts {
-		cur, err := leaseKind.get(ctx, s, name)
-		if err != nil {
-			return nil, err
-		}
-		next, err := decide(cur)
-		if err != nil || next == nil {
-			return nil, err
-		}
-		next.Version = cur.Version + 1
-		err = leaseKind.compareAndSet(ctx, s, name, next)
-		if !errors.Is(err, store.ErrConflict) {
-			if err != nil {
-				return nil, err
-			}
-			return next, nil
-		}
-	}
-	return nil, fmt.Errorf("lease %q: gave up after %d conflicting writes: %w", name, maxLeaseConflicts, store.ErrConflict)
+	return leaseKind.change(ctx, s, name, maxLeaseConflicts, decide)
 }

@@ -23,6 +23,7 @@ const (
 	prefixJob      = "JOB#"
 	prefixMeta     = "META#"
 	prefixLease    = "LEASE#"
+	prefixBudget   = "BUDGET#"
 
 	// attrTTL is DynamoDB's TTL attribute (epoch seconds). The sweeper is lazy
 	// (up to days late, and DynamoDB Local never runs it), so every read and

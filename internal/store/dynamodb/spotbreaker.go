@@ -12,11 +12,12 @@ import (
 // and written whole, never queried into) and its version, which the
 // conditional put compares.
 var spotBreakerKind = documentKind[runner.SpotBreaker]{
-	kind:    store.KindSpotBreaker,
-	prefix:  prefixMeta + "spot_breaker#",
-	attr:    "spot_breaker",
-	zero:    func(pool string) *runner.SpotBreaker { return &runner.SpotBreaker{Pool: pool} },
-	version: func(b *runner.SpotBreaker) int64 { return b.Version },
+	kind:       store.KindSpotBreaker,
+	prefix:     prefixMeta + "spot_breaker#",
+	attr:       "spot_breaker",
+	zero:       func(pool string) *runner.SpotBreaker { return &runner.SpotBreaker{Pool: pool} },
+	version:    func(b *runner.SpotBreaker) int64 { return b.Version },
+	setVersion: func(b *runner.SpotBreaker, v int64) { b.Version = v },
 }
 
 // GetSpotBreaker implements store.SpotBreakers, with ConsistentRead: the

@@ -35,6 +35,9 @@
 //     holds every kind to "exactly one writer wins".
 //   - Leases decide expiry by the now their callers pass, never by the
 //     store's clock.
+//   - A shared budget's state is opaque to the store; concurrent changes
+//     of one credential's budget each count once (a lost race is read and
+//     changed again, not reported, at the suite's contention).
 //   - ListOpenJobs lists each open or waiting job once, as currently stored,
 //     by QueuedAt; the suite gives no two jobs the same QueuedAt, so the
 //     order of ties is the adapter's.
@@ -67,7 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		createTests, updateTests, instanceKind.tests("Update"), readTests, raceTests,
 		jobTests, jobKind.tests("Job"), admissionTests, openJobTests, jobRaceTests,
 		installationTests, credentialTests, spotBreakerTests, leaseTests,
-		cursorTests,
+		cursorTests, budgetTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {
