@@ -135,7 +135,7 @@ func errorsOf(texts []string) []error {
 // removeRunner deregisters the instance's runner from GitHub. Removed and
 // never-registered are both success. Busy (422) comes back as
 // github.ErrRunnerBusy so the machine is never destroyed under a running job.
-func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) error {
+func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) error {
 	if inst.RunnerRemoved || inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
 		return nil
 	}
@@ -144,7 +144,7 @@ func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) erro
 		return err
 	}
 	owner.InstallationID = inst.InstallationID
-	return o.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
+	return r.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
 }
 
 // retryDelete puts a failed ordinary delete back to pending_delete with the
@@ -165,7 +165,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		// again every few seconds only spends rate limit. The job's completed
 		// webhook re-sends this delete at once; the long delay is the
 		// fallback for a completed that never arrives.
-		delay = e.opts.DeleteBackoffMax
+		delay = e.backoffMax
 	}
 	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusDeleting {

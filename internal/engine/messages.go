@@ -49,17 +49,17 @@ func serveJobMessage(job *runner.Job, deliveryID string, attempt int) Message {
 	return Message{Kind: KindServeJob, JobKey: job.Key(), DeliveryID: deliveryID, JobID: job.ID, Attempt: attempt, NotBefore: job.NextAttemptAt}
 }
 
-func (in *Intake) send(ctx context.Context, msg Message, delay time.Duration) error {
+func (lg *Ledger) send(ctx context.Context, msg Message, delay time.Duration) error {
 	body, err := EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
-	return in.queue.Send(ctx, body, delay)
+	return lg.queue.Send(ctx, body, delay)
 }
 
 // getLive reads an instance for a worker; a missing one is stale work.
-func (in *Intake) getLive(ctx context.Context, name string) (*runner.Instance, error) {
-	inst, err := in.store.GetInstance(ctx, name)
+func (lg *Ledger) getLive(ctx context.Context, name string) (*runner.Instance, error) {
+	inst, err := lg.store.GetInstance(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

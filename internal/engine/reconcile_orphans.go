@@ -162,7 +162,7 @@ func (e *Engine) reconcileRunners(ctx context.Context, owner github.Owner, live 
 	listed := make(map[string]github.Runner, len(runners))
 	var errs []error
 	for _, r := range runners {
-		if !runner.RegisteredBy(e.opts.ControllerID, r.Name, r.Labels) {
+		if !runner.RegisteredBy(e.controllerID, r.Name, r.Labels) {
 			continue
 		}
 		listed[r.Name] = r

@@ -28,11 +28,11 @@ func rerunMessage(job *runner.Job, deliveryID string) Message {
 // runner's instance (marked by the warning) or from the job itself, which
 // carries it when it was learnt after the instance was gone (a forced
 // delete before the poll saw the machine taken back; interruption_job.go).
-func (in *Intake) interruptedRun(ctx context.Context, log *slog.Logger, ev runner.JobEvent) (bool, error) {
+func (lg *Ledger) interruptedRun(ctx context.Context, log *slog.Logger, ev runner.JobEvent) (bool, error) {
 	if ev.RunnerName == "" || !failedOrCancelled(ev.Conclusion) {
 		return false, nil
 	}
-	inst, err := in.ourInstance(ctx, ev.RunnerName)
+	inst, err := lg.ourInstance(ctx, ev.RunnerName)
 	if err != nil {
 		return false, fmt.Errorf("read instance %s: %w", ev.RunnerName, err)
 	}
@@ -41,7 +41,7 @@ func (in *Intake) interruptedRun(ctx context.Context, log *slog.Logger, ev runne
 	}
 	since, interrupted := inst.InterruptedSince, inst.Interruption == runner.InterruptionSpot
 	if !interrupted {
-		job, err := in.store.GetJob(ctx, runner.JobKey(ev.JobID, ev.RunAttempt))
+		job, err := lg.store.GetJob(ctx, runner.JobKey(ev.JobID, ev.RunAttempt))
 		if errors.Is(err, store.ErrJobNotFound) {
 			return false, nil
 		}

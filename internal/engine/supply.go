@@ -42,7 +42,7 @@ type supplyCall struct {
 
 // verifyFunc asks GitHub whether a job whose instance ended is still
 // queued. It returns the status the job has moved to ("" when it still
-// wants a runner). Intake has none: it never calls GitHub.
+// wants a runner). Job events have none: the ledger never calls GitHub.
 type verifyFunc func(ctx context.Context, job *runner.Job) (runner.JobStatus, error)
 
 // covers reports whether inst still serves job: live, not on its way out,
@@ -61,11 +61,11 @@ func covers(inst *runner.Instance, job *runner.Job) bool {
 }
 
 // coveringInstance returns the job's instance if it still serves the job.
-func (in *Intake) coveringInstance(ctx context.Context, job *runner.Job) (*runner.Instance, error) {
+func (lg *Ledger) coveringInstance(ctx context.Context, job *runner.Job) (*runner.Instance, error) {
 	if job.Instance == "" {
 		return nil, nil
 	}
-	inst, err := in.store.GetInstance(ctx, job.Instance)
+	inst, err := lg.store.GetInstance(ctx, job.Instance)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -82,14 +82,14 @@ func (in *Intake) coveringInstance(ctx context.Context, job *runner.Job) (*runne
 // covers it. A job with Version 0 is not stored yet: it is created in the
 // same atomic write as its first instance. attempt counts earlier tries
 // while the pool was full (the scale-up backoff).
-func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job, call supplyCall) (Outcome, error) {
+func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job, call supplyCall) (Outcome, error) {
 	deliveryID, verify, attempt := call.deliveryID, call.verify, call.attempt
 	key := job.Key()
 	out := Outcome{Action: string(runner.ActionQueued), Pool: job.Pool}
 	for range maxConflictRetries {
 		if job == nil {
 			var err error
-			if job, err = in.store.GetJob(ctx, key); err != nil {
+			if job, err = lg.store.GetJob(ctx, key); err != nil {
 				if errors.Is(err, store.ErrJobNotFound) {
 					out.Result = ResultIgnored
 					return out, nil
@@ -102,21 +102,21 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			log.Info("job no longer wants a runner; nothing made", "job_status", job.Status)
 			return out, nil
 		}
-		pool, ok := in.pool(job.Pool)
+		pool, ok := lg.pool(job.Pool)
 		if !ok {
 			log.Warn("the job's pool is no longer configured; nothing made", "pool", job.Pool)
 			out.Result = ResultNoMatchingPool
 			return out, nil
 		}
-		cover, err := in.coveringInstance(ctx, job)
+		cover, err := lg.coveringInstance(ctx, job)
 		if err != nil {
 			return out, err
 		}
 		if cover != nil {
 			out.Instance, out.Result = cover.Name, ResultDuplicate
-			return out, in.resendPendingCreate(ctx, cover, deliveryID)
+			return out, lg.resendPendingCreate(ctx, cover, deliveryID)
 		}
-		now := in.now()
+		now := lg.now()
 		if job.NextAttemptAt.After(now) {
 			out.Result = ResultBackingOff
 			delay := job.NextAttemptAt.Sub(now)
@@ -125,7 +125,7 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 				log.Debug("serve_job retry overtaken by a later one; it ends here")
 				return out, nil
 			case call.retry || call.schedule:
-				if err := in.send(ctx, serveJobMessage(job, deliveryID, attempt), delay); err != nil {
+				if err := lg.send(ctx, serveJobMessage(job, deliveryID, attempt), delay); err != nil {
 					return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
 				}
 			}
@@ -134,9 +134,9 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		}
 		if r := refusal(pool, job.Labels); r != nil {
 			// Recorded before its pool's policy was narrowed.
-			in.refuse(log, pool.Name, r)
+			lg.refuse(log, pool.Name, r)
 			out.Result, out.Reason = ResultRefused, r.Reason
-			return out, in.parkRefused(ctx, job)
+			return out, lg.parkRefused(ctx, job)
 		}
 		if verify != nil && job.Made > 0 && job.CheckedMade != job.Made {
 			settled, err := verify(ctx, job)
@@ -151,7 +151,7 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			}
 			next.CheckedMade = job.Made
 			next.Version = job.Version
-			if err := in.store.UpdateJob(ctx, job.Status, next); err != nil {
+			if err := lg.store.UpdateJob(ctx, job.Status, next); err != nil {
 				if errors.Is(err, store.ErrConflict) {
 					job = nil
 					continue
@@ -168,12 +168,12 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		next := job.Clone()
 		next.Made++
 		next.Instance = job.InstanceFor(next.Made)
-		next.NextAttemptAt = now.Add(in.backoff(next.Made))
+		next.NextAttemptAt = now.Add(lg.backoff(next.Made))
 		next.UpdatedAt = now
-		inst := in.newInstance(pool, job, next.Instance)
+		inst := lg.newInstance(pool, job, next.Instance)
 		out.Instance = inst.Name
 		ilog := log.With("instance", inst.Name)
-		err = in.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners, Job: next, JobFrom: storedStatus(job)}, deliveryID)
+		err = lg.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners, Job: next, JobFrom: storedStatus(job)}, deliveryID)
 		switch {
 		case err == nil:
 			ilog.Info("instance admitted for job", "status", inst.Status, "made", next.Made)
@@ -185,15 +185,15 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			// one: the reconciler and later events leave the job alone
 			// until then.
 			attempt++
-			delay := min(in.backoff(attempt), scaleUpRetryMax)
+			delay := min(lg.backoff(attempt), scaleUpRetryMax)
 			wait := job.Clone()
 			wait.NextAttemptAt = now.Add(delay)
 			wait.UpdatedAt = now
 			if job.Version == 0 {
-				err = in.store.CreateJob(ctx, wait)
+				err = lg.store.CreateJob(ctx, wait)
 			} else {
 				wait.Version = job.Version
-				err = in.store.UpdateJob(ctx, job.Status, wait)
+				err = lg.store.UpdateJob(ctx, job.Status, wait)
 			}
 			if errors.Is(err, store.ErrJobExists) || errors.Is(err, store.ErrConflict) {
 				job = nil
@@ -202,7 +202,7 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			if err != nil {
 				return out, fmt.Errorf("record job %s waiting for capacity: %w", key, err)
 			}
-			if err := in.send(ctx, serveJobMessage(wait, deliveryID, attempt), delay); err != nil {
+			if err := lg.send(ctx, serveJobMessage(wait, deliveryID, attempt), delay); err != nil {
 				return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
 			}
 			ilog.Info("pool at max_runners; job kept for retry", "max_runners", pool.MaxRunners, "retry_in", delay.String(), "attempt", attempt)
@@ -217,10 +217,10 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			link := next.Clone()
 			link.NextAttemptAt = job.NextAttemptAt
 			if job.Version == 0 {
-				err = in.store.CreateJob(ctx, link)
+				err = lg.store.CreateJob(ctx, link)
 			} else {
 				link.Version = job.Version
-				err = in.store.UpdateJob(ctx, job.Status, link)
+				err = lg.store.UpdateJob(ctx, job.Status, link)
 			}
 			if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrJobExists) {
 				return out, fmt.Errorf("link job %s to instance %s: %w", key, link.Instance, err)
@@ -244,15 +244,15 @@ func storedStatus(job *runner.Job) runner.JobStatus {
 }
 
 // newInstance is the pending_create instance named name, made for job.
-func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *runner.Instance {
-	now := in.now()
+func (lg *Ledger) newInstance(pool *runner.Pool, job *runner.Job, name string) *runner.Instance {
+	now := lg.now()
 	inst := &runner.Instance{
 		Name:            name,
 		Pool:            pool.Name,
 		Status:          runner.StatusPendingCreate,
 		RunnerStatus:    runner.RunnerPending,
 		Owner:           pool.Owner,
-		Labels:          pool.RunnerLabels(in.controllerID),
+		Labels:          pool.RunnerLabels(lg.controllerID),
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		StatusChangedAt: now,
@@ -260,7 +260,7 @@ func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 	if job != nil {
 		inst.JobID, inst.RunAttempt, inst.InstallationID = job.ID, job.RunAttempt, job.InstallationID
 		inst.JobQueuedAt = job.QueuedAt
-		inst.Labels = pool.JobRunnerLabels(in.controllerID, job.Labels)
+		inst.Labels = pool.JobRunnerLabels(lg.controllerID, job.Labels)
 	}
 	return inst
 }
@@ -269,14 +269,14 @@ func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 // queue (store.Outbox) does both in one commit; otherwise the message
 // follows the write, and if it is lost in between the reconciler re-sends
 // it. The store's errors are returned unwrapped, for errors.Is.
-func (in *Intake) admit(ctx context.Context, a store.Admission, deliveryID string) error {
+func (lg *Ledger) admit(ctx context.Context, a store.Admission, deliveryID string) error {
 	msg := createMessage(a.Instance, deliveryID)
-	outbox, ok := in.store.(store.Outbox)
+	outbox, ok := lg.store.(store.Outbox)
 	if !ok {
-		if err := in.store.CreateInstance(ctx, a); err != nil {
+		if err := lg.store.CreateInstance(ctx, a); err != nil {
 			return err
 		}
-		if err := in.send(ctx, msg, 0); err != nil {
+		if err := lg.send(ctx, msg, 0); err != nil {
 			return fmt.Errorf("enqueue create for %s: %w", a.Instance.Name, err)
 		}
 		return nil
@@ -291,14 +291,14 @@ func (in *Intake) admit(ctx context.Context, a store.Admission, deliveryID strin
 // resendPendingCreate re-sends the create of an instance still waiting for
 // it: the write that admitted it may have been followed by a lost send (a
 // store without an outbox). The worker's compare-and-set admits one create.
-func (in *Intake) resendPendingCreate(ctx context.Context, inst *runner.Instance, deliveryID string) error {
+func (lg *Ledger) resendPendingCreate(ctx context.Context, inst *runner.Instance, deliveryID string) error {
 	if inst.Status != runner.StatusPendingCreate {
 		return nil
 	}
-	if _, ok := in.store.(store.Outbox); ok {
+	if _, ok := lg.store.(store.Outbox); ok {
 		return nil
 	}
-	if err := in.send(ctx, createMessage(inst, deliveryID), 0); err != nil {
+	if err := lg.send(ctx, createMessage(inst, deliveryID), 0); err != nil {
 		return fmt.Errorf("re-enqueue create for %s: %w", inst.Name, err)
 	}
 	return nil

@@ -20,21 +20,25 @@ func NewEngine(ctx context.Context, d Deps) (Controller, error) {
 		return nil, fmt.Errorf("read installation id: %w", err)
 	}
 	e, err := engine.New(engine.Options{
-		ControllerID:     d.ControllerID,
-		InstallationID:   installation,
-		Store:            d.Store,
-		Queue:            d.Queue,
-		GitHub:           d.GitHub,
-		Providers:        d.Providers,
-		Pools:            d.Pools,
-		Logger:           d.Logger,
-		Now:              d.Now,
-		Rand:             d.Rand,
-		DeleteBackoffMin: d.BackoffMin,
-		DeleteBackoffMax: d.BackoffMax,
-		ProviderTimeout:  d.ProviderTimeout,
-		MetadataURL:      "http://runfleet.sim/metadata",
-		CallbackURL:      "http://runfleet.sim/callback",
+		RegistrarOptions: engine.RegistrarOptions{
+			LedgerOptions: engine.LedgerOptions{
+				ControllerID:     d.ControllerID,
+				InstallationID:   installation,
+				Store:            d.Store,
+				Queue:            d.Queue,
+				Pools:            d.Pools,
+				Logger:           d.Logger,
+				Now:              d.Now,
+				DeleteBackoffMin: d.BackoffMin,
+				DeleteBackoffMax: d.BackoffMax,
+			},
+			GitHub: d.GitHub,
+		},
+		Providers:       d.Providers,
+		Rand:            d.Rand,
+		ProviderTimeout: d.ProviderTimeout,
+		MetadataURL:     "http://runfleet.sim/metadata",
+		CallbackURL:     "http://runfleet.sim/callback",
 		InstanceToken: func(inst, _ string, attempt int, _ time.Duration) (string, error) {
 			return fmt.Sprintf("token-%s-%d", inst, attempt), nil
 		},
