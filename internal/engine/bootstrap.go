@@ -233,7 +233,7 @@ func (lg *Ledger) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 		lg.jobWaited(next, StageOnline)
 	}
 	if r.Status == ReportFailed {
-		if err := lg.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
+		if err := lg.send(ctx, deleteMessage(next, EventMeta{}, next.Attempts), 0); err != nil {
 			// The instance is pending_delete already; the reconciler
 			// re-sends deletes whose message was lost.
 			return next, fmt.Errorf("enqueue delete for %s: %w", c.Instance, err)

@@ -16,7 +16,7 @@ import (
 // compare-and-set only one worker can win), registers its JIT runner and asks
 // the provider for the machine.
 func (e *Engine) create(ctx context.Context, msg Message) error {
-	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
+	log := withEvent(e.log, msg.event()).With("job_id", msg.JobID, "instance", msg.Instance)
 	inst, err := e.getLive(ctx, msg.Instance)
 	if err != nil {
 		return fmt.Errorf("read instance %s: %w", msg.Instance, err)
@@ -29,7 +29,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 	pool, ok := e.pool(inst.Pool)
 	if !ok {
 		log.Warn("pool no longer configured; instance scheduled for delete")
-		return e.scheduleDelete(ctx, log, inst.Name, msg.DeliveryID, "pool no longer configured")
+		return e.scheduleDelete(ctx, log, inst.Name, msg.event(), "pool no longer configured")
 	}
 	claimed, won, err := e.mutateFrom(ctx, inst.Name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusPendingCreate {
@@ -158,7 +158,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", jit.RunnerID)
 	e.jobWaited(final, StageCreated)
 	if final.Status.PendingDeletion() {
-		if err := e.send(ctx, deleteMessage(final, msg.DeliveryID, final.Attempts), 0); err != nil {
+		if err := e.send(ctx, deleteMessage(final, msg.event(), final.Attempts), 0); err != nil {
 			return fmt.Errorf("enqueue delete for %s: %w", final.Name, err)
 		}
 	}
@@ -267,10 +267,10 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 	}
 	if retry {
 		log.Info("create will be retried", "retry_in", delay.String(), "fault", fault)
-		return e.send(ctx, createMessage(next, ""), delay)
+		return e.send(ctx, createMessage(next, EventMeta{}), delay)
 	}
 	log.Warn("create failed for good; instance marked error", "fault", fault)
-	return e.scheduleDelete(ctx, log, next.Name, "", fault)
+	return e.scheduleDelete(ctx, log, next.Name, EventMeta{}, fault)
 }
 
 // cleanupGrace is how long clean-up may run past the caller's deadline. On
@@ -310,7 +310,7 @@ func (e *Engine) deleteMachine(ctx context.Context, pool, target string) error {
 
 // scheduleDelete moves a live instance to pending_delete (from any state the
 // table allows) and enqueues its delete.
-func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name, deliveryID, fault string) error {
+func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name string, meta EventMeta, fault string) error {
 	next, _, err := e.mutate(ctx, name, func(cur *runner.Instance) (*runner.Instance, error) {
 		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting {
 			return nil, errNoChange
@@ -330,7 +330,7 @@ func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name, del
 	if !next.Status.PendingDeletion() {
 		return nil
 	}
-	if err := e.send(ctx, deleteMessage(next, deliveryID, next.Attempts), 0); err != nil {
+	if err := e.send(ctx, deleteMessage(next, meta, next.Attempts), 0); err != nil {
 		return fmt.Errorf("enqueue delete for %s: %w", name, err)
 	}
 	log.Info("instance scheduled for delete", "status", next.Status)

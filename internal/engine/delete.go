@@ -19,7 +19,7 @@ import (
 // pending_delete and is re-sent after a growing delay; a forced one records
 // the fault and completes regardless (lessons-from-peers P8).
 func (e *Engine) delete(ctx context.Context, msg Message) error {
-	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
+	log := withEvent(e.log, msg.event()).With("job_id", msg.JobID, "instance", msg.Instance)
 	inst, err := e.getLive(ctx, msg.Instance)
 	if err != nil {
 		return fmt.Errorf("read instance %s: %w", msg.Instance, err)
@@ -55,7 +55,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	var faults []string
 	if err := e.removeRunner(ctx, claimed); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, false)
+			return e.retryDelete(record, log, claimed, msg.event(), err, false)
 		}
 		faults = append(faults, err.Error())
 		log.Warn("forced delete: ignoring GitHub error", "error", err)
@@ -66,7 +66,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	}
 	if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
+			return e.retryDelete(record, log, claimed, msg.event(), err, true)
 		}
 		faults = append(faults, providers.Fault(err))
 		log.Warn("forced delete: ignoring provider error", "error", err)
@@ -78,7 +78,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	if claimed.ProviderID == "" || claimed.CreateAttempt > 1 {
 		if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, claimed.ProviderID); err != nil {
 			if !forced {
-				return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
+				return e.retryDelete(record, log, claimed, msg.event(), err, true)
 			}
 			faults = append(faults, err.Error())
 			log.Warn("forced delete: ignoring provider error", "error", err)
@@ -87,7 +87,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 
 	if err := e.rerunOwedBy(record, log, claimed); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
+			return e.retryDelete(record, log, claimed, msg.event(), err, true)
 		}
 		log.Warn("forced delete: the interrupted job's re-run could not be sent again", "error", err)
 	}
@@ -152,7 +152,7 @@ func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) err
 // the backoff (1 s doubling, capped) — or after GitHub's rate-limit reset.
 // runnerRemoved says GitHub confirmed the runner gone before the step that
 // failed: it is recorded, so the retry does not ask GitHub again.
-func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, deliveryID string, cause error, runnerRemoved bool) error {
+func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, meta EventMeta, cause error, runnerRemoved bool) error {
 	attempts := claimed.Attempts + 1
 	delay := e.backoff(attempts)
 	var rl *github.RateLimitError
@@ -193,7 +193,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 	}
 	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "next_attempt", attempts, "retry_in", delay.String())
 	e.observer.DeleteRetried(next.Pool)
-	if err := e.send(ctx, deleteMessage(next, deliveryID, attempts), delay); err != nil {
+	if err := e.send(ctx, deleteMessage(next, meta, attempts), delay); err != nil {
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
 	}
 	return nil

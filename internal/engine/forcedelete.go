@@ -93,7 +93,7 @@ func (r *Registrar) OperatorDelete(ctx context.Context, name string, mode Delete
 	if next.Status.PendingDeletion() {
 		// Sent even when the status was already pending: a retrying delete's
 		// delayed message is overtaken and the operator sees it happen now.
-		if err := r.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
+		if err := r.send(ctx, deleteMessage(next, EventMeta{}, next.Attempts), 0); err != nil {
 			return next, fmt.Errorf("enqueue delete for %s: %w", name, err)
 		}
 	}

@@ -2,23 +2,72 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
-// JobEventHandler is what an intake transport (the webhook) needs.
+// The intake port: how what is learned about a job reaches the ledger.
+// Every intake — the webhook, a recovery of failed deliveries, a scale set
+// listener — hands the engine the same runner.JobEvent with an EventMeta
+// saying where it came from; the engine never knows which intake fed it.
+
+// EventSource names the intake a job event came through.
+type EventSource string
+
+// SourceWebhook is a GitHub webhook delivery; its key is the delivery's
+// X-GitHub-Delivery id.
+const SourceWebhook EventSource = "webhook"
+
+// EventMeta says where a job event came from.
+type EventMeta struct {
+	// Source is the intake that received the event.
+	Source EventSource
+	// Key names the event at its source (a webhook's delivery id): the
+	// same event received again carries the same key. It is carried to
+	// every log line and queue message about the work the event caused,
+	// not recorded: events are idempotent by the job they name (see
+	// HandleJobEvent), so a key seen before is processed again.
+	Key string
+}
+
+// Webhook is the EventMeta of the webhook delivery deliveryID.
+func Webhook(deliveryID string) EventMeta {
+	return EventMeta{Source: SourceWebhook, Key: deliveryID}
+}
+
+// logAttrs name the event on a log line: a webhook's (and the engine's
+// own work, which has no event) by delivery_id, the key operators search
+// GitHub's delivery log by; any other's by source and event_key.
+func (m EventMeta) logAttrs() []any {
+	if m.Source == "" || m.Source == SourceWebhook {
+		return []any{"delivery_id", m.Key}
+	}
+	return []any{"source", string(m.Source), "event_key", m.Key}
+}
+
+// withEvent is log naming the event m.
+func withEvent(log *slog.Logger, m EventMeta) *slog.Logger {
+	return log.With(m.logAttrs()...)
+}
+
+// JobEventHandler is the intake port: what an intake (the webhook) needs.
 type JobEventHandler interface {
-	OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (Outcome, error)
+	HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta EventMeta) (Outcome, error)
 }
 
 var _ JobEventHandler = (*Ledger)(nil)
 
-// OnWorkflowJob applies one job event.
-func (lg *Ledger) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (Outcome, error) {
+// HandleJobEvent applies one job event. It is idempotent by the job (its
+// id and run attempt) through conditional writes, whatever the event's
+// key or source: the same event received twice, through one intake or
+// two, ends in the same state as received once — which is what recovers
+// an event whose first processing was cut off by a crash.
+func (lg *Ledger) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta EventMeta) (Outcome, error) {
 	if ev.RunAttempt < 1 {
 		ev.RunAttempt = 1
 	}
-	log := lg.log.With("delivery_id", deliveryID, "job_id", ev.JobID, "run_attempt", ev.RunAttempt, "action", string(ev.Action))
+	log := withEvent(lg.log, meta).With("job_id", ev.JobID, "run_attempt", ev.RunAttempt, "action", string(ev.Action))
 	pool, matched := lg.pools.Match(ev.Repository, ev.Org, ev.Enterprise, ev.Labels)
 	if matched {
 		log = log.With("pool", pool.Name)
@@ -29,13 +78,13 @@ func (lg *Ledger) OnWorkflowJob(ctx context.Context, deliveryID string, ev runne
 			log.Info("no pool serves this job's owner and labels", "labels", ev.Labels, "repository", ev.Repository)
 			return Outcome{Action: string(ev.Action), Result: ResultNoMatchingPool}, nil
 		}
-		return lg.onQueued(ctx, log, deliveryID, pool, ev)
+		return lg.onQueued(ctx, log, meta, pool, ev)
 	case runner.ActionWaiting:
 		return lg.onWaiting(ctx, log, pool, matched, ev)
 	case runner.ActionInProgress:
 		return lg.onInProgress(ctx, log, pool, matched, ev)
 	case runner.ActionCompleted:
-		return lg.onCompleted(ctx, log, deliveryID, pool, matched, ev)
+		return lg.onCompleted(ctx, log, meta, pool, matched, ev)
 	default:
 		log.Info("workflow_job action not acted on")
 		return Outcome{Action: string(ev.Action), Result: ResultIgnored}, nil

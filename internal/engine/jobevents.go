@@ -16,7 +16,7 @@ import (
 // again (and, if its runner was reaped meanwhile, gets a new one); a job
 // already served, closed or expired makes nothing, however late its queued
 // arrives.
-func (lg *Ledger) onQueued(ctx context.Context, log *slog.Logger, deliveryID string, pool *runner.Pool, ev runner.JobEvent) (Outcome, error) {
+func (lg *Ledger) onQueued(ctx context.Context, log *slog.Logger, meta EventMeta, pool *runner.Pool, ev runner.JobEvent) (Outcome, error) {
 	key := runner.JobKey(ev.JobID, ev.RunAttempt)
 	out := Outcome{Action: string(ev.Action), Pool: pool.Name}
 	// A shape the pool refuses is bad input: nothing is recorded, so the
@@ -29,7 +29,7 @@ func (lg *Ledger) onQueued(ctx context.Context, log *slog.Logger, deliveryID str
 	job, err := lg.store.GetJob(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrJobNotFound):
-		return lg.supply(ctx, log, lg.newJob(pool, ev, runner.JobOpen), supplyCall{deliveryID: deliveryID})
+		return lg.supply(ctx, log, lg.newJob(pool, ev, runner.JobOpen), supplyCall{event: meta})
 	case err != nil:
 		return out, fmt.Errorf("read job %s: %w", key, err)
 	}
@@ -45,7 +45,7 @@ func (lg *Ledger) onQueued(ctx context.Context, log *slog.Logger, deliveryID str
 		}
 		log.Info("job queued again after waiting")
 	}
-	return lg.supply(ctx, log, job, supplyCall{deliveryID: deliveryID})
+	return lg.supply(ctx, log, job, supplyCall{event: meta})
 }
 
 // onWaiting pauses demand while an environment's protection rules hold the
@@ -128,7 +128,7 @@ func (lg *Ledger) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 // machine, even one still waiting for capacity — and schedules the delete
 // of the runner that ran it (or, for a job that ended before any runner
 // took it, of the instance made for it, unless that one took another job).
-func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, deliveryID string, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
+func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventMeta, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
 	out := Outcome{Action: string(ev.Action), Result: ResultIgnored}
 	var job *runner.Job
 	if matched {
@@ -147,7 +147,7 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 		if job.Status == runner.JobRerun {
 			// Also re-sent when the job was in rerun already: an earlier
 			// delivery may have failed between its write and its send.
-			if err := lg.send(ctx, rerunMessage(job, deliveryID), 0); err != nil {
+			if err := lg.send(ctx, rerunMessage(job, meta), 0); err != nil {
 				return out, fmt.Errorf("enqueue the re-run of job %d: %w", ev.JobID, err)
 			}
 			log.Info("job failed on an interrupted machine; re-run requested", "instance", job.Interrupted, "conclusion", ev.Conclusion)
@@ -219,7 +219,7 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 	}
 	// Also re-sent when already pending: an earlier attempt may have failed
 	// between its write and its send. The worker's compare-and-set admits one.
-	if err := lg.send(ctx, deleteMessage(next, deliveryID, 0), 0); err != nil {
+	if err := lg.send(ctx, deleteMessage(next, meta, 0), 0); err != nil {
 		// Recorded as pending_delete: the reconciler re-sends lost deletes.
 		return out, fmt.Errorf("enqueue delete for %s: %w", name, err)
 	}

@@ -197,7 +197,7 @@ func (e *Engine) reconcileRunners(ctx context.Context, owner github.Owner, live 
 		if reason := e.unneeded(inst, listed, now, warm[inst.Name]); reason != "" {
 			rep.UnneededScheduled++
 			log.Warn("runner scheduled for delete", "reason", reason)
-			if err := e.scheduleDelete(ctx, log, inst.Name, "", reason); err != nil {
+			if err := e.scheduleDelete(ctx, log, inst.Name, EventMeta{}, reason); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -246,7 +246,7 @@ func (e *Engine) confirmJobEnded(ctx context.Context, log *slog.Logger, inst *ru
 	rep.FinishedReaped++
 	reason := fmt.Sprintf("runner's job ended without a completed webhook: not busy in GitHub since %s", inst.NotBusySince.UTC().Format(time.RFC3339))
 	log.Warn("runner scheduled for delete", "reason", reason)
-	return e.scheduleDelete(ctx, log, inst.Name, "", reason)
+	return e.scheduleDelete(ctx, log, inst.Name, EventMeta{}, reason)
 }
 
 // unneeded says why a running instance whose runner is not running a job

@@ -23,7 +23,9 @@ const scaleUpRetryMax = 15 * time.Second
 // supplyCall says who asks supply to serve a job, which decides what it
 // does while the job's backoff runs.
 type supplyCall struct {
-	deliveryID string
+	// event is the job event that asked, for log lines and the messages
+	// sent; zero when the engine asks on its own.
+	event EventMeta
 	// verify asks GitHub before a replacement; nil on intake.
 	verify verifyFunc
 	// attempt counts earlier tries while the pool was full.
@@ -83,7 +85,7 @@ func (lg *Ledger) coveringInstance(ctx context.Context, job *runner.Job) (*runne
 // same atomic write as its first instance. attempt counts earlier tries
 // while the pool was full (the scale-up backoff).
 func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job, call supplyCall) (Outcome, error) {
-	deliveryID, verify, attempt := call.deliveryID, call.verify, call.attempt
+	meta, verify, attempt := call.event, call.verify, call.attempt
 	key := job.Key()
 	out := Outcome{Action: string(runner.ActionQueued), Pool: job.Pool}
 	for range maxConflictRetries {
@@ -114,7 +116,7 @@ func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		}
 		if cover != nil {
 			out.Instance, out.Result = cover.Name, ResultDuplicate
-			return out, lg.resendPendingCreate(ctx, cover, deliveryID)
+			return out, lg.resendPendingCreate(ctx, cover, meta)
 		}
 		now := lg.now()
 		if job.NextAttemptAt.After(now) {
@@ -125,7 +127,7 @@ func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 				log.Debug("serve_job retry overtaken by a later one; it ends here")
 				return out, nil
 			case call.retry || call.schedule:
-				if err := lg.send(ctx, serveJobMessage(job, deliveryID, attempt), delay); err != nil {
+				if err := lg.send(ctx, serveJobMessage(job, meta, attempt), delay); err != nil {
 					return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
 				}
 			}
@@ -173,7 +175,7 @@ func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		inst := lg.newInstance(pool, job, next.Instance)
 		out.Instance = inst.Name
 		ilog := log.With("instance", inst.Name)
-		err = lg.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners, Job: next, JobFrom: storedStatus(job)}, deliveryID)
+		err = lg.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners, Job: next, JobFrom: storedStatus(job)}, meta)
 		switch {
 		case err == nil:
 			ilog.Info("instance admitted for job", "status", inst.Status, "made", next.Made)
@@ -202,7 +204,7 @@ func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			if err != nil {
 				return out, fmt.Errorf("record job %s waiting for capacity: %w", key, err)
 			}
-			if err := lg.send(ctx, serveJobMessage(wait, deliveryID, attempt), delay); err != nil {
+			if err := lg.send(ctx, serveJobMessage(wait, meta, attempt), delay); err != nil {
 				return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
 			}
 			ilog.Info("pool at max_runners; job kept for retry", "max_runners", pool.MaxRunners, "retry_in", delay.String(), "attempt", attempt)
@@ -269,8 +271,8 @@ func (lg *Ledger) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 // queue (store.Outbox) does both in one commit; otherwise the message
 // follows the write, and if it is lost in between the reconciler re-sends
 // it. The store's errors are returned unwrapped, for errors.Is.
-func (lg *Ledger) admit(ctx context.Context, a store.Admission, deliveryID string) error {
-	msg := createMessage(a.Instance, deliveryID)
+func (lg *Ledger) admit(ctx context.Context, a store.Admission, meta EventMeta) error {
+	msg := createMessage(a.Instance, meta)
 	outbox, ok := lg.store.(store.Outbox)
 	if !ok {
 		if err := lg.store.CreateInstance(ctx, a); err != nil {
@@ -291,14 +293,14 @@ func (lg *Ledger) admit(ctx context.Context, a store.Admission, deliveryID strin
 // resendPendingCreate re-sends the create of an instance still waiting for
 // it: the write that admitted it may have been followed by a lost send (a
 // store without an outbox). The worker's compare-and-set admits one create.
-func (lg *Ledger) resendPendingCreate(ctx context.Context, inst *runner.Instance, deliveryID string) error {
+func (lg *Ledger) resendPendingCreate(ctx context.Context, inst *runner.Instance, meta EventMeta) error {
 	if inst.Status != runner.StatusPendingCreate {
 		return nil
 	}
 	if _, ok := lg.store.(store.Outbox); ok {
 		return nil
 	}
-	if err := lg.send(ctx, createMessage(inst, deliveryID), 0); err != nil {
+	if err := lg.send(ctx, createMessage(inst, meta), 0); err != nil {
 		return fmt.Errorf("re-enqueue create for %s: %w", inst.Name, err)
 	}
 	return nil

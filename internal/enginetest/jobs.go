@@ -54,7 +54,7 @@ func InstanceName(id int64) string { return runner.InstanceName(Pool, id, 1) }
 func (w *World) Deliver(ev runner.JobEvent) engine.Outcome {
 	w.TB.Helper()
 	id := fmt.Sprintf("delivery-%d", w.deliveries.Add(1))
-	out, err := w.Engine.OnWorkflowJob(context.Background(), id, ev)
+	out, err := w.Engine.HandleJobEvent(context.Background(), ev, engine.Webhook(id))
 	if err != nil {
 		w.TB.Fatalf("%s of job %d (%s): %v", ev.Action, ev.JobID, id, err)
 	}

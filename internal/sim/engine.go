@@ -51,8 +51,8 @@ func NewEngine(ctx context.Context, d Deps) (Controller, error) {
 
 type engineController struct{ e *engine.Engine }
 
-func (c engineController) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (string, error) {
-	out, err := c.e.OnWorkflowJob(ctx, deliveryID, ev)
+func (c engineController) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta engine.EventMeta) (string, error) {
+	out, err := c.e.HandleJobEvent(ctx, ev, meta)
 	if out.Instance != "" {
 		return out.Result + " " + out.Instance, err
 	}
