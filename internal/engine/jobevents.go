@@ -181,29 +181,7 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 	}
 	out.Instance, out.Pool = inst.Name, inst.Pool
 	next, changed, err := lg.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
-			return nil, errNoChange
-		}
-		if cur.Status == runner.StatusCreating {
-			// Its create is in flight: a delete now would find no machine
-			// yet, free the slot, and the create would then make one. The
-			// create hands the machine to the delete path once it exists.
-			if cur.RunnerStatus == runner.RunnerTerminated {
-				return nil, errNoChange
-			}
-			next := cur.Clone()
-			next.RunnerStatus = runner.RunnerTerminated
-			next.UpdatedAt = lg.now()
-			return next, nil
-		}
-		next, err := cur.Transition(runner.StatusPendingDelete, lg.now())
-		if err != nil {
-			return nil, err
-		}
-		if cur.ActiveJobID == ev.JobID || cur.ActiveJobID == 0 && !runnerless {
-			next.RunnerStatus = runner.RunnerTerminated
-		}
-		return next, nil
+		return jobCompleted(cur, ev.JobID, runnerless, lg.now())
 	})
 	if err != nil {
 		return out, fmt.Errorf("schedule delete of %s: %w", name, err)
@@ -225,6 +203,36 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 	}
 	log.Info("job completed; instance scheduled for delete", "status", next.Status)
 	return out, nil
+}
+
+// jobCompleted is the instance once job jobID, which it was made for or
+// ran, completed: pending_delete, its runner terminated if it ran that job
+// (or any, when the event names it: runnerless is false). An instance
+// whose create is in flight is only marked terminated: a delete now would
+// find no machine yet, free the slot, and the create would then make one;
+// the create hands the machine to the delete path once it exists.
+// errNoChange when it is on its way out already.
+func jobCompleted(cur *runner.Instance, jobID int64, runnerless bool, now time.Time) (*runner.Instance, error) {
+	if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
+		return nil, errNoChange
+	}
+	if cur.Status == runner.StatusCreating {
+		if cur.RunnerStatus == runner.RunnerTerminated {
+			return nil, errNoChange
+		}
+		next := cur.Clone()
+		next.RunnerStatus = runner.RunnerTerminated
+		next.UpdatedAt = now
+		return next, nil
+	}
+	next, err := cur.Transition(runner.StatusPendingDelete, now)
+	if err != nil {
+		return nil, err
+	}
+	if cur.ActiveJobID == jobID || cur.ActiveJobID == 0 && !runnerless {
+		next.RunnerStatus = runner.RunnerTerminated
+	}
+	return next, nil
 }
 
 // handOver keeps supply with demand when GitHub gave a job to a runner made
