@@ -1,6 +1,7 @@
 // Command webhook is the WebhookFunction: GitHub's workflow_job deliveries
-// through a Lambda Function URL. It builds only the intake (store, queue,
-// pools): no GitHub client and no provider. The logic is in
+// through a Lambda Function URL. It builds only the webhook intake over the
+// engine's ledger (engine.Ledger: store, queue, pools): no GitHub client
+// and no provider. The logic is in
 // internal/lambdafn.
 package main
 

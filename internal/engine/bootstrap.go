@@ -102,8 +102,8 @@ func checkBootstrap(inst *runner.Instance, c BootstrapClaim) error {
 
 // AuthorizeBootstrap returns the instance a verified token names if the
 // token is still accepted for it, else a *BootstrapRefusedError.
-func (in *Intake) AuthorizeBootstrap(ctx context.Context, c BootstrapClaim) (*runner.Instance, error) {
-	inst, err := in.store.GetInstance(ctx, c.Instance)
+func (lg *Ledger) AuthorizeBootstrap(ctx context.Context, c BootstrapClaim) (*runner.Instance, error) {
+	inst, err := lg.store.GetInstance(ctx, c.Instance)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, refuse(c.Instance, "there is no such instance")
 	}
@@ -120,11 +120,11 @@ func (in *Intake) AuthorizeBootstrap(ctx context.Context, c BootstrapClaim) (*ru
 // token's create attempt. It is a secret: callers hand it to the machine
 // and nowhere else. No stored credentials (or only another attempt's) is
 // store.ErrCredentialsNotFound.
-func (in *Intake) RunnerCredentials(ctx context.Context, c BootstrapClaim) (string, error) {
-	if _, err := in.AuthorizeBootstrap(ctx, c); err != nil {
+func (lg *Ledger) RunnerCredentials(ctx context.Context, c BootstrapClaim) (string, error) {
+	if _, err := lg.AuthorizeBootstrap(ctx, c); err != nil {
 		return "", err
 	}
-	rc, err := in.store.GetRunnerCredentials(ctx, c.Instance)
+	rc, err := lg.store.GetRunnerCredentials(ctx, c.Instance)
 	if err != nil {
 		return "", err
 	}
@@ -166,8 +166,8 @@ type RunnerReport struct {
 // Each is a compare-and-set that re-checks the acceptance rule on the
 // instance it replaces. It returns the instance as written (or as read,
 // when nothing needed writing).
-func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r RunnerReport) (*runner.Instance, error) {
-	log := in.log.With("instance", c.Instance, "create_attempt", c.Attempt, "reported_status", r.Status)
+func (lg *Ledger) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r RunnerReport) (*runner.Instance, error) {
+	log := lg.log.With("instance", c.Instance, "create_attempt", c.Attempt, "reported_status", r.Status)
 	message := truncate(r.Message, maxReportedMessage)
 	var decide func(cur *runner.Instance) (*runner.Instance, error)
 	switch r.Status {
@@ -179,14 +179,14 @@ func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 			if cur.RunnerStatus == runner.RunnerInstalling {
 				return nil, errNoChange
 			}
-			return in.withRunnerStatus(cur, runner.RunnerInstalling), nil
+			return lg.withRunnerStatus(cur, runner.RunnerInstalling), nil
 		}
 	case ReportIdle:
 		decide = func(cur *runner.Instance) (*runner.Instance, error) {
 			if err := checkBootstrap(cur, c); err != nil {
 				return nil, err
 			}
-			next := in.withRunnerStatus(cur, runner.RunnerIdle)
+			next := lg.withRunnerStatus(cur, runner.RunnerIdle)
 			switch {
 			case r.AgentID > 0 && next.GitHubRunnerID == 0:
 				next.GitHubRunnerID = r.AgentID
@@ -201,7 +201,7 @@ func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 			if err := checkBootstrap(cur, c); err != nil {
 				return nil, err
 			}
-			next, err := cur.Transition(runner.StatusPendingDelete, in.now())
+			next, err := cur.Transition(runner.StatusPendingDelete, lg.now())
 			if err != nil {
 				return nil, &BootstrapRefusedError{Instance: c.Instance, Reason: err.Error(), Conflict: true}
 			}
@@ -214,7 +214,7 @@ func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 			Reason: fmt.Sprintf("status %q is not one of %s, %s, %s", r.Status, ReportInstalling, ReportIdle, ReportFailed)}
 	}
 
-	next, wrote, err := in.mutate(ctx, c.Instance, decide)
+	next, wrote, err := lg.mutate(ctx, c.Instance, decide)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, refuse(c.Instance, "there is no such instance")
 	}
@@ -227,13 +227,13 @@ func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 	}
 	log.Info("runner reported its status", "runner_status", next.RunnerStatus, "status", next.Status, "message", message)
 	if r.Status == ReportIdle || r.Status == ReportFailed {
-		in.forgetCredentials(ctx, log, c.Instance)
+		lg.forgetCredentials(ctx, log, c.Instance)
 	}
 	if r.Status == ReportIdle {
-		in.jobWaited(next, StageOnline)
+		lg.jobWaited(next, StageOnline)
 	}
 	if r.Status == ReportFailed {
-		if err := in.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
+		if err := lg.send(ctx, deleteMessage(next, EventMeta{}, next.Attempts), 0); err != nil {
 			// The instance is pending_delete already; the reconciler
 			// re-sends deletes whose message was lost.
 			return next, fmt.Errorf("enqueue delete for %s: %w", c.Instance, err)
@@ -243,17 +243,17 @@ func (in *Intake) ReportRunnerStatus(ctx context.Context, c BootstrapClaim, r Ru
 	return next, nil
 }
 
-func (in *Intake) withRunnerStatus(cur *runner.Instance, rs runner.RunnerStatus) *runner.Instance {
+func (lg *Ledger) withRunnerStatus(cur *runner.Instance, rs runner.RunnerStatus) *runner.Instance {
 	next := cur.Clone()
 	next.RunnerStatus = rs
-	next.UpdatedAt = in.now()
+	next.UpdatedAt = lg.now()
 	return next
 }
 
 // forgetCredentials deletes an instance's stored credentials. A failure is
 // only logged: they expire with the token anyway.
-func (in *Intake) forgetCredentials(ctx context.Context, log *slog.Logger, name string) {
-	if err := in.store.DeleteRunnerCredentials(ctx, name); err != nil {
+func (lg *Ledger) forgetCredentials(ctx context.Context, log *slog.Logger, name string) {
+	if err := lg.store.DeleteRunnerCredentials(ctx, name); err != nil {
 		log.Warn("deleting the runner credentials failed; they expire by themselves", "error", err)
 	}
 }

@@ -16,47 +16,16 @@ import (
 // compare-and-set only one worker can win), registers its JIT runner and asks
 // the provider for the machine.
 func (e *Engine) create(ctx context.Context, msg Message) error {
-	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
-	inst, err := e.getLive(ctx, msg.Instance)
-	if err != nil {
-		return fmt.Errorf("read instance %s: %w", msg.Instance, err)
+	log := withEvent(e.log, msg.event()).With("job_id", msg.JobID, "instance", msg.Instance)
+	claimed, pool, log, err := e.claimCreate(ctx, log, msg)
+	if err != nil || claimed == nil {
+		return err
 	}
-	if inst == nil || inst.Status != runner.StatusPendingCreate {
-		log.Debug("create message is stale; nothing to do")
-		return nil
-	}
-	log = log.With("pool", inst.Pool)
-	pool, ok := e.pool(inst.Pool)
-	if !ok {
-		log.Warn("pool no longer configured; instance scheduled for delete")
-		return e.scheduleDelete(ctx, log, inst.Name, msg.DeliveryID, "pool no longer configured")
-	}
-	claimed, won, err := e.mutateFrom(ctx, inst.Name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status != runner.StatusPendingCreate {
-			return nil, errNoChange
-		}
-		next, err := cur.Transition(runner.StatusCreating, e.now())
-		if err != nil {
-			return nil, err
-		}
-		next.CreateAttempt++
-		next.NextAttemptAt, next.WaitingForGitHub = time.Time{}, time.Time{}
-		return next, nil
-	})
-	if err != nil {
-		return fmt.Errorf("claim %s for create: %w", inst.Name, err)
-	}
-	if !won {
-		log.Debug("another worker claimed the create")
-		return nil
-	}
-	log = log.With("create_attempt", claimed.CreateAttempt)
 	shape, err := machineShape(pool, claimed)
 	if err != nil {
 		// Its pool's policy was narrowed after the job was admitted.
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "shape"})
 	}
-
 	owner, err := github.ParseOwner(claimed.Owner)
 	if err != nil {
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})
@@ -75,7 +44,57 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})
 	}
 	claimed.GitHubRunnerID = jit.RunnerID
+	machine, failed := e.makeMachine(ctx, log, claimed, pool, owner, shape, jit)
+	if failed != nil {
+		return e.createFailed(ctx, log, claimed, *failed)
+	}
+	return e.recordCreated(ctx, log, msg, claimed, machine, jit.RunnerID)
+}
 
+// claimCreate reads the message's instance and claims its create; a nil
+// instance means there is nothing (more) to do. The logger returned names
+// the pool and the create attempt.
+func (e *Engine) claimCreate(ctx context.Context, log *slog.Logger, msg Message) (*runner.Instance, *runner.Pool, *slog.Logger, error) {
+	inst, err := e.getLive(ctx, msg.Instance)
+	if err != nil {
+		return nil, nil, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
+	}
+	if inst == nil || inst.Status != runner.StatusPendingCreate {
+		log.Debug("create message is stale; nothing to do")
+		return nil, nil, log, nil
+	}
+	log = log.With("pool", inst.Pool)
+	pool, ok := e.pool(inst.Pool)
+	if !ok {
+		log.Warn("pool no longer configured; instance scheduled for delete")
+		return nil, nil, log, e.scheduleDelete(ctx, log, inst.Name, msg.event(), "pool no longer configured")
+	}
+	claimed, won, err := e.mutateFrom(ctx, inst.Name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
+		if cur.Status != runner.StatusPendingCreate {
+			return nil, errNoChange
+		}
+		next, err := cur.Transition(runner.StatusCreating, e.now())
+		if err != nil {
+			return nil, err
+		}
+		next.CreateAttempt++
+		next.NextAttemptAt, next.WaitingForGitHub = time.Time{}, time.Time{}
+		return next, nil
+	})
+	if err != nil {
+		return nil, nil, log, fmt.Errorf("claim %s for create: %w", inst.Name, err)
+	}
+	if !won {
+		log.Debug("another worker claimed the create")
+		return nil, nil, log, nil
+	}
+	return claimed, pool, log.With("create_attempt", claimed.CreateAttempt), nil
+}
+
+// makeMachine prepares the runner's bootstrap and asks the pool's provider
+// for the machine, within the pool's bootstrap timeout. A failure says
+// what it may have left behind.
+func (e *Engine) makeMachine(ctx context.Context, log *slog.Logger, claimed *runner.Instance, pool *runner.Pool, owner github.Owner, shape *runner.Machine, jit *github.JITConfig) (providers.Instance, *createFailure) {
 	req := providers.CreateRequest{
 		Name:             claimed.Name,
 		Pool:             claimed.Pool,
@@ -97,7 +116,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 	// request. The token and the per-instance URLs do.
 	boot, err := e.prepareBootstrap(ctx, claimed, pool, jit)
 	if err != nil {
-		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "bootstrap", runnerID: jit.RunnerID})
+		return providers.Instance{}, &createFailure{cause: err, stage: "bootstrap", runnerID: jit.RunnerID}
 	}
 	if boot.token != "" {
 		req.InstanceToken, req.MetadataURL, req.CallbackURL = boot.token, boot.metadataURL, boot.callbackURL
@@ -114,35 +133,48 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		if timedOut {
 			fault = fmt.Sprintf("provider create exceeded the bootstrap timeout %s: %s", pool.BootstrapTimeout, fault)
 		}
-		return e.createFailed(ctx, log, claimed, createFailure{
+		return machine, &createFailure{
 			cause: err, fault: fault, stage: "provider", runnerID: jit.RunnerID, machineMayExist: true, providerID: machine.ProviderID,
-		})
+		}
 	}
+	return machine, nil
+}
 
-	final, _, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status == runner.StatusCreating && cur.CreateAttempt == claimed.CreateAttempt {
-			to := runner.StatusRunning
-			if cur.RunnerStatus == runner.RunnerTerminated {
-				// Its job ended while the machine was being made.
-				to = runner.StatusPendingDelete
-			}
-			next, err := cur.Transition(to, e.now())
-			if err != nil {
-				return nil, err
-			}
-			next.ProviderID, next.GitHubRunnerID, next.ProviderFault = machine.ProviderID, jit.RunnerID, ""
-			return next, nil
+// created is the instance as it is once its machine and runner are made
+// (providerID, runnerID) by the create attempt that claimed it: running,
+// or pending_delete if its job ended meanwhile. An instance someone moved
+// on during the create (an operator's delete, the reconciler) keeps their
+// status but records what was made, so the delete that follows removes
+// the machine and the runner. errNoChange when there is nothing to record.
+func created(cur, claimed *runner.Instance, providerID string, runnerID int64, now time.Time) (*runner.Instance, error) {
+	if cur.Status == runner.StatusCreating && cur.CreateAttempt == claimed.CreateAttempt {
+		to := runner.StatusRunning
+		if cur.RunnerStatus == runner.RunnerTerminated {
+			// Its job ended while the machine was being made.
+			to = runner.StatusPendingDelete
 		}
-		// Someone moved the instance on while we created (an operator's force
-		// delete, the reconciler). Leave their status, but record what was
-		// made so the delete that follows removes the machine and the runner.
-		if !cur.Status.Live() || (cur.ProviderID != "" && cur.GitHubRunnerID != 0) {
-			return nil, errNoChange
+		next, err := cur.Transition(to, now)
+		if err != nil {
+			return nil, err
 		}
-		next := cur.Clone()
-		next.ProviderID, next.GitHubRunnerID = machine.ProviderID, jit.RunnerID
-		next.UpdatedAt = e.now()
+		next.ProviderID, next.GitHubRunnerID, next.ProviderFault = providerID, runnerID, ""
 		return next, nil
+	}
+	if !cur.Status.Live() || (cur.ProviderID != "" && cur.GitHubRunnerID != 0) {
+		return nil, errNoChange
+	}
+	next := cur.Clone()
+	next.ProviderID, next.GitHubRunnerID = providerID, runnerID
+	next.UpdatedAt = now
+	return next, nil
+}
+
+// recordCreated records the machine and runner a create made (created)
+// and sends on what follows: the delete of an instance whose job ended
+// meanwhile, or of a machine whose instance was deleted under it.
+func (e *Engine) recordCreated(ctx context.Context, log *slog.Logger, msg Message, claimed *runner.Instance, machine providers.Instance, runnerID int64) error {
+	final, _, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
+		return created(cur, claimed, machine.ProviderID, runnerID, e.now())
 	})
 	if err != nil {
 		return fmt.Errorf("record created machine for %s: %w", claimed.Name, err)
@@ -155,10 +187,10 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		}
 		return nil
 	}
-	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", jit.RunnerID)
+	log.Info("instance created", "status", final.Status, "provider_id", machine.ProviderID, "github_runner_id", runnerID)
 	e.jobWaited(final, StageCreated)
 	if final.Status.PendingDeletion() {
-		if err := e.send(ctx, deleteMessage(final, msg.DeliveryID, final.Attempts), 0); err != nil {
+		if err := e.send(ctx, deleteMessage(final, msg.event(), final.Attempts), 0); err != nil {
 			return fmt.Errorf("enqueue delete for %s: %w", final.Name, err)
 		}
 	}
@@ -184,80 +216,19 @@ type createFailure struct {
 func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) error {
 	ctx, cancel := e.cleanupContext(ctx)
 	defer cancel()
-	fault := f.fault
-	if fault == "" {
-		fault = providers.Fault(f.cause)
+	if f.fault == "" {
+		f.fault = providers.Fault(f.cause)
 	}
-	log.Warn("create failed", "stage", f.stage, "error", f.cause, "fault", fault)
-	// runnerGone: GitHub confirmed the runner is not there (removed, or
-	// never registered). Until it has, the machine is left alone: a
-	// runner GitHub could not be asked about may be running a job.
-	cleaned, busy, runnerGone := true, false, true
-	// GitHub first: a machine that booted meanwhile may have a runner that
-	// already took a job, and such a machine must not be destroyed. The
-	// runner is removed by id when the create got that far, else by name
-	// (a worker that died mid-create never recorded the id).
-	if f.runnerID != 0 || f.machineMayExist {
-		owner, _ := github.ParseOwner(claimed.Owner)
-		owner.InstallationID = claimed.InstallationID
-		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID, Name: claimed.Name})
-		switch {
-		case errors.Is(err, github.ErrRunnerBusy):
-			cleaned, busy, runnerGone = false, true, false
-			log.Warn("the failed create's runner is running a job; its machine is kept and deleted once the job is done")
-		case err != nil:
-			cleaned, runnerGone = false, false
-			log.Warn("removing the unused JIT runner failed; its machine is kept until the delete path removes the runner first", "error", err)
-		}
-	}
-	if f.machineMayExist && runnerGone {
-		target := f.providerID
-		if target == "" {
-			target = claimed.Name
-		}
-		if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
-			cleaned = false
-			log.Warn("delete after failed create failed; instance goes to pending_delete", "error", err)
-		}
-		// A provider whose delete by name is a no-op (garm-provider-aws)
-		// leaves the half-made machine running: list the pool and delete
-		// every machine of this name by its provider id, so a retry never
-		// runs beside it.
-		if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, ""); err != nil {
-			cleaned = false
-			log.Warn("listing the pool after a failed create failed; instance goes to pending_delete", "error", err)
-		}
-	}
-	var refused *runner.ShapeRefusal
-	retry := cleaned && claimed.CreateAttempt < e.opts.MaxCreateAttempts && !errors.Is(f.cause, github.ErrMisconfigured) && !errors.As(f.cause, &refused)
-	delay := e.backoff(claimed.CreateAttempt)
+	log.Warn("create failed", "stage", f.stage, "error", f.cause, "fault", f.fault)
+	c := e.cleanUpFailedCreate(ctx, log, claimed, f)
+	c.retry = retriesCreate(claimed, f, c.cleaned, e.opts.MaxCreateAttempts)
+	c.delay = e.backoff(claimed.CreateAttempt)
 	var rl *github.RateLimitError
 	if errors.As(f.cause, &rl) {
-		delay = max(delay, rl.RetryAt.Sub(e.now()))
+		c.delay = max(c.delay, rl.RetryAt.Sub(e.now()))
 	}
 	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status != runner.StatusCreating || cur.CreateAttempt != claimed.CreateAttempt {
-			return nil, errNoChange
-		}
-		to := runner.StatusError
-		if retry {
-			to = runner.StatusPendingCreate
-		}
-		next, err := cur.Transition(to, e.now())
-		if err != nil {
-			return nil, err
-		}
-		next.ProviderFault = fault
-		if retry {
-			next.NextAttemptAt = e.now().Add(delay)
-			next.GitHubRunnerID, next.ProviderID = 0, ""
-		} else {
-			next.GitHubRunnerID, next.ProviderID = f.runnerID, f.providerID
-		}
-		if busy {
-			next.RunnerStatus = runner.RunnerActive
-		}
-		return next, nil
+		return failedCreate(cur, claimed, f, c, e.now())
 	})
 	if err != nil {
 		return fmt.Errorf("record failed create of %s: %w", claimed.Name, err)
@@ -265,12 +236,107 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 	if !won {
 		return nil
 	}
-	if retry {
-		log.Info("create will be retried", "retry_in", delay.String(), "fault", fault)
-		return e.send(ctx, createMessage(next, ""), delay)
+	if c.retry {
+		log.Info("create will be retried", "retry_in", c.delay.String(), "fault", f.fault)
+		return e.send(ctx, createMessage(next, EventMeta{}), c.delay)
 	}
-	log.Warn("create failed for good; instance marked error", "fault", fault)
-	return e.scheduleDelete(ctx, log, next.Name, "", fault)
+	log.Warn("create failed for good; instance marked error", "fault", f.fault)
+	return e.scheduleDelete(ctx, log, next.Name, EventMeta{}, f.fault)
+}
+
+// createCleanup is what cleaning up after a failed create found, and what
+// follows from it.
+type createCleanup struct {
+	// cleaned: the runner and any machine are confirmed gone.
+	cleaned bool
+	// busy: GitHub says the runner is running a job.
+	busy bool
+	// retry the create under the same name after delay (retriesCreate).
+	retry bool
+	delay time.Duration
+}
+
+// cleanUpFailedCreate removes what a failed create may have left: GitHub
+// first — a machine that booted meanwhile may have a runner that already
+// took a job, and such a machine must not be destroyed — then the machine,
+// only once GitHub confirmed the runner gone (removed, or never
+// registered). The runner is removed by id when the create got that far,
+// else by name (a worker that died mid-create never recorded the id).
+func (e *Engine) cleanUpFailedCreate(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) createCleanup {
+	c := createCleanup{cleaned: true}
+	runnerGone := true
+	if f.runnerID != 0 || f.machineMayExist {
+		owner, _ := github.ParseOwner(claimed.Owner)
+		owner.InstallationID = claimed.InstallationID
+		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID, Name: claimed.Name})
+		switch {
+		case errors.Is(err, github.ErrRunnerBusy):
+			c.cleaned, c.busy, runnerGone = false, true, false
+			log.Warn("the failed create's runner is running a job; its machine is kept and deleted once the job is done")
+		case err != nil:
+			c.cleaned, runnerGone = false, false
+			log.Warn("removing the unused JIT runner failed; its machine is kept until the delete path removes the runner first", "error", err)
+		}
+	}
+	if !f.machineMayExist || !runnerGone {
+		return c
+	}
+	target := f.providerID
+	if target == "" {
+		target = claimed.Name
+	}
+	if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
+		c.cleaned = false
+		log.Warn("delete after failed create failed; instance goes to pending_delete", "error", err)
+	}
+	// A provider whose delete by name is a no-op (garm-provider-aws)
+	// leaves the half-made machine running: list the pool and delete
+	// every machine of this name by its provider id, so a retry never
+	// runs beside it.
+	if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, ""); err != nil {
+		c.cleaned = false
+		log.Warn("listing the pool after a failed create failed; instance goes to pending_delete", "error", err)
+	}
+	return c
+}
+
+// retriesCreate reports whether a failed create is retried under the
+// same name: only when all it left is gone, attempts remain, and the
+// failure is not one a retry would meet again (a misconfigured GitHub App,
+// a shape the pool refuses).
+func retriesCreate(claimed *runner.Instance, f createFailure, cleaned bool, maxAttempts int) bool {
+	var refused *runner.ShapeRefusal
+	return cleaned && claimed.CreateAttempt < maxAttempts &&
+		!errors.Is(f.cause, github.ErrMisconfigured) && !errors.As(f.cause, &refused)
+}
+
+// failedCreate is the instance claimed by a create attempt once that
+// attempt failed (f) and was cleaned up after (c): pending_create again
+// for a retry, else error, with the fault recorded and what is left to
+// delete kept. errNoChange when the attempt is no longer the instance's.
+func failedCreate(cur, claimed *runner.Instance, f createFailure, c createCleanup, now time.Time) (*runner.Instance, error) {
+	if cur.Status != runner.StatusCreating || cur.CreateAttempt != claimed.CreateAttempt {
+		return nil, errNoChange
+	}
+	to := runner.StatusError
+	if c.retry {
+		to = runner.StatusPendingCreate
+	}
+	next, err := cur.Transition(to, now)
+	if err != nil {
+		return nil, err
+	}
+	next.ProviderFault = f.fault
+	if c.retry {
+		next.NextAttemptAt = now.Add(c.delay)
+		next.GitHubRunnerID, next.ProviderID = 0, ""
+	} else {
+		next.GitHubRunnerID, next.ProviderID = f.runnerID, f.providerID
+	}
+	if c.busy {
+		next.RunnerStatus = runner.RunnerActive
+	}
+	return next, nil
 }
 
 // cleanupGrace is how long clean-up may run past the caller's deadline. On
@@ -310,7 +376,7 @@ func (e *Engine) deleteMachine(ctx context.Context, pool, target string) error {
 
 // scheduleDelete moves a live instance to pending_delete (from any state the
 // table allows) and enqueues its delete.
-func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name, deliveryID, fault string) error {
+func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name string, meta EventMeta, fault string) error {
 	next, _, err := e.mutate(ctx, name, func(cur *runner.Instance) (*runner.Instance, error) {
 		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting {
 			return nil, errNoChange
@@ -330,7 +396,7 @@ func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name, del
 	if !next.Status.PendingDeletion() {
 		return nil
 	}
-	if err := e.send(ctx, deleteMessage(next, deliveryID, next.Attempts), 0); err != nil {
+	if err := e.send(ctx, deleteMessage(next, meta, next.Attempts), 0); err != nil {
 		return fmt.Errorf("enqueue delete for %s: %w", name, err)
 	}
 	log.Info("instance scheduled for delete", "status", next.Status)

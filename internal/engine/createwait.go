@@ -52,7 +52,7 @@ func (e *Engine) createWaits(ctx context.Context, log *slog.Logger, claimed *run
 	}
 	delay := until.Sub(e.now())
 	log.Info("create waits for GitHub's API budget; no attempt used", "goes_in", delay.String(), "reason", cause.Error())
-	return e.send(ctx, createMessage(next, ""), delay)
+	return e.send(ctx, createMessage(next, EventMeta{}), delay)
 }
 
 func maxTime(a, b time.Time) time.Time {

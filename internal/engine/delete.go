@@ -19,14 +19,35 @@ import (
 // pending_delete and is re-sent after a growing delay; a forced one records
 // the fault and completes regardless (lessons-from-peers P8).
 func (e *Engine) delete(ctx context.Context, msg Message) error {
-	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "instance", msg.Instance)
+	log := withEvent(e.log, msg.event()).With("job_id", msg.JobID, "instance", msg.Instance)
+	claimed, forced, log, err := e.claimDelete(ctx, log, msg)
+	if err != nil || claimed == nil {
+		return err
+	}
+	// The claim is ours: whatever happens to the caller's deadline, what
+	// the calls below did must be recorded, or the instance would wait in
+	// deleting for the reconciler's timeout.
+	record, cancel := e.cleanupContext(ctx)
+	defer cancel()
+	log = log.With("forced", forced, "attempts", claimed.Attempts)
+	faults, failed := e.removeAll(ctx, record, log, claimed, forced)
+	if failed != nil {
+		return e.retryDelete(record, log, claimed, msg.event(), failed.err, failed.runnerRemoved)
+	}
+	return e.markDeleted(record, log, claimed, faults)
+}
+
+// claimDelete reads the message's instance and claims its delete; a nil
+// instance means there is nothing (more) to do. forced says the claim was
+// of a forced delete; the logger returned names the pool.
+func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message) (claimed *runner.Instance, forced bool, _ *slog.Logger, _ error) {
 	inst, err := e.getLive(ctx, msg.Instance)
 	if err != nil {
-		return fmt.Errorf("read instance %s: %w", msg.Instance, err)
+		return nil, false, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
 	}
 	if inst == nil || !inst.Status.PendingDeletion() {
 		log.Debug("delete message is stale; nothing to do")
-		return nil
+		return nil, false, log, nil
 	}
 	log = log.With("pool", inst.Pool)
 	var claimedFrom runner.Status
@@ -38,24 +59,31 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 		return cur.Transition(runner.StatusDeleting, e.now())
 	})
 	if err != nil {
-		return fmt.Errorf("claim %s for delete: %w", inst.Name, err)
+		return nil, false, log, fmt.Errorf("claim %s for delete: %w", inst.Name, err)
 	}
 	if !won {
 		log.Debug("another worker claimed the delete")
-		return nil
+		return nil, false, log, nil
 	}
-	forced := claimedFrom == runner.StatusPendingForceDelete
-	// The claim is ours: whatever happens to the caller's deadline, what
-	// the calls below did must be recorded, or the instance would wait in
-	// deleting for the reconciler's timeout.
-	record, cancel := e.cleanupContext(ctx)
-	defer cancel()
-	log = log.With("forced", forced, "attempts", claimed.Attempts)
+	return claimed, claimedFrom == runner.StatusPendingForceDelete, log, nil
+}
 
+// deleteFailure is the step of an ordinary delete that failed, for its
+// retry; runnerRemoved says GitHub confirmed the runner gone before it.
+type deleteFailure struct {
+	err           error
+	runnerRemoved bool
+}
+
+// removeAll removes a claimed instance's runner, then its machine (and
+// any other machine of its name), and sends again the re-run its
+// interrupted job may be owed. An ordinary delete stops at the first
+// failure; a forced one goes on, and returns the faults to record.
+func (e *Engine) removeAll(ctx, record context.Context, log *slog.Logger, claimed *runner.Instance, forced bool) ([]string, *deleteFailure) {
 	var faults []string
 	if err := e.removeRunner(ctx, claimed); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, false)
+			return nil, &deleteFailure{err: err}
 		}
 		faults = append(faults, err.Error())
 		log.Warn("forced delete: ignoring GitHub error", "error", err)
@@ -66,7 +94,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	}
 	if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
+			return nil, &deleteFailure{err: err, runnerRemoved: true}
 		}
 		faults = append(faults, providers.Fault(err))
 		log.Warn("forced delete: ignoring provider error", "error", err)
@@ -78,37 +106,48 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	if claimed.ProviderID == "" || claimed.CreateAttempt > 1 {
 		if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, claimed.ProviderID); err != nil {
 			if !forced {
-				return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
+				return nil, &deleteFailure{err: err, runnerRemoved: true}
 			}
 			faults = append(faults, err.Error())
 			log.Warn("forced delete: ignoring provider error", "error", err)
 		}
 	}
-
 	if err := e.rerunOwedBy(record, log, claimed); err != nil {
 		if !forced {
-			return e.retryDelete(record, log, claimed, msg.DeliveryID, err, true)
+			return nil, &deleteFailure{err: err, runnerRemoved: true}
 		}
 		log.Warn("forced delete: the interrupted job's re-run could not be sent again", "error", err)
 	}
+	return faults, nil
+}
 
-	deleted, done, err := e.mutateFrom(record, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
-		// Status, not version: a field update (or another worker's reclaim)
-		// since our claim does not change that the machine is gone now.
-		if cur.Status != runner.StatusDeleting {
-			return nil, errNoChange
-		}
-		next, err := cur.Transition(runner.StatusDeleted, e.now())
-		if err != nil {
-			return nil, err
-		}
-		next.RunnerStatus = runner.RunnerTerminated
-		next.ExpiresAt = e.now().Add(store.DeletedRetention)
-		next.NextAttemptAt = time.Time{}
-		if len(faults) > 0 {
-			next.ProviderFault = errors.Join(errorsOf(faults)...).Error()
-		}
-		return next, nil
+// deleted is the instance once its runner and machine are gone, with the
+// faults a forced delete ignored; errNoChange unless it is still being
+// deleted. Status, not version: a field update (or another worker's
+// reclaim) since the claim does not change that the machine is gone now.
+func deleted(cur *runner.Instance, faults []string, now time.Time) (*runner.Instance, error) {
+	if cur.Status != runner.StatusDeleting {
+		return nil, errNoChange
+	}
+	next, err := cur.Transition(runner.StatusDeleted, now)
+	if err != nil {
+		return nil, err
+	}
+	next.RunnerStatus = runner.RunnerTerminated
+	next.ExpiresAt = now.Add(store.DeletedRetention)
+	next.NextAttemptAt = time.Time{}
+	if len(faults) > 0 {
+		next.ProviderFault = errors.Join(errorsOf(faults)...).Error()
+	}
+	return next, nil
+}
+
+// markDeleted records the instance deleted (deleted) and, if it ended
+// without finishing a job of its own, serves the job it was made for,
+// which may still wait.
+func (e *Engine) markDeleted(ctx context.Context, log *slog.Logger, claimed *runner.Instance, faults []string) error {
+	gone, done, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
+		return deleted(cur, faults, e.now())
 	})
 	if err != nil {
 		return fmt.Errorf("mark %s deleted: %w", claimed.Name, err)
@@ -116,9 +155,7 @@ func (e *Engine) delete(ctx context.Context, msg Message) error {
 	if done {
 		log.Info("instance deleted", "status", runner.StatusDeleted)
 		if claimed.RunnerStatus != runner.RunnerTerminated {
-			// It ended without finishing a job of its own: the job it was
-			// made for may still wait.
-			e.serveJobOf(record, log, deleted)
+			e.serveJobOf(ctx, log, gone)
 		}
 	}
 	return nil
@@ -135,7 +172,7 @@ func errorsOf(texts []string) []error {
 // removeRunner deregisters the instance's runner from GitHub. Removed and
 // never-registered are both success. Busy (422) comes back as
 // github.ErrRunnerBusy so the machine is never destroyed under a running job.
-func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) error {
+func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) error {
 	if inst.RunnerRemoved || inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
 		return nil
 	}
@@ -144,7 +181,7 @@ func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) erro
 		return err
 	}
 	owner.InstallationID = inst.InstallationID
-	return o.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
+	return r.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
 }
 
 // retryDelete puts a failed ordinary delete back to pending_delete with the
@@ -152,7 +189,7 @@ func (o *Operator) removeRunner(ctx context.Context, inst *runner.Instance) erro
 // the backoff (1 s doubling, capped) — or after GitHub's rate-limit reset.
 // runnerRemoved says GitHub confirmed the runner gone before the step that
 // failed: it is recorded, so the retry does not ask GitHub again.
-func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, deliveryID string, cause error, runnerRemoved bool) error {
+func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, meta EventMeta, cause error, runnerRemoved bool) error {
 	attempts := claimed.Attempts + 1
 	delay := e.backoff(attempts)
 	var rl *github.RateLimitError
@@ -165,7 +202,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		// again every few seconds only spends rate limit. The job's completed
 		// webhook re-sends this delete at once; the long delay is the
 		// fallback for a completed that never arrives.
-		delay = e.opts.DeleteBackoffMax
+		delay = e.backoffMax
 	}
 	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusDeleting {
@@ -193,7 +230,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 	}
 	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "next_attempt", attempts, "retry_in", delay.String())
 	e.observer.DeleteRetried(next.Pool)
-	if err := e.send(ctx, deleteMessage(next, deliveryID, attempts), delay); err != nil {
+	if err := e.send(ctx, deleteMessage(next, meta, attempts), delay); err != nil {
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
 	}
 	return nil

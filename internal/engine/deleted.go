@@ -17,8 +17,8 @@ var ErrDeletedNotListed = errors.New("this store cannot list deleted instances; 
 // ListDeletedInstances returns the deleted instances still kept
 // (store.DeletedRetention), of one pool when pool != "", most recently
 // deleted first; ErrDeletedNotListed when the store cannot list them.
-func (o *Operator) ListDeletedInstances(ctx context.Context, pool string) ([]*runner.Instance, error) {
-	lister, ok := o.store.(store.DeletedLister)
+func (lg *Ledger) ListDeletedInstances(ctx context.Context, pool string) ([]*runner.Instance, error) {
+	lister, ok := lg.store.(store.DeletedLister)
 	if !ok {
 		return nil, fmt.Errorf("list deleted instances: %w", ErrDeletedNotListed)
 	}

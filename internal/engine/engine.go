@@ -1,54 +1,45 @@
-// Package engine holds runfleet's use cases over its ports, split by what
-// they need: intake (what each job event changes: store + queue + pools,
-// Intake), the operator's deletes (+ GitHub, Operator, forcedelete.go) and
-// work (creating and deleting instances, serving the job ledger,
-// reconciling: + GitHub + providers, Engine). It never sees the config
+// Package engine holds runfleet's use cases over its ports, in three
+// tiers, each named for what it can do and each built on the one below, so
+// a function builds only the tier it uses:
+//
+//   - Ledger (ledger.go): the store and the queue. It records demand (job
+//     events, through the intake port, into the job ledger and the
+//     instances that serve it), answers booting machines (bootstrap.go) and
+//     reads the records. It never calls GitHub or a provider, so it runs
+//     where neither is reachable (the webhook and metadata functions).
+//   - Registrar (registrar.go): the ledger plus GitHub, where runners are
+//     registered and removed. The operator's deletes run on it
+//     (forcedelete.go); it never calls a provider.
+//   - Engine: the registrar plus the providers, which make and remove
+//     machines: the worker (creating and deleting instances, serving the
+//     job ledger) and the reconciler.
+//
+// Each tier's options contain the lower tier's (Options ⊃ RegistrarOptions
+// ⊃ LedgerOptions), so a setting exists once and its default is applied
+// once, by the tier that owns it. The package never sees the config
 // format, an adapter or GitHub's payload.
 package engine
 
 import (
-	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
-	"github.com/runfleet/runfleet/internal/github"
-	"github.com/runfleet/runfleet/internal/queue"
-	"github.com/runfleet/runfleet/internal/runner"
-	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/providers"
 )
 
-// Options are the engine's dependencies and tunables.
+// Options are the engine's dependencies and tunables: the registrar's,
+// and the providers with the work side's settings.
 type Options struct {
-	// ControllerID identifies this runfleet installation in GitHub: every
-	// runner it registers carries runner.ControllerLabel(ControllerID).
-	ControllerID string
-	// InstallationID is the store's installation id
-	// (store.Store.InstallationID); with it each pool gets its
-	// provider-side id (runner.PoolID). Pools whose ID is already set keep it.
-	InstallationID string
+	RegistrarOptions
 
-	Store  store.Store
-	Queue  queue.Queue
-	GitHub github.GitHub
 	// Providers maps each pool name to its provider.
 	Providers map[string]providers.Provider
-	Pools     runner.Pools
-	Logger    *slog.Logger
-	// Now defaults to time.Now.
-	Now func() time.Time
 	// Rand names warm runners (min_idle); default crypto/rand. A seeded
 	// source makes a simulation replay exactly.
 	Rand io.Reader
 
-	// DeleteBackoffMin/Max bound the delay between a failed delete and its
-	// retry, and between the instances made for one job (default 1s, 5m).
-	DeleteBackoffMin time.Duration
-	DeleteBackoffMax time.Duration
 	// MaxCreateAttempts bounds how often one instance's create is retried
 	// under the same name (default 3); the job ledger then makes another
 	// instance, under a new name, for as long as the job is queued.
@@ -80,18 +71,18 @@ type Options struct {
 	// Memory, when set, is shared with other engines (see Memory); nil
 	// gives this engine its own.
 	Memory *Memory
-	// Observer hears what the engine did, for metrics and the status page;
-	// default NopObserver.
-	Observer Observer
 }
 
 // Engine runs runfleet's use cases over its ports. It is safe for
 // concurrent use: all coordination goes through conditional store writes.
 type Engine struct {
-	*Operator
+	*Registrar
 	providers map[string]providers.Provider
-	opts      Options
-	memory    *Memory
+	// opts holds the work side's settings, defaults applied. The lower
+	// tiers' part is left zero: their settings are read from the tiers,
+	// which applied the defaults (e.controllerID, e.observer, e.now).
+	opts   Options
+	memory *Memory
 	// deliveries is Options.Deliveries with its defaults; nil = off.
 	deliveries *DeliveryRecovery
 }
@@ -112,13 +103,14 @@ func NewMemory() *Memory { return &Memory{} }
 
 // New checks the options and applies defaults.
 func New(opts Options) (*Engine, error) {
-	if opts.GitHub == nil {
-		return nil, errors.New("engine: no GitHub client")
-	}
 	for _, p := range opts.Pools {
 		if opts.Providers[p.Name] == nil {
 			return nil, fmt.Errorf("engine: pool %q has no provider", p.Name)
 		}
+	}
+	registrar, err := NewRegistrar(opts.RegistrarOptions)
+	if err != nil {
+		return nil, err
 	}
 	if opts.MaxCreateAttempts <= 0 {
 		opts.MaxCreateAttempts = 3
@@ -132,22 +124,6 @@ func New(opts Options) (*Engine, error) {
 	if opts.ConfirmWindow <= 0 {
 		opts.ConfirmWindow = 30 * time.Second
 	}
-	intake, err := NewIntake(IntakeOptions{
-		ControllerID:     opts.ControllerID,
-		InstallationID:   opts.InstallationID,
-		Store:            opts.Store,
-		Queue:            opts.Queue,
-		Pools:            opts.Pools,
-		Logger:           opts.Logger,
-		Now:              opts.Now,
-		DeleteBackoffMin: opts.DeleteBackoffMin,
-		DeleteBackoffMax: opts.DeleteBackoffMax,
-		Observer:         opts.Observer,
-	})
-	if err != nil {
-		return nil, err
-	}
-	opts.Pools = intake.pools
 	if opts.Memory == nil {
 		opts.Memory = NewMemory()
 	}
@@ -157,8 +133,9 @@ func New(opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
+	opts.RegistrarOptions = RegistrarOptions{}
 	return &Engine{
-		Operator:   &Operator{Intake: intake, github: opts.GitHub},
+		Registrar:  registrar,
 		providers:  opts.Providers,
 		opts:       opts,
 		memory:     opts.Memory,
@@ -201,23 +178,4 @@ func (e *Engine) providerTimeout(pool string) time.Duration {
 		return p.ProviderTimeout
 	}
 	return e.opts.ProviderTimeout
-}
-
-// GetInstance returns one instance (store.ErrNotFound if there is none).
-func (e *Engine) GetInstance(ctx context.Context, name string) (*runner.Instance, error) {
-	return e.store.GetInstance(ctx, name)
-}
-
-// ListInstances returns the live instances, of one pool when pool != "".
-func (e *Engine) ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error) {
-	if pool != "" {
-		return e.store.ListInstancesByPool(ctx, pool)
-	}
-	return e.store.ListLiveInstances(ctx)
-}
-
-// ListOpenJobs returns the jobs still waiting for a runner (or for
-// approval), oldest first.
-func (e *Engine) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
-	return e.store.ListOpenJobs(ctx)
 }

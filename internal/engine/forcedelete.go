@@ -20,27 +20,6 @@ func (e *BusyError) Error() string {
 // Unwrap lets errors.Is(err, github.ErrRunnerBusy) match.
 func (e *BusyError) Unwrap() error { return github.ErrRunnerBusy }
 
-// Operator is what an operator's delete needs: intake's store, queue and
-// pools, and GitHub to refuse a busy runner at once. It never calls a
-// provider — the delete itself runs in a worker — so a function that only
-// takes operators' deletes (the forcedelete Lambda) builds no provider.
-type Operator struct {
-	*Intake
-	github github.GitHub
-}
-
-// NewOperator builds the operator part alone.
-func NewOperator(opts IntakeOptions, gh github.GitHub) (*Operator, error) {
-	if gh == nil {
-		return nil, errors.New("engine: no GitHub client")
-	}
-	intake, err := NewIntake(opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Operator{Intake: intake, github: gh}, nil
-}
-
 // DeleteMode says how hard an operator's delete is.
 type DeleteMode bool
 
@@ -56,24 +35,24 @@ const (
 // stuck creating or deleting included — the instance goes to
 // pending_delete. The runner is removed from GitHub first; if GitHub says it
 // is busy the operator gets a *BusyError at once.
-func (o *Operator) RequestDelete(ctx context.Context, name string) (*runner.Instance, error) {
-	return o.OperatorDelete(ctx, name, Graceful)
+func (r *Registrar) RequestDelete(ctx context.Context, name string) (*runner.Instance, error) {
+	return r.OperatorDelete(ctx, name, Graceful)
 }
 
 // ForceDelete is the operator's forced delete: the instance goes to
 // pending_force_delete from any live state, which completes even if GitHub
 // or the provider keeps failing (the fault is recorded on the instance),
 // and a busy runner does not stop it.
-func (o *Operator) ForceDelete(ctx context.Context, name string) (*runner.Instance, error) {
-	return o.OperatorDelete(ctx, name, Forced)
+func (r *Registrar) ForceDelete(ctx context.Context, name string) (*runner.Instance, error) {
+	return r.OperatorDelete(ctx, name, Forced)
 }
 
 // OperatorDelete is RequestDelete or ForceDelete, as mode says: for the
 // transports (HTTP API, Lambda) that receive the choice as data.
-func (o *Operator) OperatorDelete(ctx context.Context, name string, mode DeleteMode) (*runner.Instance, error) {
+func (r *Registrar) OperatorDelete(ctx context.Context, name string, mode DeleteMode) (*runner.Instance, error) {
 	force := mode == Forced
-	log := o.log.With("instance", name, "force", force, "operator", true)
-	inst, err := o.store.GetInstance(ctx, name)
+	log := r.log.With("instance", name, "force", force, "operator", true)
+	inst, err := r.store.GetInstance(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +61,7 @@ func (o *Operator) OperatorDelete(ctx context.Context, name string, mode DeleteM
 		return inst, nil
 	}
 	if inst.GitHubRunnerID != 0 {
-		err := o.removeRunner(ctx, inst)
+		err := r.removeRunner(ctx, inst)
 		switch {
 		case errors.Is(err, github.ErrRunnerBusy) && !force:
 			log.Warn("operator delete refused: runner is busy")
@@ -96,16 +75,16 @@ func (o *Operator) OperatorDelete(ctx context.Context, name string, mode DeleteM
 	if force {
 		target = runner.StatusPendingForceDelete
 	}
-	next, _, err := o.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
+	next, _, err := r.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
 		if !cur.Status.Live() || cur.Status == target || cur.Status == runner.StatusPendingForceDelete {
 			return nil, errNoChange
 		}
-		next, err := cur.Transition(target, o.now())
+		next, err := cur.Transition(target, r.now())
 		if err != nil {
 			return nil, err
 		}
 		next.Attempts = 0
-		next.NextAttemptAt = o.now()
+		next.NextAttemptAt = r.now()
 		return next, nil
 	})
 	if err != nil {
@@ -114,7 +93,7 @@ func (o *Operator) OperatorDelete(ctx context.Context, name string, mode DeleteM
 	if next.Status.PendingDeletion() {
 		// Sent even when the status was already pending: a retrying delete's
 		// delayed message is overtaken and the operator sees it happen now.
-		if err := o.send(ctx, deleteMessage(next, "", next.Attempts), 0); err != nil {
+		if err := r.send(ctx, deleteMessage(next, EventMeta{}, next.Attempts), 0); err != nil {
 			return next, fmt.Errorf("enqueue delete for %s: %w", name, err)
 		}
 	}

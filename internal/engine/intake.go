@@ -2,130 +2,81 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"time"
 
-	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
-	"github.com/runfleet/runfleet/internal/store"
 )
 
-// IntakeOptions are what intake needs: the store, the queue and the pools.
-// No GitHub client and no provider — an intake can run where neither is
-// reachable (the webhook Lambda).
-type IntakeOptions struct {
-	ControllerID string
-	// InstallationID gives each pool its provider-side id (runner.PoolID).
-	InstallationID string
-	Store          store.Store
-	Queue          queue.Queue
-	Pools          runner.Pools
-	Logger         *slog.Logger
-	// Now defaults to time.Now.
-	Now func() time.Time
-	// DeleteBackoffMin/Max: see Options.
-	DeleteBackoffMin time.Duration
-	DeleteBackoffMax time.Duration
-	// Observer hears what intake did; nil = NopObserver. Refusals reach it
-	// when it implements RefusalObserver.
-	Observer Observer
+// The intake port: how what is learned about a job reaches the ledger.
+// Every intake — the webhook, a recovery of failed deliveries, a scale set
+// listener — hands the engine the same runner.JobEvent with an EventMeta
+// saying where it came from; the engine never knows which intake fed it.
+
+// EventSource names the intake a job event came through.
+type EventSource string
+
+// SourceWebhook is a GitHub webhook delivery; its key is the delivery's
+// X-GitHub-Delivery id.
+const SourceWebhook EventSource = "webhook"
+
+// SourceDeliveryLog is a webhook delivery GitHub failed to make, recovered
+// from the App's delivery log (reconcile_deliveries.go); its key is the
+// same X-GitHub-Delivery id (GitHub's GUID).
+const SourceDeliveryLog EventSource = "delivery_log"
+
+// EventMeta says where a job event came from.
+type EventMeta struct {
+	// Source is the intake that received the event.
+	Source EventSource
+	// Key names the event at its source (a webhook's delivery id): the
+	// same event received again carries the same key. It is carried to
+	// every log line and queue message about the work the event caused,
+	// not recorded: events are idempotent by the job they name (see
+	// HandleJobEvent), so a key seen before is processed again.
+	Key string
 }
 
-// Intake turns what is learned about jobs (job events) into the job ledger
-// and the instances that serve it. Every path is idempotent through
-// conditional writes: the same event, or the same job through several
-// deliveries, in any order, ends with at most one live instance per open
-// job (lessons-from-peers P2, P3, P20).
-type Intake struct {
-	store        store.Store
-	queue        queue.Queue
-	pools        runner.Pools
-	controllerID string
-	log          *slog.Logger
-	now          func() time.Time
-	backoffMin   time.Duration
-	backoffMax   time.Duration
-	observer     Observer
+// Webhook is the EventMeta of the webhook delivery deliveryID.
+func Webhook(deliveryID string) EventMeta {
+	return EventMeta{Source: SourceWebhook, Key: deliveryID}
 }
 
-// JobEventHandler is what an intake transport (the webhook) needs.
+// logAttrs name the event on a log line: a webhook's (and the engine's
+// own work, which has no event) by delivery_id, the key operators search
+// GitHub's delivery log by; any other's by source and event_key.
+func (m EventMeta) logAttrs() []any {
+	switch m.Source {
+	case "", SourceWebhook:
+		return []any{"delivery_id", m.Key}
+	case SourceDeliveryLog:
+		return []any{"source", string(m.Source), "delivery_id", m.Key}
+	}
+	return []any{"source", string(m.Source), "event_key", m.Key}
+}
+
+// withEvent is log naming the event m.
+func withEvent(log *slog.Logger, m EventMeta) *slog.Logger {
+	return log.With(m.logAttrs()...)
+}
+
+// JobEventHandler is the intake port: what an intake (the webhook) needs.
 type JobEventHandler interface {
-	OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (Outcome, error)
+	HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta EventMeta) (Outcome, error)
 }
 
-var _ JobEventHandler = (*Intake)(nil)
+var _ JobEventHandler = (*Ledger)(nil)
 
-// NewIntake checks the options and applies defaults.
-func NewIntake(opts IntakeOptions) (*Intake, error) {
-	switch {
-	case opts.Store == nil:
-		return nil, errors.New("engine: no store")
-	case opts.Queue == nil:
-		return nil, errors.New("engine: no queue")
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Observer == nil {
-		opts.Observer = NopObserver{}
-	}
-	if opts.DeleteBackoffMin <= 0 {
-		opts.DeleteBackoffMin = time.Second
-	}
-	if opts.DeleteBackoffMax <= 0 {
-		opts.DeleteBackoffMax = 5 * time.Minute
-	}
-	if opts.Observer == nil {
-		opts.Observer = NopObserver{}
-	}
-	pools := make(runner.Pools, len(opts.Pools))
-	for i, p := range opts.Pools {
-		p.Labels = append([]string(nil), p.Labels...)
-		if p.ID == "" {
-			p.ID = runner.PoolID(opts.InstallationID, p.Name)
-		}
-		pools[i] = p
-	}
-	return &Intake{
-		store:        opts.Store,
-		queue:        opts.Queue,
-		pools:        pools,
-		controllerID: opts.ControllerID,
-		log:          opts.Logger,
-		now:          opts.Now,
-		backoffMin:   opts.DeleteBackoffMin,
-		backoffMax:   opts.DeleteBackoffMax,
-		observer:     opts.Observer,
-	}, nil
-}
-
-// Pools returns the pools as the engine runs them (with their ids).
-func (in *Intake) Pools() runner.Pools { return in.pools }
-
-// pool returns the configured pool by name.
-func (in *Intake) pool(name string) (*runner.Pool, bool) { return in.pools.Get(name) }
-
-// backoff is the delay before retry number attempt (1-based): min doubling
-// up to max.
-func (in *Intake) backoff(attempt int) time.Duration {
-	d := in.backoffMin
-	for i := 1; i < attempt && d < in.backoffMax; i++ {
-		d *= 2
-	}
-	return min(d, in.backoffMax)
-}
-
-// OnWorkflowJob applies one job event.
-func (in *Intake) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (Outcome, error) {
+// HandleJobEvent applies one job event. It is idempotent by the job (its
+// id and run attempt) through conditional writes, whatever the event's
+// key or source: the same event received twice, through one intake or
+// two, ends in the same state as received once — which is what recovers
+// an event whose first processing was cut off by a crash.
+func (lg *Ledger) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta EventMeta) (Outcome, error) {
 	if ev.RunAttempt < 1 {
 		ev.RunAttempt = 1
 	}
-	log := in.log.With("delivery_id", deliveryID, "job_id", ev.JobID, "run_attempt", ev.RunAttempt, "action", string(ev.Action))
-	pool, matched := in.pools.Match(ev.Repository, ev.Org, ev.Enterprise, ev.Labels)
+	log := withEvent(lg.log, meta).With("job_id", ev.JobID, "run_attempt", ev.RunAttempt, "action", string(ev.Action))
+	pool, matched := lg.pools.Match(ev.Repository, ev.Org, ev.Enterprise, ev.Labels)
 	if matched {
 		log = log.With("pool", pool.Name)
 	}
@@ -135,13 +86,13 @@ func (in *Intake) OnWorkflowJob(ctx context.Context, deliveryID string, ev runne
 			log.Info("no pool serves this job's owner and labels", "labels", ev.Labels, "repository", ev.Repository)
 			return Outcome{Action: string(ev.Action), Result: ResultNoMatchingPool}, nil
 		}
-		return in.onQueued(ctx, log, deliveryID, pool, ev)
+		return lg.onQueued(ctx, log, meta, pool, ev)
 	case runner.ActionWaiting:
-		return in.onWaiting(ctx, log, pool, matched, ev)
+		return lg.onWaiting(ctx, log, pool, matched, ev)
 	case runner.ActionInProgress:
-		return in.onInProgress(ctx, log, pool, matched, ev)
+		return lg.onInProgress(ctx, log, pool, matched, ev)
 	case runner.ActionCompleted:
-		return in.onCompleted(ctx, log, deliveryID, pool, matched, ev)
+		return lg.onCompleted(ctx, log, meta, pool, matched, ev)
 	default:
 		log.Info("workflow_job action not acted on")
 		return Outcome{Action: string(ev.Action), Result: ResultIgnored}, nil
@@ -149,8 +100,8 @@ func (in *Intake) OnWorkflowJob(ctx context.Context, deliveryID string, ev runne
 }
 
 // newJob is the ledger record for a job event's job in pool, in status.
-func (in *Intake) newJob(pool *runner.Pool, ev runner.JobEvent, status runner.JobStatus) *runner.Job {
-	now := in.now()
+func (lg *Ledger) newJob(pool *runner.Pool, ev runner.JobEvent, status runner.JobStatus) *runner.Job {
+	now := lg.now()
 	return &runner.Job{
 		ID:              ev.JobID,
 		RunAttempt:      ev.RunAttempt,

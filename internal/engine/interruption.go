@@ -140,7 +140,7 @@ func (e *Engine) HandleInterruption(ctx context.Context, n InterruptionNotice) (
 	}
 	// No job on it: nothing to re-run, and waiting for the machine to die
 	// would only delay the job it was made for.
-	if err := e.scheduleDelete(ctx, log, marked.Name, "", "spot interruption: the provider is taking the machine back"); err != nil {
+	if err := e.scheduleDelete(ctx, log, marked.Name, EventMeta{}, "spot interruption: the provider is taking the machine back"); err != nil {
 		return "", err
 	}
 	return InterruptionReplaced, nil

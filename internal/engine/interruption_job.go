@@ -102,7 +102,7 @@ func (e *Engine) interruptJob(ctx context.Context, log *slog.Logger, inst *runne
 		return true, nil
 	}
 	log.Info("job failed on an interrupted machine before the interruption was known; re-run requested", "conclusion", job.Conclusion)
-	if err := e.send(ctx, rerunMessage(job, ""), 0); err != nil {
+	if err := e.send(ctx, rerunMessage(job, EventMeta{}), 0); err != nil {
 		// The instance's delete re-sends it (rerunOwedBy), and so does the
 		// next notice about the machine.
 		return true, fmt.Errorf("enqueue the re-run of job %s: %w", key, err)

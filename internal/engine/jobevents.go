@@ -16,41 +16,41 @@ import (
 // again (and, if its runner was reaped meanwhile, gets a new one); a job
 // already served, closed or expired makes nothing, however late its queued
 // arrives.
-func (in *Intake) onQueued(ctx context.Context, log *slog.Logger, deliveryID string, pool *runner.Pool, ev runner.JobEvent) (Outcome, error) {
+func (lg *Ledger) onQueued(ctx context.Context, log *slog.Logger, meta EventMeta, pool *runner.Pool, ev runner.JobEvent) (Outcome, error) {
 	key := runner.JobKey(ev.JobID, ev.RunAttempt)
 	out := Outcome{Action: string(ev.Action), Pool: pool.Name}
 	// A shape the pool refuses is bad input: nothing is recorded, so the
 	// reconciler never serves it and a redelivery is refused the same way.
 	if r := refusal(pool, ev.Labels); r != nil {
-		in.refuse(log, pool.Name, r)
+		lg.refuse(log, pool.Name, r)
 		out.Result, out.Reason = ResultRefused, r.Reason
 		return out, nil
 	}
-	job, err := in.store.GetJob(ctx, key)
+	job, err := lg.store.GetJob(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrJobNotFound):
-		return in.supply(ctx, log, in.newJob(pool, ev, runner.JobOpen), supplyCall{deliveryID: deliveryID})
+		return lg.supply(ctx, log, lg.newJob(pool, ev, runner.JobOpen), supplyCall{event: meta})
 	case err != nil:
 		return out, fmt.Errorf("read job %s: %w", key, err)
 	}
 	if job.Status == runner.JobWaiting {
-		job, _, err = in.mutateJob(ctx, key, job, func(cur *runner.Job) (*runner.Job, error) {
+		job, _, err = lg.mutateJob(ctx, key, job, func(cur *runner.Job) (*runner.Job, error) {
 			if cur.Status != runner.JobWaiting {
 				return nil, errNoChange
 			}
-			return cur.Transition(runner.JobOpen, in.now())
+			return cur.Transition(runner.JobOpen, lg.now())
 		})
 		if err != nil {
 			return out, fmt.Errorf("reopen job %s: %w", key, err)
 		}
 		log.Info("job queued again after waiting")
 	}
-	return in.supply(ctx, log, job, supplyCall{deliveryID: deliveryID})
+	return lg.supply(ctx, log, job, supplyCall{event: meta})
 }
 
 // onWaiting pauses demand while an environment's protection rules hold the
 // job: no runner is made for it until it is queued again.
-func (in *Intake) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
+func (lg *Ledger) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
 	out := Outcome{Action: string(ev.Action), Result: ResultRecorded}
 	if !matched {
 		return out, nil
@@ -59,11 +59,11 @@ func (in *Intake) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.
 	// Recorded waiting, a refused job would be opened by the reconciler's
 	// recheck; it is refused here as on queued.
 	if r := refusal(pool, ev.Labels); r != nil {
-		in.refuse(log, pool.Name, r)
+		lg.refuse(log, pool.Name, r)
 		out.Result, out.Reason = ResultRefused, r.Reason
 		return out, nil
 	}
-	if _, err := in.settleJob(ctx, pool, ev, runner.JobWaiting); err != nil {
+	if _, err := lg.settleJob(ctx, pool, ev, runner.JobWaiting); err != nil {
 		return out, fmt.Errorf("record job %d waiting: %w", ev.JobID, err)
 	}
 	log.Info("job waiting for approval; no runner until it is queued again")
@@ -72,19 +72,19 @@ func (in *Intake) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.
 
 // onInProgress settles demand (the job is served, whichever runner took
 // it) and binds the runner that took it, if it is ours.
-func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
+func (lg *Ledger) onInProgress(ctx context.Context, log *slog.Logger, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
 	out := Outcome{Action: string(ev.Action), Result: ResultIgnored}
 	var job *runner.Job
 	if matched {
 		var err error
-		if job, err = in.settleJob(ctx, pool, ev, runner.JobServed); err != nil {
+		if job, err = lg.settleJob(ctx, pool, ev, runner.JobServed); err != nil {
 			return out, fmt.Errorf("record job %d served: %w", ev.JobID, err)
 		}
 		out.Pool = pool.Name
 	}
 	name := ev.RunnerName
 	log = log.With("instance", name)
-	taken, err := in.ourInstance(ctx, name)
+	taken, err := lg.ourInstance(ctx, name)
 	if err != nil {
 		return out, fmt.Errorf("read instance %s: %w", name, err)
 	}
@@ -93,7 +93,7 @@ func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 		return out, nil
 	}
 	out.Instance, out.Pool = taken.Name, taken.Pool
-	bound, changed, err := in.mutateFrom(ctx, name, taken, func(cur *runner.Instance) (*runner.Instance, error) {
+	bound, changed, err := lg.mutateFrom(ctx, name, taken, func(cur *runner.Instance) (*runner.Instance, error) {
 		// An instance on its way out keeps its status: binding it would only
 		// race the delete worker's compare-and-set.
 		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting ||
@@ -105,7 +105,7 @@ func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 		next.ActiveJobID = ev.JobID
 		next.ActiveRunAttempt = ev.RunAttempt
 		next.NotBusySince = time.Time{}
-		next.UpdatedAt = in.now()
+		next.UpdatedAt = lg.now()
 		return next, nil
 	})
 	if err != nil {
@@ -115,10 +115,10 @@ func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 	if changed {
 		log.Info("runner bound to job", "runner_status", runner.RunnerActive)
 		if job != nil && !job.QueuedAt.IsZero() {
-			in.observer.JobWaited(job.Pool, StageStarted, in.now().Sub(job.QueuedAt))
+			lg.observer.JobWaited(job.Pool, StageStarted, lg.now().Sub(job.QueuedAt))
 		}
 	}
-	if err := in.handOver(ctx, log, job, bound); err != nil {
+	if err := lg.handOver(ctx, log, job, bound); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -128,26 +128,26 @@ func (in *Intake) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 // machine, even one still waiting for capacity — and schedules the delete
 // of the runner that ran it (or, for a job that ended before any runner
 // took it, of the instance made for it, unless that one took another job).
-func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID string, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
+func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventMeta, pool *runner.Pool, matched bool, ev runner.JobEvent) (Outcome, error) {
 	out := Outcome{Action: string(ev.Action), Result: ResultIgnored}
 	var job *runner.Job
 	if matched {
 		status := runner.JobClosed
-		interrupted, err := in.interruptedRun(ctx, log, ev)
+		interrupted, err := lg.interruptedRun(ctx, log, ev)
 		if err != nil {
 			return out, err
 		}
 		if interrupted {
 			status = runner.JobRerun
 		}
-		if job, err = in.settleJob(ctx, pool, ev, status); err != nil {
+		if job, err = lg.settleJob(ctx, pool, ev, status); err != nil {
 			return out, fmt.Errorf("record job %d %s: %w", ev.JobID, status, err)
 		}
 		out.Pool = pool.Name
 		if job.Status == runner.JobRerun {
 			// Also re-sent when the job was in rerun already: an earlier
 			// delivery may have failed between its write and its send.
-			if err := in.send(ctx, rerunMessage(job, deliveryID), 0); err != nil {
+			if err := lg.send(ctx, rerunMessage(job, meta), 0); err != nil {
 				return out, fmt.Errorf("enqueue the re-run of job %d: %w", ev.JobID, err)
 			}
 			log.Info("job failed on an interrupted machine; re-run requested", "instance", job.Interrupted, "conclusion", ev.Conclusion)
@@ -166,7 +166,7 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 		}
 	}
 	log = log.With("instance", name)
-	inst, err := in.ourInstance(ctx, name)
+	inst, err := lg.ourInstance(ctx, name)
 	if err != nil {
 		return out, fmt.Errorf("read instance %s: %w", name, err)
 	}
@@ -175,35 +175,13 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 		return out, nil
 	}
 	if !runnerless {
-		if err := in.handOver(ctx, log, job, inst); err != nil {
+		if err := lg.handOver(ctx, log, job, inst); err != nil {
 			return out, err
 		}
 	}
 	out.Instance, out.Pool = inst.Name, inst.Pool
-	next, changed, err := in.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
-			return nil, errNoChange
-		}
-		if cur.Status == runner.StatusCreating {
-			// Its create is in flight: a delete now would find no machine
-			// yet, free the slot, and the create would then make one. The
-			// create hands the machine to the delete path once it exists.
-			if cur.RunnerStatus == runner.RunnerTerminated {
-				return nil, errNoChange
-			}
-			next := cur.Clone()
-			next.RunnerStatus = runner.RunnerTerminated
-			next.UpdatedAt = in.now()
-			return next, nil
-		}
-		next, err := cur.Transition(runner.StatusPendingDelete, in.now())
-		if err != nil {
-			return nil, err
-		}
-		if cur.ActiveJobID == ev.JobID || cur.ActiveJobID == 0 && !runnerless {
-			next.RunnerStatus = runner.RunnerTerminated
-		}
-		return next, nil
+	next, changed, err := lg.mutateFrom(ctx, name, inst, func(cur *runner.Instance) (*runner.Instance, error) {
+		return jobCompleted(cur, ev.JobID, runnerless, lg.now())
 	})
 	if err != nil {
 		return out, fmt.Errorf("schedule delete of %s: %w", name, err)
@@ -219,7 +197,7 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 	}
 	// Also re-sent when already pending: an earlier attempt may have failed
 	// between its write and its send. The worker's compare-and-set admits one.
-	if err := in.send(ctx, deleteMessage(next, deliveryID, 0), 0); err != nil {
+	if err := lg.send(ctx, deleteMessage(next, meta, 0), 0); err != nil {
 		// Recorded as pending_delete: the reconciler re-sends lost deletes.
 		return out, fmt.Errorf("enqueue delete for %s: %w", name, err)
 	}
@@ -227,16 +205,46 @@ func (in *Intake) onCompleted(ctx context.Context, log *slog.Logger, deliveryID 
 	return out, nil
 }
 
+// jobCompleted is the instance once job jobID, which it was made for or
+// ran, completed: pending_delete, its runner terminated if it ran that job
+// (or any, when the event names it: runnerless is false). An instance
+// whose create is in flight is only marked terminated: a delete now would
+// find no machine yet, free the slot, and the create would then make one;
+// the create hands the machine to the delete path once it exists.
+// errNoChange when it is on its way out already.
+func jobCompleted(cur *runner.Instance, jobID int64, runnerless bool, now time.Time) (*runner.Instance, error) {
+	if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
+		return nil, errNoChange
+	}
+	if cur.Status == runner.StatusCreating {
+		if cur.RunnerStatus == runner.RunnerTerminated {
+			return nil, errNoChange
+		}
+		next := cur.Clone()
+		next.RunnerStatus = runner.RunnerTerminated
+		next.UpdatedAt = now
+		return next, nil
+	}
+	next, err := cur.Transition(runner.StatusPendingDelete, now)
+	if err != nil {
+		return nil, err
+	}
+	if cur.ActiveJobID == jobID || cur.ActiveJobID == 0 && !runnerless {
+		next.RunnerStatus = runner.RunnerTerminated
+	}
+	return next, nil
+}
+
 // handOver keeps supply with demand when GitHub gave a job to a runner made
 // for another job: settled's own instance, now spare, takes over the other
 // job, which is still waiting for the runner that was made for it.
-func (in *Intake) handOver(ctx context.Context, log *slog.Logger, settled *runner.Job, taken *runner.Instance) error {
+func (lg *Ledger) handOver(ctx context.Context, log *slog.Logger, settled *runner.Job, taken *runner.Instance) error {
 	if settled == nil || taken == nil || taken.JobID == 0 ||
 		taken.JobID == settled.ID && taken.RunAttempt == settled.RunAttempt ||
 		settled.Instance == "" || settled.Instance == taken.Name {
 		return nil
 	}
-	spare, err := in.store.GetInstance(ctx, settled.Instance)
+	spare, err := lg.store.GetInstance(ctx, settled.Instance)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -247,7 +255,7 @@ func (in *Intake) handOver(ctx context.Context, log *slog.Logger, settled *runne
 		return nil
 	}
 	other := runner.JobKey(taken.JobID, taken.RunAttempt)
-	_, changed, err := in.mutateJob(ctx, other, nil, func(cur *runner.Job) (*runner.Job, error) {
+	_, changed, err := lg.mutateJob(ctx, other, nil, func(cur *runner.Job) (*runner.Job, error) {
 		// Only a runner of the job's own pool covers its labels, and only
 		// one of its own shape is the machine it asked for.
 		if !cur.Status.WantsRunner() || cur.Instance != taken.Name || cur.Pool != spare.Pool ||
@@ -256,7 +264,7 @@ func (in *Intake) handOver(ctx context.Context, log *slog.Logger, settled *runne
 		}
 		next := cur.Clone()
 		next.Instance = spare.Name
-		next.UpdatedAt = in.now()
+		next.UpdatedAt = lg.now()
 		return next, nil
 	})
 	if errors.Is(err, store.ErrJobNotFound) {
@@ -273,11 +281,11 @@ func (in *Intake) handOver(ctx context.Context, log *slog.Logger, settled *runne
 
 // ourInstance returns the instance named by a runner name, or nil when the
 // runner is not one of ours.
-func (in *Intake) ourInstance(ctx context.Context, runnerName string) (*runner.Instance, error) {
+func (lg *Ledger) ourInstance(ctx context.Context, runnerName string) (*runner.Instance, error) {
 	if !runner.OursByName(runnerName) {
 		return nil, nil
 	}
-	inst, err := in.store.GetInstance(ctx, runnerName)
+	inst, err := lg.store.GetInstance(ctx, runnerName)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

@@ -97,10 +97,10 @@ func TestLedgerRedeliveryAfterACrashAtAnyWriteServesTheJob(t *testing.T) {
 			}})
 			w.StartWorkers(4)
 			ev := enginetest.Event(runner.ActionQueued, 7, "")
-			_, _ = w.Engine.OnWorkflowJob(context.Background(), "same-delivery", ev)
+			_, _ = w.Engine.HandleJobEvent(context.Background(), ev, engine.Webhook("same-delivery"))
 			time.Sleep(50 * time.Millisecond)
 			w.Crash(4)
-			if _, err := w.Engine.OnWorkflowJob(context.Background(), "same-delivery", ev); err != nil {
+			if _, err := w.Engine.HandleJobEvent(context.Background(), ev, engine.Webhook("same-delivery")); err != nil {
 				t.Fatalf("redelivery: %v", err)
 			}
 			serveAndFinish(t, w, []int64{7})

@@ -144,7 +144,7 @@ func TestP3DuplicatesCollapseToOneInstance(t *testing.T) {
 	// A redelivery is processed again; the job ledger makes it change
 	// nothing.
 	for i, delivery := range []string{"same", "same", "same", "same", "same", "other"} {
-		out, err := w.Engine.OnWorkflowJob(ctx, delivery, enginetest.Event(runner.ActionQueued, id, ""))
+		out, err := w.Engine.HandleJobEvent(ctx, enginetest.Event(runner.ActionQueued, id, ""), engine.Webhook(delivery))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestP4BurstNeverExceedsMaxRunners(t *testing.T) {
 			live, _ := w.Store.ListLiveInstances(ctx)
 			for _, inst := range live {
 				if inst.Status == runner.StatusRunning {
-					_, _ = w.Engine.OnWorkflowJob(ctx, "c-"+inst.Name, enginetest.Event(runner.ActionCompleted, inst.JobID, inst.Name))
+					_, _ = w.Engine.HandleJobEvent(ctx, enginetest.Event(runner.ActionCompleted, inst.JobID, inst.Name), engine.Webhook("c-"+inst.Name))
 				}
 			}
 			time.Sleep(5 * time.Millisecond)
@@ -217,7 +217,7 @@ func TestP4BurstNeverExceedsMaxRunners(t *testing.T) {
 	var burst sync.WaitGroup
 	for i := range jobs {
 		burst.Go(func() {
-			if _, err := w.Engine.OnWorkflowJob(ctx, fmt.Sprintf("q-%d", i), enginetest.Event(runner.ActionQueued, int64(30_000+i), "")); err != nil {
+			if _, err := w.Engine.HandleJobEvent(ctx, enginetest.Event(runner.ActionQueued, int64(30_000+i), ""), engine.Webhook(fmt.Sprintf("q-%d", i))); err != nil {
 				t.Error(err)
 			}
 		})
@@ -266,7 +266,7 @@ func TestP5PendingDeleteAlwaysResolves(t *testing.T) {
 		id := int64(40_000 + i)
 		name := enginetest.InstanceName(id)
 		completed := func() {
-			_, _ = w.Engine.OnWorkflowJob(ctx, "c-"+name, enginetest.Event(runner.ActionCompleted, id, name))
+			_, _ = w.Engine.HandleJobEvent(ctx, enginetest.Event(runner.ActionCompleted, id, name), engine.Webhook("c-"+name))
 		}
 		wg.Go(completed)
 		wg.Go(func() { _, _ = w.Engine.RequestDelete(ctx, name) })

@@ -43,10 +43,14 @@ type Message struct {
 	Instance string `json:"instance,omitempty"`
 	// JobKey names the job (runner.JobKey) of a serve_job message.
 	JobKey string `json:"job_key,omitempty"`
-	// DeliveryID and JobID are carried only so every log line about this work
-	// can name the webhook and job it came from.
-	DeliveryID string `json:"delivery_id,omitempty"`
-	JobID      int64  `json:"job_id,omitempty"`
+	// Source, EventKey and JobID are carried only so every log line about
+	// this work can name the job event (EventMeta) and the job it came
+	// from. The key keeps the JSON name of the only key earlier builds
+	// carried, the webhook's delivery id; a webhook's event is sent with no
+	// source, so its message is what it was.
+	Source   EventSource `json:"source,omitempty"`
+	EventKey string      `json:"delivery_id,omitempty"`
+	JobID    int64       `json:"job_id,omitempty"`
 	// Attempt counts re-sends of the same work (delete backoff); on a
 	// rerun_job message, it names the failed re-run call it repeats.
 	Attempt int `json:"attempt,omitempty"`
@@ -56,6 +60,19 @@ type Message struct {
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// LegacyJob is set on scale_up messages only.
 	LegacyJob *LegacyJob `json:"job,omitempty"`
+}
+
+// event is the job event the work came from; an empty source is the
+// webhook's, or no event at all (work the engine started itself).
+func (m Message) event() EventMeta { return EventMeta{Source: m.Source, Key: m.EventKey} }
+
+// withEvent is m with the job event ev named on it.
+func (m Message) withEvent(ev EventMeta) Message {
+	if ev.Source != SourceWebhook {
+		m.Source = ev.Source
+	}
+	m.EventKey = ev.Key
+	return m
 }
 
 // LegacyJob is what a scale_up message of an earlier build carries.

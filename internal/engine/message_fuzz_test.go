@@ -87,7 +87,7 @@ func FuzzEncodeMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind, instance, jobKey, deliveryID string, jobID int64, attempt int, pool string, legacyID int64, label string) {
 		m := engine.Message{
 			Kind: engine.Kind(kind), Instance: instance, JobKey: jobKey,
-			DeliveryID: deliveryID, JobID: jobID, Attempt: attempt,
+			EventKey: deliveryID, JobID: jobID, Attempt: attempt,
 		}
 		if pool != "" || legacyID != 0 || label != "" {
 			m.LegacyJob = &engine.LegacyJob{Pool: pool, ID: legacyID, RunAttempt: 1, Owner: "octo-org", Labels: []string{label}}
@@ -135,7 +135,7 @@ func sameMessage(a, b engine.Message) bool {
 }
 
 func validUTF8Message(m engine.Message) bool {
-	texts := []string{string(m.Kind), m.Instance, m.JobKey, m.DeliveryID}
+	texts := []string{string(m.Kind), m.Instance, m.JobKey, string(m.Source), m.EventKey}
 	if j := m.LegacyJob; j != nil {
 		texts = append(texts, j.Pool, j.Owner, j.Repository)
 		texts = append(texts, j.Labels...)

@@ -7,7 +7,7 @@ import (
 )
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
-	in := Message{Kind: KindDelete, Instance: "runfleet-p-1-1", DeliveryID: "d", JobID: 1, Attempt: 3}
+	in := Message{Kind: KindDelete, Instance: "runfleet-p-1-1", EventKey: "d", JobID: 1, Attempt: 3}
 	body, err := EncodeMessage(in)
 	if err != nil {
 		t.Fatal(err)

@@ -37,29 +37,29 @@ func (e *Engine) HandleMessage(ctx context.Context, body []byte) error {
 	return fmt.Errorf("%w: unhandled kind %q", ErrMalformed, msg.Kind)
 }
 
-func createMessage(inst *runner.Instance, deliveryID string) Message {
-	return Message{Kind: KindCreate, Instance: inst.Name, DeliveryID: deliveryID, JobID: inst.JobID}
+func createMessage(inst *runner.Instance, meta EventMeta) Message {
+	return Message{Kind: KindCreate, Instance: inst.Name, JobID: inst.JobID}.withEvent(meta)
 }
 
-func deleteMessage(inst *runner.Instance, deliveryID string, attempt int) Message {
-	return Message{Kind: KindDelete, Instance: inst.Name, DeliveryID: deliveryID, JobID: inst.JobID, Attempt: attempt}
+func deleteMessage(inst *runner.Instance, meta EventMeta, attempt int) Message {
+	return Message{Kind: KindDelete, Instance: inst.Name, JobID: inst.JobID, Attempt: attempt}.withEvent(meta)
 }
 
-func serveJobMessage(job *runner.Job, deliveryID string, attempt int) Message {
-	return Message{Kind: KindServeJob, JobKey: job.Key(), DeliveryID: deliveryID, JobID: job.ID, Attempt: attempt, NotBefore: job.NextAttemptAt}
+func serveJobMessage(job *runner.Job, meta EventMeta, attempt int) Message {
+	return Message{Kind: KindServeJob, JobKey: job.Key(), JobID: job.ID, Attempt: attempt, NotBefore: job.NextAttemptAt}.withEvent(meta)
 }
 
-func (in *Intake) send(ctx context.Context, msg Message, delay time.Duration) error {
+func (lg *Ledger) send(ctx context.Context, msg Message, delay time.Duration) error {
 	body, err := EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
-	return in.queue.Send(ctx, body, delay)
+	return lg.queue.Send(ctx, body, delay)
 }
 
 // getLive reads an instance for a worker; a missing one is stale work.
-func (in *Intake) getLive(ctx context.Context, name string) (*runner.Instance, error) {
-	inst, err := in.store.GetInstance(ctx, name)
+func (lg *Ledger) getLive(ctx context.Context, name string) (*runner.Instance, error) {
+	inst, err := lg.store.GetInstance(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func (e *Engine) legacyScaleUp(ctx context.Context, msg Message) error {
 		e.log.Warn("pool no longer configured; queued job of an earlier build dropped", "pool", j.Pool, "job_id", j.ID)
 		return nil
 	}
-	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", j.ID, "pool", j.Pool)
-	_, err := e.onQueued(ctx, log, msg.DeliveryID, pool, ev)
+	log := withEvent(e.log, msg.event()).With("job_id", j.ID, "pool", j.Pool)
+	_, err := e.onQueued(ctx, log, msg.event(), pool, ev)
 	return err
 }

@@ -51,8 +51,8 @@ func compareAndSet[R any](what string, known *R, read func() (*R, error), decide
 
 // mutate reads the instance, asks decide for its next version and writes it
 // with a compare-and-set (compareAndSet).
-func (in *Intake) mutate(ctx context.Context, name string, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
-	return in.mutateFrom(ctx, name, nil, decide)
+func (lg *Ledger) mutate(ctx context.Context, name string, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+	return lg.mutateFrom(ctx, name, nil, decide)
 }
 
 // mutateFrom is mutate starting from an instance the caller has just read
@@ -61,29 +61,29 @@ func (in *Intake) mutate(ctx context.Context, name string, decide func(cur *runn
 //
 // Every committed status change is told to the observer, with the status
 // the write replaced.
-func (in *Intake) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
+func (lg *Ledger) mutateFrom(ctx context.Context, name string, known *runner.Instance, decide func(cur *runner.Instance) (*runner.Instance, error)) (*runner.Instance, bool, error) {
 	var from runner.Status
 	next, wrote, err := compareAndSet(fmt.Sprintf("instance %q", name), known,
-		func() (*runner.Instance, error) { return in.store.GetInstance(ctx, name) },
+		func() (*runner.Instance, error) { return lg.store.GetInstance(ctx, name) },
 		decide,
 		func(cur, next *runner.Instance) error {
 			next.Version = cur.Version
 			from = cur.Status
-			return in.store.UpdateInstance(ctx, cur.Status, next)
+			return lg.store.UpdateInstance(ctx, cur.Status, next)
 		})
 	if wrote && err == nil && next.Status != from {
-		in.observer.InstanceChanged(next, from)
+		lg.observer.InstanceChanged(next, from)
 	}
 	return next, wrote, err
 }
 
 // mutateJob is mutateFrom for the job ledger.
-func (in *Intake) mutateJob(ctx context.Context, key string, known *runner.Job, decide func(cur *runner.Job) (*runner.Job, error)) (*runner.Job, bool, error) {
+func (lg *Ledger) mutateJob(ctx context.Context, key string, known *runner.Job, decide func(cur *runner.Job) (*runner.Job, error)) (*runner.Job, bool, error) {
 	return compareAndSet("job "+key, known,
-		func() (*runner.Job, error) { return in.store.GetJob(ctx, key) },
+		func() (*runner.Job, error) { return lg.store.GetJob(ctx, key) },
 		decide,
 		func(cur, next *runner.Job) error {
 			next.Version = cur.Version
-			return in.store.UpdateJob(ctx, cur.Status, next)
+			return lg.store.UpdateJob(ctx, cur.Status, next)
 		})
 }

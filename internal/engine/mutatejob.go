@@ -14,14 +14,14 @@ import (
 // creating the record when there is none yet — an event that arrives
 // before the job's queued must still stop that queued from making a
 // runner. A job already final, or already in status, is left as it is.
-func (in *Intake) settleJob(ctx context.Context, pool *runner.Pool, ev runner.JobEvent, status runner.JobStatus) (*runner.Job, error) {
+func (lg *Ledger) settleJob(ctx context.Context, pool *runner.Pool, ev runner.JobEvent, status runner.JobStatus) (*runner.Job, error) {
 	key := runner.JobKey(ev.JobID, ev.RunAttempt)
 	for range maxConflictRetries {
-		job, _, err := in.mutateJob(ctx, key, nil, func(cur *runner.Job) (*runner.Job, error) {
+		job, _, err := lg.mutateJob(ctx, key, nil, func(cur *runner.Job) (*runner.Job, error) {
 			if cur.Status == status || cur.Status.Final() || !runner.CanJobTransition(cur.Status, status) {
 				return nil, errNoChange
 			}
-			next, err := cur.Transition(status, in.now())
+			next, err := cur.Transition(status, lg.now())
 			if err != nil {
 				return nil, err
 			}
@@ -42,12 +42,12 @@ func (in *Intake) settleJob(ctx context.Context, pool *runner.Pool, ev runner.Jo
 		if !errors.Is(err, store.ErrJobNotFound) {
 			return job, err
 		}
-		job = in.newJob(pool, ev, status)
+		job = lg.newJob(pool, ev, status)
 		job.CompletedAt = ev.CompletedAt
 		if status == runner.JobRerun {
 			job.Interrupted = ev.RunnerName
 		}
-		err = in.store.CreateJob(ctx, job)
+		err = lg.store.CreateJob(ctx, job)
 		if errors.Is(err, store.ErrJobExists) {
 			continue
 		}

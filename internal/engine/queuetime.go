@@ -9,9 +9,9 @@ import "github.com/runfleet/runfleet/internal/runner"
 // older release (no time) are not reported. A job served by several
 // instances in turn (its first one failed) reports a stage once per
 // instance that reached it.
-func (in *Intake) jobWaited(inst *runner.Instance, stage QueueStage) {
+func (lg *Ledger) jobWaited(inst *runner.Instance, stage QueueStage) {
 	if inst == nil || inst.JobID == 0 || inst.JobQueuedAt.IsZero() {
 		return
 	}
-	in.observer.JobWaited(inst.Pool, stage, in.now().Sub(inst.JobQueuedAt))
+	lg.observer.JobWaited(inst.Pool, stage, lg.now().Sub(inst.JobQueuedAt))
 }

@@ -115,13 +115,13 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 		if overdue {
 			rep.CreatesResent++
 			log.Info("re-sending create presumed lost")
-			return e.send(ctx, createMessage(inst, ""), 0)
+			return e.send(ctx, createMessage(inst, EventMeta{}), 0)
 		}
 	case runner.StatusPendingDelete, runner.StatusPendingForceDelete:
 		if overdue {
 			rep.DeletesResent++
 			log.Info("re-sending delete presumed lost", "status", inst.Status)
-			return e.send(ctx, deleteMessage(inst, "", inst.Attempts), 0)
+			return e.send(ctx, deleteMessage(inst, EventMeta{}, inst.Attempts), 0)
 		}
 	case runner.StatusCreating:
 		if now.Sub(inst.StatusChangedAt) > e.creatingTimeout(inst.Pool)+lostMessageGrace {
@@ -138,7 +138,7 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 	case runner.StatusError:
 		if overdue {
 			rep.ErrorsScheduled++
-			return e.scheduleDelete(ctx, log, inst.Name, "", "")
+			return e.scheduleDelete(ctx, log, inst.Name, EventMeta{}, "")
 		}
 	}
 	return nil
@@ -149,9 +149,9 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 func (e *Engine) resendPending(ctx context.Context, inst *runner.Instance) error {
 	delay := max(inst.NextAttemptAt.Sub(e.now()), 0)
 	if inst.Status == runner.StatusPendingCreate {
-		return e.send(ctx, createMessage(inst, ""), delay)
+		return e.send(ctx, createMessage(inst, EventMeta{}), delay)
 	}
-	return e.send(ctx, deleteMessage(inst, "", inst.Attempts), delay)
+	return e.send(ctx, deleteMessage(inst, EventMeta{}, inst.Attempts), delay)
 }
 
 // recoverDeleting returns a deleting instance whose worker died to the
@@ -167,7 +167,7 @@ func (e *Engine) recoverDeleting(ctx context.Context, log *slog.Logger, inst *ru
 		return err
 	}
 	log.Info("deleting instance returned to pending_delete")
-	return e.send(ctx, deleteMessage(next, "", next.Attempts), 0)
+	return e.send(ctx, deleteMessage(next, EventMeta{}, next.Attempts), 0)
 }
 
 // creatingTimeout is how long an instance may stay in creating before its
@@ -227,7 +227,7 @@ func (e *Engine) RecoverAtStart(ctx context.Context) error {
 		case runner.StatusError:
 			// The process died between marking the failure and scheduling
 			// the delete.
-			errs = append(errs, e.scheduleDelete(ctx, log, inst.Name, "", ""))
+			errs = append(errs, e.scheduleDelete(ctx, log, inst.Name, EventMeta{}, ""))
 		case runner.StatusPendingCreate, runner.StatusPendingDelete, runner.StatusPendingForceDelete:
 			// Its message may have died with the process (a status write
 			// and its send are two steps where the store is not the queue).

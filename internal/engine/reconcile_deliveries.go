@@ -228,7 +228,7 @@ func (e *Engine) recoverDelivery(ctx context.Context, a github.Delivery, rep *Re
 		return nil
 	}
 	log = log.With("job_id", ev.JobID)
-	out, err := e.OnWorkflowJob(ctx, a.GUID, ev)
+	out, err := e.HandleJobEvent(ctx, ev, EventMeta{Source: SourceDeliveryLog, Key: a.GUID})
 	if err != nil {
 		log.Warn("recovered webhook delivery failed in the intake; retrying next pass", "error", err)
 		return fmt.Errorf("intake of recovered delivery %s (job %d): %w", a.GUID, ev.JobID, err)

@@ -119,7 +119,7 @@ func TestRecoveryGroupsAttemptsByGUID(t *testing.T) {
 	}
 	// The recovered delivery arriving later by webhook (redelivered by
 	// hand) changes nothing.
-	out, err := w.Engine.OnWorkflowJob(context.Background(), "lost", enginetest.Event(runner.ActionQueued, 3, ""))
+	out, err := w.Engine.HandleJobEvent(context.Background(), enginetest.Event(runner.ActionQueued, 3, ""), engine.Webhook("lost"))
 	if err != nil || out.Result == engine.ResultCreated {
 		t.Errorf("the recovered delivery again by webhook: %+v, %v; want no second instance", out, err)
 	}

@@ -162,7 +162,7 @@ func (e *Engine) reconcileRunners(ctx context.Context, owner github.Owner, live 
 	listed := make(map[string]github.Runner, len(runners))
 	var errs []error
 	for _, r := range runners {
-		if !runner.RegisteredBy(e.opts.ControllerID, r.Name, r.Labels) {
+		if !runner.RegisteredBy(e.controllerID, r.Name, r.Labels) {
 			continue
 		}
 		listed[r.Name] = r
@@ -197,7 +197,7 @@ func (e *Engine) reconcileRunners(ctx context.Context, owner github.Owner, live 
 		if reason := e.unneeded(inst, listed, now, warm[inst.Name]); reason != "" {
 			rep.UnneededScheduled++
 			log.Warn("runner scheduled for delete", "reason", reason)
-			if err := e.scheduleDelete(ctx, log, inst.Name, "", reason); err != nil {
+			if err := e.scheduleDelete(ctx, log, inst.Name, EventMeta{}, reason); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -246,7 +246,7 @@ func (e *Engine) confirmJobEnded(ctx context.Context, log *slog.Logger, inst *ru
 	rep.FinishedReaped++
 	reason := fmt.Sprintf("runner's job ended without a completed webhook: not busy in GitHub since %s", inst.NotBusySince.UTC().Format(time.RFC3339))
 	log.Warn("runner scheduled for delete", "reason", reason)
-	return e.scheduleDelete(ctx, log, inst.Name, "", reason)
+	return e.scheduleDelete(ctx, log, inst.Name, EventMeta{}, reason)
 }
 
 // unneeded says why a running instance whose runner is not running a job

@@ -44,9 +44,9 @@ func refusal(pool *runner.Pool, jobLabels []string) *runner.ShapeRefusal {
 // on, and the observer's count. GitHub offers no signal for a queued job
 // no runner will take: it stays queued until GitHub cancels it after
 // runner.QueueLimit, or its author does.
-func (in *Intake) refuse(log *slog.Logger, pool string, r *runner.ShapeRefusal) {
+func (lg *Ledger) refuse(log *slog.Logger, pool string, r *runner.ShapeRefusal) {
 	log.Warn("job's machine shape refused by its pool's policy; no runner is made for it", "reason", r.Reason, "detail", r.Detail)
-	if o, ok := in.observer.(RefusalObserver); ok {
+	if o, ok := lg.observer.(RefusalObserver); ok {
 		o.JobRefused(pool, r.Reason)
 	}
 }
@@ -54,16 +54,16 @@ func (in *Intake) refuse(log *slog.Logger, pool string, r *runner.ShapeRefusal) 
 // parkRefused records when supply looks again at a recorded open job its
 // pool now refuses, so the reconciler does not refuse it on every pass.
 // A conflicting write is left to the next pass.
-func (in *Intake) parkRefused(ctx context.Context, job *runner.Job) error {
+func (lg *Ledger) parkRefused(ctx context.Context, job *runner.Job) error {
 	if job.Version == 0 {
 		return nil
 	}
-	now := in.now()
+	now := lg.now()
 	next := job.Clone()
 	next.NextAttemptAt = now.Add(refusedRecheck)
 	next.UpdatedAt = now
 	next.Version = job.Version
-	if err := in.store.UpdateJob(ctx, job.Status, next); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrJobNotFound) {
+	if err := lg.store.UpdateJob(ctx, job.Status, next); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrJobNotFound) {
 		return err
 	}
 	return nil

@@ -18,8 +18,8 @@ import (
 // dead, and the call is made again (see rerunJob on why that is safe).
 const rerunInFlight = time.Minute
 
-func rerunMessage(job *runner.Job, deliveryID string) Message {
-	return Message{Kind: KindRerunJob, JobKey: job.Key(), DeliveryID: deliveryID, JobID: job.ID}
+func rerunMessage(job *runner.Job, meta EventMeta) Message {
+	return Message{Kind: KindRerunJob, JobKey: job.Key(), JobID: job.ID}.withEvent(meta)
 }
 
 // interruptedRun reports whether a completed job ended by failing (or
@@ -28,11 +28,11 @@ func rerunMessage(job *runner.Job, deliveryID string) Message {
 // runner's instance (marked by the warning) or from the job itself, which
 // carries it when it was learnt after the instance was gone (a forced
 // delete before the poll saw the machine taken back; interruption_job.go).
-func (in *Intake) interruptedRun(ctx context.Context, log *slog.Logger, ev runner.JobEvent) (bool, error) {
+func (lg *Ledger) interruptedRun(ctx context.Context, log *slog.Logger, ev runner.JobEvent) (bool, error) {
 	if ev.RunnerName == "" || !failedOrCancelled(ev.Conclusion) {
 		return false, nil
 	}
-	inst, err := in.ourInstance(ctx, ev.RunnerName)
+	inst, err := lg.ourInstance(ctx, ev.RunnerName)
 	if err != nil {
 		return false, fmt.Errorf("read instance %s: %w", ev.RunnerName, err)
 	}
@@ -41,7 +41,7 @@ func (in *Intake) interruptedRun(ctx context.Context, log *slog.Logger, ev runne
 	}
 	since, interrupted := inst.InterruptedSince, inst.Interruption == runner.InterruptionSpot
 	if !interrupted {
-		job, err := in.store.GetJob(ctx, runner.JobKey(ev.JobID, ev.RunAttempt))
+		job, err := lg.store.GetJob(ctx, runner.JobKey(ev.JobID, ev.RunAttempt))
 		if errors.Is(err, store.ErrJobNotFound) {
 			return false, nil
 		}
@@ -99,7 +99,7 @@ func failedByInterruption(conclusion string, completedAt, since time.Time) bool 
 //     Only a re-run attempt that ran to completion within that window
 //     could be re-run a second time.
 func (e *Engine) rerunJob(ctx context.Context, msg Message) error {
-	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "job_key", msg.JobKey)
+	log := withEvent(e.log, msg.event()).With("job_id", msg.JobID, "job_key", msg.JobKey)
 	job, err := e.store.GetJob(ctx, msg.JobKey)
 	if errors.Is(err, store.ErrJobNotFound) {
 		log.Debug("re-run message for a job the ledger no longer has; nothing to do")
@@ -249,5 +249,5 @@ func (e *Engine) rerunOwedBy(ctx context.Context, log *slog.Logger, inst *runner
 		return nil
 	}
 	log.Debug("the interrupted instance's job is still owed a re-run; sending it again", "job_key", key)
-	return e.send(ctx, rerunMessage(job, ""), 0)
+	return e.send(ctx, rerunMessage(job, EventMeta{}), 0)
 }

@@ -14,7 +14,7 @@ import (
 // serveJob handles a serve_job message: the job's next instance, if it is
 // still open and nothing covers it.
 func (e *Engine) serveJob(ctx context.Context, msg Message) error {
-	log := e.log.With("delivery_id", msg.DeliveryID, "job_id", msg.JobID, "job", msg.JobKey)
+	log := withEvent(e.log, msg.event()).With("job_id", msg.JobID, "job", msg.JobKey)
 	job, err := e.store.GetJob(ctx, msg.JobKey)
 	if errors.Is(err, store.ErrJobNotFound) {
 		log.Debug("serve_job for a job the ledger no longer holds; nothing to do")
@@ -24,7 +24,7 @@ func (e *Engine) serveJob(ctx context.Context, msg Message) error {
 		return fmt.Errorf("read job %s: %w", msg.JobKey, err)
 	}
 	_, err = e.supply(ctx, log.With("pool", job.Pool), job, supplyCall{
-		deliveryID: msg.DeliveryID, verify: e.stillQueued, attempt: msg.Attempt, retry: true, notBefore: msg.NotBefore,
+		event: msg.event(), verify: e.stillQueued, attempt: msg.Attempt, retry: true, notBefore: msg.NotBefore,
 	})
 	return err
 }

@@ -20,7 +20,7 @@ type SpotObserver interface {
 }
 
 func (e *Engine) spotObserver() SpotObserver {
-	o, _ := e.opts.Observer.(SpotObserver)
+	o, _ := e.observer.(SpotObserver)
 	return o
 }
 

@@ -23,7 +23,9 @@ const scaleUpRetryMax = 15 * time.Second
 // supplyCall says who asks supply to serve a job, which decides what it
 // does while the job's backoff runs.
 type supplyCall struct {
-	deliveryID string
+	// event is the job event that asked, for log lines and the messages
+	// sent; zero when the engine asks on its own.
+	event EventMeta
 	// verify asks GitHub before a replacement; nil on intake.
 	verify verifyFunc
 	// attempt counts earlier tries while the pool was full.
@@ -42,7 +44,7 @@ type supplyCall struct {
 
 // verifyFunc asks GitHub whether a job whose instance ended is still
 // queued. It returns the status the job has moved to ("" when it still
-// wants a runner). Intake has none: it never calls GitHub.
+// wants a runner). Job events have none: the ledger never calls GitHub.
 type verifyFunc func(ctx context.Context, job *runner.Job) (runner.JobStatus, error)
 
 // covers reports whether inst still serves job: live, not on its way out,
@@ -61,11 +63,11 @@ func covers(inst *runner.Instance, job *runner.Job) bool {
 }
 
 // coveringInstance returns the job's instance if it still serves the job.
-func (in *Intake) coveringInstance(ctx context.Context, job *runner.Job) (*runner.Instance, error) {
+func (lg *Ledger) coveringInstance(ctx context.Context, job *runner.Job) (*runner.Instance, error) {
 	if job.Instance == "" {
 		return nil, nil
 	}
-	inst, err := in.store.GetInstance(ctx, job.Instance)
+	inst, err := lg.store.GetInstance(ctx, job.Instance)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -78,18 +80,89 @@ func (in *Intake) coveringInstance(ctx context.Context, job *runner.Job) (*runne
 	return inst, nil
 }
 
+// supplyStep is what supply does next for a job, decided from the records
+// alone (decideSupply).
+type supplyStep int
+
+const (
+	// supplySettled: the job no longer wants a runner; nothing is made.
+	supplySettled supplyStep = iota
+	// supplyNoPool: the job's pool is no longer configured.
+	supplyNoPool
+	// supplyReadCover: the job's instance must be read before deciding:
+	// it may still cover the job.
+	supplyReadCover
+	// supplyCovered: a live instance serves the job (a duplicate event).
+	supplyCovered
+	// supplyBackingOff: the job's backoff runs; the retry already on its
+	// way, or the reconciler, serves it after.
+	supplyBackingOff
+	// supplyScheduleRetry: the job's backoff runs; send the serve_job
+	// retry for its end.
+	supplyScheduleRetry
+	// supplyOvertaken: this serve_job retry was rescheduled by a later
+	// one, which is on its way; this one ends.
+	supplyOvertaken
+	// supplyRefused: the job's pool now refuses its shape.
+	supplyRefused
+	// supplyVerify: ask GitHub first whether the job is still queued (its
+	// last instance ended and nobody asked since).
+	supplyVerify
+	// supplyAdmit: make the job's next instance.
+	supplyAdmit
+)
+
+// supplyFacts are the records supply decides on.
+type supplyFacts struct {
+	job *runner.Job
+	// pool is the job's pool; nil when it is no longer configured.
+	pool *runner.Pool
+	// coverRead says cover was read: the job's instance if it still
+	// covers the job, else nil.
+	coverRead bool
+	cover     *runner.Instance
+	now       time.Time
+}
+
+// decideSupply is what supply does next for the job in f, asked by call.
+func decideSupply(f supplyFacts, call supplyCall) supplyStep {
+	job := f.job
+	switch {
+	case !job.Status.WantsRunner():
+		return supplySettled
+	case f.pool == nil:
+		return supplyNoPool
+	case !f.coverRead:
+		return supplyReadCover
+	case f.cover != nil:
+		return supplyCovered
+	case job.NextAttemptAt.After(f.now):
+		switch {
+		case call.retry && !call.notBefore.Equal(job.NextAttemptAt):
+			return supplyOvertaken
+		case call.retry || call.schedule:
+			return supplyScheduleRetry
+		}
+		return supplyBackingOff
+	case refusal(f.pool, job.Labels) != nil:
+		return supplyRefused
+	case call.verify != nil && job.Made > 0 && job.CheckedMade != job.Made:
+		return supplyVerify
+	}
+	return supplyAdmit
+}
+
 // supply makes job's next instance if the job wants a runner and nothing
-// covers it. A job with Version 0 is not stored yet: it is created in the
-// same atomic write as its first instance. attempt counts earlier tries
-// while the pool was full (the scale-up backoff).
-func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job, call supplyCall) (Outcome, error) {
-	deliveryID, verify, attempt := call.deliveryID, call.verify, call.attempt
+// covers it (decideSupply). A job with Version 0 is not stored yet: it is
+// created in the same atomic write as its first instance. A write that
+// loses a race reads the job again and decides again.
+func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job, call supplyCall) (Outcome, error) {
 	key := job.Key()
 	out := Outcome{Action: string(runner.ActionQueued), Pool: job.Pool}
 	for range maxConflictRetries {
 		if job == nil {
 			var err error
-			if job, err = in.store.GetJob(ctx, key); err != nil {
+			if job, err = lg.store.GetJob(ctx, key); err != nil {
 				if errors.Is(err, store.ErrJobNotFound) {
 					out.Result = ResultIgnored
 					return out, nil
@@ -97,141 +170,168 @@ func (in *Intake) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 				return out, fmt.Errorf("read job %s: %w", key, err)
 			}
 		}
-		if !job.Status.WantsRunner() {
-			out.Result = ResultJobSettled
-			log.Info("job no longer wants a runner; nothing made", "job_status", job.Status)
-			return out, nil
+		f := supplyFacts{job: job}
+		if p, ok := lg.pool(job.Pool); ok {
+			f.pool = p
 		}
-		pool, ok := in.pool(job.Pool)
-		if !ok {
-			log.Warn("the job's pool is no longer configured; nothing made", "pool", job.Pool)
-			out.Result = ResultNoMatchingPool
-			return out, nil
-		}
-		cover, err := in.coveringInstance(ctx, job)
-		if err != nil {
-			return out, err
-		}
-		if cover != nil {
-			out.Instance, out.Result = cover.Name, ResultDuplicate
-			return out, in.resendPendingCreate(ctx, cover, deliveryID)
-		}
-		now := in.now()
-		if job.NextAttemptAt.After(now) {
-			out.Result = ResultBackingOff
-			delay := job.NextAttemptAt.Sub(now)
-			switch {
-			case call.retry && !call.notBefore.Equal(job.NextAttemptAt):
-				log.Debug("serve_job retry overtaken by a later one; it ends here")
-				return out, nil
-			case call.retry || call.schedule:
-				if err := in.send(ctx, serveJobMessage(job, deliveryID, attempt), delay); err != nil {
-					return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
-				}
-			}
-			log.Info("the job's next instance is made after its backoff", "retry_in", delay.String(), "made", job.Made)
-			return out, nil
-		}
-		if r := refusal(pool, job.Labels); r != nil {
-			// Recorded before its pool's policy was narrowed.
-			in.refuse(log, pool.Name, r)
-			out.Result, out.Reason = ResultRefused, r.Reason
-			return out, in.parkRefused(ctx, job)
-		}
-		if verify != nil && job.Made > 0 && job.CheckedMade != job.Made {
-			settled, err := verify(ctx, job)
+		step := decideSupply(f, call)
+		if step == supplyReadCover {
+			cover, err := lg.coveringInstance(ctx, job)
 			if err != nil {
 				return out, err
 			}
-			next := job.Clone()
-			if settled != "" && settled != job.Status {
-				if next, err = job.Transition(settled, now); err != nil {
-					return out, err
-				}
-			}
-			next.CheckedMade = job.Made
-			next.Version = job.Version
-			if err := in.store.UpdateJob(ctx, job.Status, next); err != nil {
-				if errors.Is(err, store.ErrConflict) {
-					job = nil
-					continue
-				}
-				return out, fmt.Errorf("record GitHub's answer for job %s: %w", key, err)
-			}
-			if settled != "" {
-				log.Info("GitHub says the job no longer waits for a runner; no replacement", "github_status", settled)
-			}
-			job = next
-			continue
+			f.cover, f.coverRead, f.now = cover, true, lg.now()
+			step = decideSupply(f, call)
 		}
-
-		next := job.Clone()
-		next.Made++
-		next.Instance = job.InstanceFor(next.Made)
-		next.NextAttemptAt = now.Add(in.backoff(next.Made))
-		next.UpdatedAt = now
-		inst := in.newInstance(pool, job, next.Instance)
-		out.Instance = inst.Name
-		ilog := log.With("instance", inst.Name)
-		err = in.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners, Job: next, JobFrom: storedStatus(job)}, deliveryID)
-		switch {
-		case err == nil:
-			ilog.Info("instance admitted for job", "status", inst.Status, "made", next.Made)
-			out.Result = ResultCreated
-			return out, nil
-		case errors.Is(err, store.ErrPoolFull):
-			// The job records when it is tried next — demand is never only
-			// a message, and the one retry sent for that time is the only
-			// one: the reconciler and later events leave the job alone
-			// until then.
-			attempt++
-			delay := min(in.backoff(attempt), scaleUpRetryMax)
-			wait := job.Clone()
-			wait.NextAttemptAt = now.Add(delay)
-			wait.UpdatedAt = now
-			if job.Version == 0 {
-				err = in.store.CreateJob(ctx, wait)
-			} else {
-				wait.Version = job.Version
-				err = in.store.UpdateJob(ctx, job.Status, wait)
-			}
-			if errors.Is(err, store.ErrJobExists) || errors.Is(err, store.ErrConflict) {
-				job = nil
-				continue
-			}
-			if err != nil {
-				return out, fmt.Errorf("record job %s waiting for capacity: %w", key, err)
-			}
-			if err := in.send(ctx, serveJobMessage(wait, deliveryID, attempt), delay); err != nil {
-				return out, fmt.Errorf("enqueue serve_job for %s: %w", key, err)
-			}
-			ilog.Info("pool at max_runners; job kept for retry", "max_runners", pool.MaxRunners, "retry_in", delay.String(), "attempt", attempt)
-			out.Instance, out.Result = "", ResultAwaitingCapacity
-			return out, nil
-		case errors.Is(err, store.ErrJobExists), errors.Is(err, store.ErrConflict):
-			job = nil
-			continue
-		case errors.Is(err, store.ErrAlreadyExists):
-			// An instance by that name exists without the ledger knowing
-			// (made by a build before the job ledger): link it.
-			link := next.Clone()
-			link.NextAttemptAt = job.NextAttemptAt
-			if job.Version == 0 {
-				err = in.store.CreateJob(ctx, link)
-			} else {
-				link.Version = job.Version
-				err = in.store.UpdateJob(ctx, job.Status, link)
-			}
-			if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrJobExists) {
-				return out, fmt.Errorf("link job %s to instance %s: %w", key, link.Instance, err)
-			}
-			job = nil
-			continue
-		default:
-			return out, fmt.Errorf("admit instance %s: %w", inst.Name, err)
+		var again bool
+		var err error
+		switch step {
+		case supplySettled:
+			out.Result = ResultJobSettled
+			log.Info("job no longer wants a runner; nothing made", "job_status", job.Status)
+		case supplyNoPool:
+			log.Warn("the job's pool is no longer configured; nothing made", "pool", job.Pool)
+			out.Result = ResultNoMatchingPool
+		case supplyCovered:
+			out.Instance, out.Result = f.cover.Name, ResultDuplicate
+			err = lg.resendPendingCreate(ctx, f.cover, call.event)
+		case supplyBackingOff, supplyScheduleRetry, supplyOvertaken:
+			out.Result = ResultBackingOff
+			err = lg.backOff(ctx, log, job, step, call, f.now)
+		case supplyRefused:
+			// Recorded before its pool's policy was narrowed.
+			r := refusal(f.pool, job.Labels)
+			lg.refuse(log, f.pool.Name, r)
+			out.Result, out.Reason = ResultRefused, r.Reason
+			err = lg.parkRefused(ctx, job)
+		case supplyVerify:
+			job, again, err = lg.verifyJob(ctx, log, job, call.verify, f.now)
+		case supplyAdmit:
+			again, err = lg.admitNext(ctx, log, job, f.pool, &call, f.now, &out)
+		}
+		if err != nil || !again {
+			return out, err
 		}
 	}
 	return out, fmt.Errorf("job %s: gave up after %d conflicting writes", key, maxConflictRetries)
+}
+
+// backOff is supply while the job's backoff runs: a serve_job retry is
+// sent for its end when step asks for it.
+func (lg *Ledger) backOff(ctx context.Context, log *slog.Logger, job *runner.Job, step supplyStep, call supplyCall, now time.Time) error {
+	if step == supplyOvertaken {
+		log.Debug("serve_job retry overtaken by a later one; it ends here")
+		return nil
+	}
+	delay := job.NextAttemptAt.Sub(now)
+	if step == supplyScheduleRetry {
+		if err := lg.send(ctx, serveJobMessage(job, call.event, call.attempt), delay); err != nil {
+			return fmt.Errorf("enqueue serve_job for %s: %w", job.Key(), err)
+		}
+	}
+	log.Info("the job's next instance is made after its backoff", "retry_in", delay.String(), "made", job.Made)
+	return nil
+}
+
+// verifyJob records GitHub's answer to whether the job is still queued
+// (verify), and returns the job as now stored for supply to decide again;
+// nil when the write lost a race (supply reads it again).
+func (lg *Ledger) verifyJob(ctx context.Context, log *slog.Logger, job *runner.Job, verify verifyFunc, now time.Time) (*runner.Job, bool, error) {
+	settled, err := verify(ctx, job)
+	if err != nil {
+		return job, false, err
+	}
+	next := job.Clone()
+	if settled != "" && settled != job.Status {
+		if next, err = job.Transition(settled, now); err != nil {
+			return job, false, err
+		}
+	}
+	next.CheckedMade = job.Made
+	next.Version = job.Version
+	if err := lg.store.UpdateJob(ctx, job.Status, next); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, true, nil
+		}
+		return job, false, fmt.Errorf("record GitHub's answer for job %s: %w", job.Key(), err)
+	}
+	if settled != "" {
+		log.Info("GitHub says the job no longer waits for a runner; no replacement", "github_status", settled)
+	}
+	return next, true, nil
+}
+
+// admitNext writes the job's next instance with the job in one admission
+// (and enqueues its create). A full pool keeps the job for a serve_job
+// retry (call.attempt counts them); a lost race, or an instance by that
+// name that the ledger did not know, returns again: supply reads the job
+// and decides again.
+func (lg *Ledger) admitNext(ctx context.Context, log *slog.Logger, job *runner.Job, pool *runner.Pool, call *supplyCall, now time.Time, out *Outcome) (again bool, err error) {
+	next := job.Clone()
+	next.Made++
+	next.Instance = job.InstanceFor(next.Made)
+	next.NextAttemptAt = now.Add(lg.backoff(next.Made))
+	next.UpdatedAt = now
+	inst := lg.newInstance(pool, job, next.Instance)
+	out.Instance = inst.Name
+	ilog := log.With("instance", inst.Name)
+	err = lg.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners, Job: next, JobFrom: storedStatus(job)}, call.event)
+	switch {
+	case err == nil:
+		ilog.Info("instance admitted for job", "status", inst.Status, "made", next.Made)
+		out.Result = ResultCreated
+		return false, nil
+	case errors.Is(err, store.ErrPoolFull):
+		return lg.awaitCapacity(ctx, ilog, job, pool, call, now, out)
+	case errors.Is(err, store.ErrJobExists), errors.Is(err, store.ErrConflict):
+		return true, nil
+	case errors.Is(err, store.ErrAlreadyExists):
+		// An instance by that name exists without the ledger knowing
+		// (made by a build before the job ledger): link it.
+		link := next.Clone()
+		link.NextAttemptAt = job.NextAttemptAt
+		if err := lg.writeJob(ctx, job, link); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrJobExists) {
+			return false, fmt.Errorf("link job %s to instance %s: %w", job.Key(), link.Instance, err)
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("admit instance %s: %w", inst.Name, err)
+	}
+}
+
+// awaitCapacity keeps a job its full pool could not serve: the job records
+// when it is tried next — demand is never only a message, and the one
+// retry sent for that time is the only one: the reconciler and later
+// events leave the job alone until then.
+func (lg *Ledger) awaitCapacity(ctx context.Context, log *slog.Logger, job *runner.Job, pool *runner.Pool, call *supplyCall, now time.Time, out *Outcome) (again bool, err error) {
+	call.attempt++
+	delay := min(lg.backoff(call.attempt), scaleUpRetryMax)
+	wait := job.Clone()
+	wait.NextAttemptAt = now.Add(delay)
+	wait.UpdatedAt = now
+	err = lg.writeJob(ctx, job, wait)
+	if errors.Is(err, store.ErrJobExists) || errors.Is(err, store.ErrConflict) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("record job %s waiting for capacity: %w", job.Key(), err)
+	}
+	if err := lg.send(ctx, serveJobMessage(wait, call.event, call.attempt), delay); err != nil {
+		return false, fmt.Errorf("enqueue serve_job for %s: %w", job.Key(), err)
+	}
+	log.Info("pool at max_runners; job kept for retry", "max_runners", pool.MaxRunners, "retry_in", delay.String(), "attempt", call.attempt)
+	out.Instance, out.Result = "", ResultAwaitingCapacity
+	return false, nil
+}
+
+// writeJob writes next over job as read: a create for a job not stored
+// yet (Version 0), else a compare-and-set on its status and version.
+func (lg *Ledger) writeJob(ctx context.Context, job, next *runner.Job) error {
+	if job.Version == 0 {
+		return lg.store.CreateJob(ctx, next)
+	}
+	next.Version = job.Version
+	return lg.store.UpdateJob(ctx, job.Status, next)
 }
 
 // storedStatus is the status an admission compares the stored job with;
@@ -244,15 +344,15 @@ func storedStatus(job *runner.Job) runner.JobStatus {
 }
 
 // newInstance is the pending_create instance named name, made for job.
-func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *runner.Instance {
-	now := in.now()
+func (lg *Ledger) newInstance(pool *runner.Pool, job *runner.Job, name string) *runner.Instance {
+	now := lg.now()
 	inst := &runner.Instance{
 		Name:            name,
 		Pool:            pool.Name,
 		Status:          runner.StatusPendingCreate,
 		RunnerStatus:    runner.RunnerPending,
 		Owner:           pool.Owner,
-		Labels:          pool.RunnerLabels(in.controllerID),
+		Labels:          pool.RunnerLabels(lg.controllerID),
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		StatusChangedAt: now,
@@ -260,7 +360,7 @@ func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 	if job != nil {
 		inst.JobID, inst.RunAttempt, inst.InstallationID = job.ID, job.RunAttempt, job.InstallationID
 		inst.JobQueuedAt = job.QueuedAt
-		inst.Labels = pool.JobRunnerLabels(in.controllerID, job.Labels)
+		inst.Labels = pool.JobRunnerLabels(lg.controllerID, job.Labels)
 	}
 	return inst
 }
@@ -269,14 +369,14 @@ func (in *Intake) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 // queue (store.Outbox) does both in one commit; otherwise the message
 // follows the write, and if it is lost in between the reconciler re-sends
 // it. The store's errors are returned unwrapped, for errors.Is.
-func (in *Intake) admit(ctx context.Context, a store.Admission, deliveryID string) error {
-	msg := createMessage(a.Instance, deliveryID)
-	outbox, ok := in.store.(store.Outbox)
+func (lg *Ledger) admit(ctx context.Context, a store.Admission, meta EventMeta) error {
+	msg := createMessage(a.Instance, meta)
+	outbox, ok := lg.store.(store.Outbox)
 	if !ok {
-		if err := in.store.CreateInstance(ctx, a); err != nil {
+		if err := lg.store.CreateInstance(ctx, a); err != nil {
 			return err
 		}
-		if err := in.send(ctx, msg, 0); err != nil {
+		if err := lg.send(ctx, msg, 0); err != nil {
 			return fmt.Errorf("enqueue create for %s: %w", a.Instance.Name, err)
 		}
 		return nil
@@ -291,14 +391,14 @@ func (in *Intake) admit(ctx context.Context, a store.Admission, deliveryID strin
 // resendPendingCreate re-sends the create of an instance still waiting for
 // it: the write that admitted it may have been followed by a lost send (a
 // store without an outbox). The worker's compare-and-set admits one create.
-func (in *Intake) resendPendingCreate(ctx context.Context, inst *runner.Instance, deliveryID string) error {
+func (lg *Ledger) resendPendingCreate(ctx context.Context, inst *runner.Instance, meta EventMeta) error {
 	if inst.Status != runner.StatusPendingCreate {
 		return nil
 	}
-	if _, ok := in.store.(store.Outbox); ok {
+	if _, ok := lg.store.(store.Outbox); ok {
 		return nil
 	}
-	if err := in.send(ctx, createMessage(inst, deliveryID), 0); err != nil {
+	if err := lg.send(ctx, createMessage(inst, meta), 0); err != nil {
 		return fmt.Errorf("re-enqueue create for %s: %w", inst.Name, err)
 	}
 	return nil

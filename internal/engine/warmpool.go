@@ -74,7 +74,7 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 			name := runner.WarmInstanceName(pool.Name, hex.EncodeToString(suffix))
 			log := e.log.With("instance", name, "pool", pool.Name, "job_id", 0, "reconciler", true)
 			inst := e.newInstance(pool, nil, name)
-			err := e.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners}, "")
+			err := e.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners}, EventMeta{})
 			if errors.Is(err, store.ErrPoolFull) {
 				log.Info("pool at max_runners; min_idle not reached", "min_idle", pool.MinIdle, "idle", n)
 				break

@@ -49,12 +49,13 @@ func Event(action runner.JobAction, id int64, runnerName string) runner.JobEvent
 // InstanceName is the first instance made for job id in the default pool.
 func InstanceName(id int64) string { return runner.InstanceName(Pool, id, 1) }
 
-// Deliver hands the engine's intake one job event as a new delivery and
-// fails the test if it fails. Call it from the test's goroutine.
+// Deliver hands the engine's intake port one job event as a new webhook
+// delivery (engine.Webhook) and fails the test if it fails. Call it from
+// the test's goroutine.
 func (w *World) Deliver(ev runner.JobEvent) engine.Outcome {
 	w.TB.Helper()
 	id := fmt.Sprintf("delivery-%d", w.deliveries.Add(1))
-	out, err := w.Engine.OnWorkflowJob(context.Background(), id, ev)
+	out, err := w.Engine.HandleJobEvent(context.Background(), ev, engine.Webhook(id))
 	if err != nil {
 		w.TB.Fatalf("%s of job %d (%s): %v", ev.Action, ev.JobID, id, err)
 	}

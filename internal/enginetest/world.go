@@ -198,19 +198,23 @@ func (w *World) open() {
 		engineStore = w.opts.WrapStore(w.Store)
 	}
 	opts := engine.Options{
-		ControllerID:     Controller,
-		InstallationID:   w.installationID,
-		Store:            engineStore,
-		Queue:            w.Queue,
-		GitHub:           w.github,
-		Providers:        w.engineProvs,
-		Pools:            w.opts.Pools,
-		Logger:           w.log,
-		Now:              w.opts.Now,
-		DeleteBackoffMin: deleteBackoffMin,
-		DeleteBackoffMax: w.opts.DeleteBackoffMax,
-		ProviderTimeout:  w.opts.ProviderTimeout,
-		ConfirmWindow:    w.opts.ConfirmWindow,
+		RegistrarOptions: engine.RegistrarOptions{
+			LedgerOptions: engine.LedgerOptions{
+				ControllerID:     Controller,
+				InstallationID:   w.installationID,
+				Store:            engineStore,
+				Queue:            w.Queue,
+				Pools:            w.opts.Pools,
+				Logger:           w.log,
+				Now:              w.opts.Now,
+				DeleteBackoffMin: deleteBackoffMin,
+				DeleteBackoffMax: w.opts.DeleteBackoffMax,
+			},
+			GitHub: w.github,
+		},
+		Providers:       w.engineProvs,
+		ProviderTimeout: w.opts.ProviderTimeout,
+		ConfirmWindow:   w.opts.ConfirmWindow,
 	}
 	if w.opts.Engine != nil {
 		w.opts.Engine(&opts)

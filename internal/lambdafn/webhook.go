@@ -49,14 +49,14 @@ func NewWebhook(options OptionsFunc, log *slog.Logger) FunctionURLHandler {
 	}
 }
 
-// WebhookApp is the webhook function's: the intake alone — the store, the
-// queue and the pools. It holds no GitHub client and no provider, so the
+// WebhookApp is the webhook function's: the engine's ledger alone — the
+// store, the queue and the pools. It holds no GitHub client and no provider, so the
 // function links neither go-github nor a cloud SDK, holds no credentials
 // for them, and a provider binary missing from its file system cannot take
 // intake down.
 type WebhookApp struct {
 	*App
-	intake engine.IntakeOptions
+	ledger engine.LedgerOptions
 }
 
 // BuildWebhook loads the webhook function's App and checks its intake can
@@ -72,9 +72,9 @@ func BuildWebhook(ctx context.Context, opts Options) (*WebhookApp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: read the installation id: %w", err)
 	}
-	o := policy.IntakeOptions(app.Config)
+	o := policy.LedgerOptions(app.Config)
 	o.InstallationID, o.Store, o.Queue = installationID, app.Store, app.Queue
-	w := &WebhookApp{App: app, intake: o}
+	w := &WebhookApp{App: app, ledger: o}
 	if _, err := w.newIntake(app.Logger); err != nil {
 		return nil, err
 	}
@@ -131,13 +131,13 @@ func (a *WebhookApp) handleWebhook(ctx context.Context, log *slog.Logger, req ev
 }
 
 // newIntake builds the invocation's webhook intake over its own
-// engine.Intake, both logging through log (a few allocations, so every line
+// engine.Ledger, both logging through log (a few allocations, so every line
 // names the Lambda request).
 func (a *WebhookApp) newIntake(log *slog.Logger) (*webhook.Intake, error) {
-	o := a.intake
+	o := a.ledger
 	o.Logger = log
 	o.Observer = a.Metrics
-	handler, err := engine.NewIntake(o)
+	handler, err := engine.NewLedger(o)
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)
 	}

@@ -28,9 +28,12 @@ func OursByName(name string) bool {
 // RegisteredBy reports whether a GitHub runner with this name and these
 // labels was registered by the controller controllerID: named by runfleet
 // and, when the controller has an id, labelled with it. This is the one
-// "is this runner ours" rule; every reconciliation of GitHub's runners uses it.
+// "is this runner ours" rule; the reconciler's sweep of GitHub's runners
+// and the GitHub client's recovery of a taken JIT name both use it. GitHub
+// compares runner names and labels without regard to case, and so does
+// the rule.
 func RegisteredBy(controllerID, name string, labels []string) bool {
-	if !OursByName(name) {
+	if !hasPrefixFold(name, NamePrefix) {
 		return false
 	}
 	own := ControllerLabel(controllerID)
@@ -43,4 +46,22 @@ func RegisteredBy(controllerID, name string, labels []string) bool {
 		}
 	}
 	return false
+}
+
+// ControllerIDOf returns the id of the controller a runner's labels name
+// (the label ControllerLabel makes), "" when they name none: who
+// registers a runner with these labels, for RegisteredBy.
+func ControllerIDOf(labels []string) string {
+	for _, l := range labels {
+		if hasPrefixFold(l, ControllerLabelPrefix) {
+			return l[len(ControllerLabelPrefix):]
+		}
+	}
+	return ""
+}
+
+// hasPrefixFold is strings.HasPrefix without regard to case, for an ASCII
+// prefix.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }

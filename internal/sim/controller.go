@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
@@ -19,8 +20,9 @@ import (
 // simulation's own tests also drive deliberately naive controllers through
 // it, to show that the invariants catch what they claim to catch.
 type Controller interface {
-	// OnWorkflowJob applies one delivery; nil means GitHub got a 2xx.
-	OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (result string, err error)
+	// HandleJobEvent applies one job event (a webhook delivery:
+	// engine.Webhook); nil means GitHub got a 2xx.
+	HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta engine.EventMeta) (result string, err error)
 	// HandleMessage does one message's work and says whether to
 	// acknowledge it (done, or malformed and to be dropped).
 	HandleMessage(ctx context.Context, body []byte) (ack bool, err error)

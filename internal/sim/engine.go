@@ -25,22 +25,26 @@ func NewEngine(ctx context.Context, d Deps) (Controller, error) {
 		deliveries = &engine.DeliveryRecovery{Log: log, Parse: parseLogged}
 	}
 	e, err := engine.New(engine.Options{
-		Deliveries:       deliveries,
-		ControllerID:     d.ControllerID,
-		InstallationID:   installation,
-		Store:            d.Store,
-		Queue:            d.Queue,
-		GitHub:           d.GitHub,
-		Providers:        d.Providers,
-		Pools:            d.Pools,
-		Logger:           d.Logger,
-		Now:              d.Now,
-		Rand:             d.Rand,
-		DeleteBackoffMin: d.BackoffMin,
-		DeleteBackoffMax: d.BackoffMax,
-		ProviderTimeout:  d.ProviderTimeout,
-		MetadataURL:      "http://runfleet.sim/metadata",
-		CallbackURL:      "http://runfleet.sim/callback",
+		RegistrarOptions: engine.RegistrarOptions{
+			LedgerOptions: engine.LedgerOptions{
+				ControllerID:     d.ControllerID,
+				InstallationID:   installation,
+				Store:            d.Store,
+				Queue:            d.Queue,
+				Pools:            d.Pools,
+				Logger:           d.Logger,
+				Now:              d.Now,
+				DeleteBackoffMin: d.BackoffMin,
+				DeleteBackoffMax: d.BackoffMax,
+			},
+			GitHub: d.GitHub,
+		},
+		Deliveries:      deliveries,
+		Providers:       d.Providers,
+		Rand:            d.Rand,
+		ProviderTimeout: d.ProviderTimeout,
+		MetadataURL:     "http://runfleet.sim/metadata",
+		CallbackURL:     "http://runfleet.sim/callback",
 		InstanceToken: func(inst, _ string, attempt int, _ time.Duration) (string, error) {
 			return fmt.Sprintf("token-%s-%d", inst, attempt), nil
 		},
@@ -53,8 +57,8 @@ func NewEngine(ctx context.Context, d Deps) (Controller, error) {
 
 type engineController struct{ e *engine.Engine }
 
-func (c engineController) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (string, error) {
-	out, err := c.e.OnWorkflowJob(ctx, deliveryID, ev)
+func (c engineController) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta engine.EventMeta) (string, error) {
+	out, err := c.e.HandleJobEvent(ctx, ev, meta)
 	if out.Instance != "" {
 		return out.Result + " " + out.Instance, err
 	}

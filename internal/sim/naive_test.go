@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -19,7 +20,7 @@ type naive struct{ d Deps }
 
 func newNaive(_ context.Context, d Deps) (Controller, error) { return &naive{d: d}, nil }
 
-func (n *naive) OnWorkflowJob(ctx context.Context, _ string, ev runner.JobEvent) (string, error) {
+func (n *naive) HandleJobEvent(ctx context.Context, ev runner.JobEvent, _ engine.EventMeta) (string, error) {
 	pool, ok := n.d.Pools.Match(ev.Repository, ev.Org, "", ev.Labels)
 	if !ok {
 		return "no pool", nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -88,7 +89,7 @@ func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, pay
 		}
 		w.stats.inc("webhook.delivered")
 		p.spawn("webhook "+id, func(ctx context.Context) {
-			result, err := p.ctl.OnWorkflowJob(ctx, id, payload)
+			result, err := p.ctl.HandleJobEvent(ctx, payload, engine.Webhook(id))
 			if err == nil && p.dead {
 				err = errKilled // the answer never left the process
 			}

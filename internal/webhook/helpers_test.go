@@ -33,14 +33,14 @@ type handlerCall struct {
 	ctxErr      error
 	deadline    time.Time
 	hasDeadline bool
-	deliveryID  string
+	event       engine.EventMeta
 	ev          runner.JobEvent
 }
 
-func (h *recordingHandler) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (engine.Outcome, error) {
+func (h *recordingHandler) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta engine.EventMeta) (engine.Outcome, error) {
 	h.mu.Lock()
 	deadline, hasDeadline := ctx.Deadline()
-	h.calls = append(h.calls, handlerCall{ctxErr: ctx.Err(), deadline: deadline, hasDeadline: hasDeadline, deliveryID: deliveryID, ev: ev})
+	h.calls = append(h.calls, handlerCall{ctxErr: ctx.Err(), deadline: deadline, hasDeadline: hasDeadline, event: meta, ev: ev})
 	n := len(h.calls)
 	respond := h.respond
 	h.mu.Unlock()

@@ -1,7 +1,8 @@
 // Package webhook is runfleet's intake for GitHub webhooks: it enforces the
 // body limit, verifies the HMAC signature, answers ping, ignores every event
 // but workflow_job, decodes its payload (JSON or form-encoded) and hands
-// each job event to the engine's intake (engine.JobEventHandler). Send
+// each job event to the engine's intake port (engine.JobEventHandler),
+// named by its delivery id (engine.Webhook). Send
 // delivers a signed webhook as GitHub does, for `runfleet webhook send` and
 // tests.
 //
@@ -149,7 +150,7 @@ func (in *Intake) process(parent context.Context, d delivery, ev *WorkflowJobEve
 	ctx, cancel := in.processContext(parent)
 	defer cancel()
 	job := ev.WorkflowJob.ID
-	out, err := in.handler.OnWorkflowJob(ctx, d.id, ev.JobEvent())
+	out, err := in.handler.HandleJobEvent(ctx, ev.JobEvent(), engine.Webhook(d.id))
 	if err != nil {
 		in.log.ErrorContext(ctx, "webhook processing failed",
 			"delivery_id", d.id, "event", d.event, "action", ev.Action, "job_id", job,

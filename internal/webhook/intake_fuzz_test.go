@@ -43,14 +43,14 @@ type fuzzEngine struct {
 }
 
 type fuzzEngineCall struct {
-	deliveryID string
-	ev         runner.JobEvent
+	event engine.EventMeta
+	ev    runner.JobEvent
 }
 
-func (e *fuzzEngine) OnWorkflowJob(_ context.Context, deliveryID string, ev runner.JobEvent) (engine.Outcome, error) {
+func (e *fuzzEngine) HandleJobEvent(_ context.Context, ev runner.JobEvent, meta engine.EventMeta) (engine.Outcome, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.calls = append(e.calls, fuzzEngineCall{deliveryID: deliveryID, ev: ev})
+	e.calls = append(e.calls, fuzzEngineCall{event: meta, ev: ev})
 	return engine.Outcome{Action: string(ev.Action), Result: engine.ResultCreated, Instance: "runfleet-linux-x64-1-1", Pool: "linux-x64"}, nil
 }
 
@@ -163,8 +163,8 @@ func checkIntakeAnswer(t *testing.T, resp webhook.Response, calls []fuzzEngineCa
 		t.Fatalf("a processed delivery answered %d %q", resp.StatusCode, reply.Status)
 	}
 	call := calls[0]
-	if call.deliveryID != d.headers.Get(webhook.DeliveryHeader) {
-		t.Fatalf("engine got delivery %q, header says %q", call.deliveryID, d.headers.Get(webhook.DeliveryHeader))
+	if want := engine.Webhook(d.headers.Get(webhook.DeliveryHeader)); call.event != want {
+		t.Fatalf("engine got event %+v, header says %+v", call.event, want)
 	}
 	want := ev.JobEvent()
 	if call.ev.JobID != want.JobID || call.ev.Action != want.Action || call.ev.Repository != want.Repository ||

@@ -185,8 +185,8 @@ func TestHandleProcessesWorkflowJob(t *testing.T) {
 		Labels: []string{"self-hosted", "linux", "x64"}, Repository: "octo-org/hello-world", Org: "octo-org",
 		InstallationID: calls[0].ev.InstallationID,
 	}
-	if ev := calls[0].ev; calls[0].deliveryID != "d-queued" || ev.RunID == 0 || ev.InstallationID == 0 || !reflect.DeepEqual(ev, want) {
-		t.Fatalf("engine got delivery %q, event %+v; want %+v", calls[0].deliveryID, ev, want)
+	if ev := calls[0].ev; calls[0].event != engine.Webhook("d-queued") || ev.RunID == 0 || ev.InstallationID == 0 || !reflect.DeepEqual(ev, want) {
+		t.Fatalf("engine got %+v, event %+v; want %+v", calls[0].event, ev, want)
 	}
 	reply := decodeReply(t, resp.Body)
 	if reply.Status != StatusProcessed || reply.Outcome == nil || reply.Result != engine.ResultCreated ||
@@ -246,8 +246,8 @@ func TestHandleProcessesRedeliveriesAgain(t *testing.T) {
 		t.Fatalf("engine called %d times for one delivery sent 3 times, want 3", len(calls))
 	}
 	for _, c := range calls {
-		if c.deliveryID != "d-same" {
-			t.Fatalf("engine got delivery id %q, want d-same", c.deliveryID)
+		if c.event != engine.Webhook("d-same") {
+			t.Fatalf("engine got event %+v, want delivery d-same", c.event)
 		}
 	}
 }

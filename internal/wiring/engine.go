@@ -8,17 +8,12 @@ import (
 	"github.com/runfleet/runfleet/internal/wiring/policy"
 )
 
-// EngineOptions are the engine settings the config decides; the caller adds
-// the adapters (store, queue, GitHub, providers), the installation id and
-// the logger.
+// EngineOptions are the engine settings the config decides — the
+// ledger's (policy.LedgerOptions), none of its own yet; the caller adds the
+// adapters (store, queue, GitHub, providers), the installation id and the
+// logger.
 func EngineOptions(cfg *config.Config) engine.Options {
-	intake := policy.IntakeOptions(cfg)
-	return engine.Options{
-		ControllerID:     intake.ControllerID,
-		Pools:            intake.Pools,
-		DeleteBackoffMin: intake.DeleteBackoffMin,
-		DeleteBackoffMax: intake.DeleteBackoffMax,
-	}
+	return engine.Options{RegistrarOptions: engine.RegistrarOptions{LedgerOptions: policy.LedgerOptions(cfg)}}
 }
 
 // Deliveries is the engine's recovery of lost webhook deliveries for the

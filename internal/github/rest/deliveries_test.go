@@ -50,9 +50,9 @@ func newHookWorld(t *testing.T, failRate float64, kind githubtest.DeliveryFailur
 	return h
 }
 
-// OnWorkflowJob hands a webhook to the current engine.
-func (h *hookWorld) OnWorkflowJob(ctx context.Context, deliveryID string, ev runner.JobEvent) (engine.Outcome, error) {
-	return h.engine.Load().OnWorkflowJob(ctx, deliveryID, ev)
+// HandleJobEvent hands a webhook's event to the current engine.
+func (h *hookWorld) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta engine.EventMeta) (engine.Outcome, error) {
+	return h.engine.Load().HandleJobEvent(ctx, ev, meta)
 }
 
 // restart is a restarted `runfleet serve`: a new engine over the same

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	gogithub "github.com/google/go-github/v57/github"
 
@@ -16,11 +15,6 @@ import (
 
 // maxLabels is GitHub's limit on a JIT runner's labels.
 const maxLabels = 100
-
-// controllerLabelPrefix starts the label the engine gives every runner of
-// one controller (engine.ControllerLabel); a stale runner carrying another
-// controller's label is not ours to remove.
-const controllerLabelPrefix = "runfleet-controller-"
 
 // GenerateJITConfig registers a just-in-time runner named req.Name in the
 // pool's runner group (resolved by name, cached) and returns its id and
@@ -113,17 +107,10 @@ func (c *Client) clearStaleRunner(ctx context.Context, inst *installation, req g
 	return nil
 }
 
-// ours: a runner runfleet registered (its name prefix) and, when the new
-// runner carries a controller label, registered by this same controller.
+// ours: a runner registered by the controller that registers the new one
+// (its controller label, runner.ControllerIDOf), by runfleet's one
+// ownership rule; a stale runner of another controller is not ours to
+// remove.
 func ours(r github.Runner, newLabels []string) bool {
-	if !strings.HasPrefix(strings.ToLower(r.Name), runner.NamePrefix) {
-		return false
-	}
-	for _, l := range newLabels {
-		if strings.HasPrefix(strings.ToLower(l), controllerLabelPrefix) &&
-			!slices.ContainsFunc(r.Labels, func(have string) bool { return strings.EqualFold(have, l) }) {
-			return false
-		}
-	}
-	return true
+	return runner.RegisteredBy(runner.ControllerIDOf(newLabels), r.Name, r.Labels)
 }

@@ -126,7 +126,7 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	}
 	app := &App{App: base, GitHub: gh, Providers: provs, engineOptions: o}
 	if role == lambdafn.RoleForceDelete {
-		_, err = app.operator(base.Logger)
+		_, err = app.registrar(base.Logger)
 	} else {
 		_, err = app.engine(base.Logger)
 	}
@@ -136,25 +136,16 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	return app, nil
 }
 
-// operator makes the operator part of the engine for one invocation: what
+// registrar makes the engine's registrar tier for one invocation: what
 // an operator's delete needs, without providers.
-func (a *App) operator(log *slog.Logger) (*engine.Operator, error) {
-	o := a.engineOptions
-	op, err := engine.NewOperator(engine.IntakeOptions{
-		ControllerID:     o.ControllerID,
-		InstallationID:   o.InstallationID,
-		Store:            o.Store,
-		Queue:            o.Queue,
-		Pools:            o.Pools,
-		Logger:           log,
-		DeleteBackoffMin: o.DeleteBackoffMin,
-		DeleteBackoffMax: o.DeleteBackoffMax,
-		Observer:         o.Observer,
-	}, o.GitHub)
+func (a *App) registrar(log *slog.Logger) (*engine.Registrar, error) {
+	o := a.engineOptions.RegistrarOptions
+	o.Logger = log
+	r, err := engine.NewRegistrar(o)
 	if err != nil {
 		return nil, fmt.Errorf("work: %w", err)
 	}
-	return op, nil
+	return r, nil
 }
 
 // engine makes the engine for one invocation, logging through log.

@@ -122,7 +122,7 @@ func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*Fo
 	}
 	// The engine adds instance and force to its own lines; only the lines
 	// logged here get them from reqLog, so no line carries a key twice.
-	eng, err := a.operator(log)
+	eng, err := a.registrar(log)
 	reqLog := log.With("instance", req.Name, "force", req.Force)
 	if err != nil {
 		reqLog.ErrorContext(ctx, "force delete failed: the engine cannot be built", "error", err)

@@ -1,7 +1,7 @@
 // Package policy turns the configured pools into the domain's
-// (runner.Pool) and the options intake runs with. It imports no adapter —
-// no GitHub client, no provider — so the webhook function can use it and
-// still link neither.
+// (runner.Pool) and the options the engine's ledger runs with. It imports
+// no adapter — no GitHub client, no provider — so the webhook function can
+// use it and still link neither.
 package policy
 
 import (
@@ -12,10 +12,10 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
-// IntakeOptions are the intake settings the config decides; the caller
+// LedgerOptions are the ledger's settings the config decides; the caller
 // adds the store, the queue, the installation id and the logger.
-func IntakeOptions(cfg *config.Config) engine.IntakeOptions {
-	return engine.IntakeOptions{
+func LedgerOptions(cfg *config.Config) engine.LedgerOptions {
+	return engine.LedgerOptions{
 		ControllerID:     cfg.ControllerID,
 		Pools:            Pools(cfg),
 		DeleteBackoffMin: cfg.Engine.DeleteBackoffMin,

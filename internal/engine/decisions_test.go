@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// The decisions the worker and the intake take over one instance record,
+// each a pure function of the record as read: what the compare-and-set
+// writes, or errNoChange.
+
+var decisionNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func instanceIn(st runner.Status, mod func(i *runner.Instance)) *runner.Instance {
+	i := &runner.Instance{Name: "runfleet-p-1-1", Pool: "p", Status: st, RunnerStatus: runner.RunnerPending, CreateAttempt: 1, Version: 3}
+	if mod != nil {
+		mod(i)
+	}
+	return i
+}
+
+// summary is what a decision wrote, or why it wrote nothing.
+func summary(next *runner.Instance, err error) string {
+	switch {
+	case errors.Is(err, errNoChange):
+		return "no change"
+	case err != nil:
+		return "error"
+	}
+	return fmt.Sprintf("%s/%s provider=%q runner=%d fault=%q", next.Status, next.RunnerStatus, next.ProviderID, next.GitHubRunnerID, next.ProviderFault)
+}
+
+func TestCreated(t *testing.T) {
+	claimed := instanceIn(runner.StatusCreating, nil)
+	for _, tc := range []struct {
+		name string
+		cur  *runner.Instance
+		want string
+	}{
+		{"made", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.ProviderFault = "earlier" }),
+			`running/pending provider="i-1" runner=7 fault=""`},
+		{"its job ended meanwhile", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.RunnerStatus = runner.RunnerTerminated }),
+			`pending_delete/terminated provider="i-1" runner=7 fault=""`},
+		{"force-deleted meanwhile", instanceIn(runner.StatusPendingForceDelete, nil),
+			`pending_force_delete/pending provider="i-1" runner=7 fault=""`},
+		{"a later attempt's", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.CreateAttempt = 2 }),
+			`creating/pending provider="i-1" runner=7 fault=""`},
+		{"made already recorded", instanceIn(runner.StatusPendingDelete, func(i *runner.Instance) { i.ProviderID, i.GitHubRunnerID = "i-0", 6 }),
+			"no change"},
+		{"deleted", instanceIn(runner.StatusDeleted, nil), "no change"},
+	} {
+		if got := summary(created(tc.cur, claimed, "i-1", 7, decisionNow)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestFailedCreate(t *testing.T) {
+	claimed := instanceIn(runner.StatusCreating, nil)
+	provider := createFailure{cause: errors.New("boom"), fault: "boom", runnerID: 7, machineMayExist: true, providerID: "i-1"}
+	for _, tc := range []struct {
+		name string
+		cur  *runner.Instance
+		c    createCleanup
+		want string
+	}{
+		{"retried", claimed, createCleanup{cleaned: true, retry: true, delay: time.Second}, `pending_create/pending provider="" runner=0 fault="boom"`},
+		{"for good: what is left is kept", claimed, createCleanup{}, `error/pending provider="i-1" runner=7 fault="boom"`},
+		{"runner busy", claimed, createCleanup{busy: true}, `error/active provider="i-1" runner=7 fault="boom"`},
+		{"a later attempt's", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.CreateAttempt = 2 }), createCleanup{}, "no change"},
+		{"moved on", instanceIn(runner.StatusPendingForceDelete, nil), createCleanup{}, "no change"},
+	} {
+		next, err := failedCreate(tc.cur, claimed, provider, tc.c, decisionNow)
+		if got := summary(next, err); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+		if err == nil && tc.c.retry && !next.NextAttemptAt.Equal(decisionNow.Add(tc.c.delay)) {
+			t.Errorf("%s: next attempt at %v, want after the delay", tc.name, next.NextAttemptAt)
+		}
+	}
+}
+
+func TestRetriesCreate(t *testing.T) {
+	first, last := instanceIn(runner.StatusCreating, nil), instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.CreateAttempt = 3 })
+	boom := createFailure{cause: errors.New("boom")}
+	for _, tc := range []struct {
+		name    string
+		claimed *runner.Instance
+		f       createFailure
+		cleaned bool
+		want    bool
+	}{
+		{"cleaned, attempts left", first, boom, true, true},
+		{"not cleaned", first, boom, false, false},
+		{"no attempts left", last, boom, true, false},
+		{"misconfigured App", first, createFailure{cause: fmt.Errorf("jit: %w", github.ErrMisconfigured)}, true, false},
+		{"shape refused", first, createFailure{cause: &runner.ShapeRefusal{Reason: runner.RefusedMalformedLabel}}, true, false},
+	} {
+		if got := retriesCreate(tc.claimed, tc.f, tc.cleaned, 3); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDeleted(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cur    *runner.Instance
+		faults []string
+		want   string
+	}{
+		{"clean", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.NextAttemptAt = decisionNow }), nil,
+			`deleted/terminated provider="" runner=0 fault=""`},
+		{"forced through faults", instanceIn(runner.StatusDeleting, nil), []string{"github 502", "provider timeout"},
+			"deleted/terminated provider=\"\" runner=0 fault=\"github 502\\nprovider timeout\""},
+		{"no longer deleting", instanceIn(runner.StatusPendingDelete, nil), nil, "no change"},
+	} {
+		next, err := deleted(tc.cur, tc.faults, decisionNow)
+		if got := summary(next, err); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+		if err == nil && (!next.ExpiresAt.Equal(decisionNow.Add(store.DeletedRetention)) || !next.NextAttemptAt.IsZero()) {
+			t.Errorf("%s: expires %v, next attempt %v", tc.name, next.ExpiresAt, next.NextAttemptAt)
+		}
+	}
+}
+
+func TestJobCompleted(t *testing.T) {
+	const job = 1
+	for _, tc := range []struct {
+		name       string
+		cur        *runner.Instance
+		runnerless bool
+		want       string
+	}{
+		{"ran this job", instanceIn(runner.StatusRunning, func(i *runner.Instance) { i.RunnerStatus, i.ActiveJobID = runner.RunnerActive, job }), false,
+			`pending_delete/terminated provider="" runner=0 fault=""`},
+		{"named by the event, bound to none", instanceIn(runner.StatusRunning, nil), false,
+			`pending_delete/terminated provider="" runner=0 fault=""`},
+		{"made for it, never ran it", instanceIn(runner.StatusRunning, nil), true,
+			`pending_delete/pending provider="" runner=0 fault=""`},
+		{"ran another job", instanceIn(runner.StatusRunning, func(i *runner.Instance) { i.RunnerStatus, i.ActiveJobID = runner.RunnerActive, 2 }), false,
+			`pending_delete/active provider="" runner=0 fault=""`},
+		{"being created", instanceIn(runner.StatusCreating, nil), true,
+			`creating/terminated provider="" runner=0 fault=""`},
+		{"being created, marked already", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.RunnerStatus = runner.RunnerTerminated }), true,
+			"no change"},
+		{"being deleted", instanceIn(runner.StatusDeleting, nil), false, "no change"},
+		{"pending delete", instanceIn(runner.StatusPendingDelete, nil), false, "no change"},
+		{"deleted", instanceIn(runner.StatusDeleted, nil), false, "no change"},
+	} {
+		if got := summary(jobCompleted(tc.cur, job, tc.runnerless, decisionNow)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
