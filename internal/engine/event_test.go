@@ -28,9 +28,12 @@ func TestEventMetaOnTheWireAndInLogs(t *testing.T) {
 		{"no event", EventMeta{},
 			`{"v":1,"kind":"create","instance":"runfleet-p-1-1","job_id":1}`,
 			map[string]string{"delivery_id": ""}},
-		{"another intake", EventMeta{Source: "delivery_log", Key: "d-2"},
+		{"a delivery recovered from GitHub's log", EventMeta{Source: SourceDeliveryLog, Key: "d-2"},
 			`{"v":1,"kind":"create","instance":"runfleet-p-1-1","source":"delivery_log","delivery_id":"d-2","job_id":1}`,
-			map[string]string{"source": "delivery_log", "event_key": "d-2"}},
+			map[string]string{"source": "delivery_log", "delivery_id": "d-2"}},
+		{"another intake", EventMeta{Source: "scale_set", Key: "m-3"},
+			`{"v":1,"kind":"create","instance":"runfleet-p-1-1","source":"scale_set","delivery_id":"m-3","job_id":1}`,
+			map[string]string{"source": "scale_set", "event_key": "m-3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body, err := EncodeMessage(createMessage(inst, tc.meta))
