@@ -29,7 +29,7 @@ func TestDriverAgainstRealServe(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{
 		"-bin", bin, "-provider", provider, "-out", filepath.Join(dir, "run"), "-seed", "7",
-		"-jobs", "12", "-kills", "0", "-fail-rate", "0", "-hang-rate", "0", "-boot-fail-rate", "0",
+		"-jobs", "12", "-kills", "0", "-outage", "0", "-fail-rate", "0", "-hang-rate", "0", "-boot-fail-rate", "0",
 		"-lose-rate", "0", "-dup-rate", "0.5", "-max-runners", "4", "-workers", "2", "-timeout", "3m",
 	}, &stdout, &stderr)
 	report := stdout.String()

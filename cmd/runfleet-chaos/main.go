@@ -37,6 +37,7 @@ type settings struct {
 	seed         uint64
 	jobs         int
 	kills        int
+	outage       time.Duration
 	timeout      time.Duration
 	arrival      time.Duration
 	senders      int
@@ -71,6 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&s.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
 	fs.IntVar(&s.jobs, "jobs", 1000, "workflow jobs to run")
 	fs.IntVar(&s.kills, "kills", 4, "times runfleet is killed with SIGKILL (and restarted on the same state)")
+	fs.DurationVar(&s.outage, "outage", 60*time.Second, "one more kill -9 with this long a downtime, early in the arrivals: deliveries failed meanwhile are not resent, runfleet must recover them from GitHub's delivery log (0: none)")
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "bound on the whole run")
 	fs.DurationVar(&s.arrival, "arrival", 0, "jobs are queued over this long (default: 120ms per job, at most 3m)")
 	fs.IntVar(&s.senders, "senders", 16, "concurrent webhook senders")
@@ -135,8 +137,8 @@ func (s settings) check() error {
 		return fmt.Errorf("-fail-rate + -hang-rate must not exceed 1")
 	case s.jobs < 1 || s.senders < 1 || s.workers < 1 || s.maxRunners < 1:
 		return fmt.Errorf("-jobs, -senders, -workers and -max-runners must be ≥ 1")
-	case s.kills < 0 || s.arrival < 0 || s.reconcile <= 0:
-		return fmt.Errorf("-kills and -arrival must not be negative, -reconcile-interval must be positive")
+	case s.kills < 0 || s.arrival < 0 || s.outage < 0 || s.reconcile <= 0:
+		return fmt.Errorf("-kills, -arrival and -outage must not be negative, -reconcile-interval must be positive")
 	case s.timeout < time.Minute:
 		return fmt.Errorf("-timeout %s: want at least 1m (settling alone takes most of one)", s.timeout)
 	}
