@@ -75,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&s.provider, "provider", "", "the chaos GARM provider executable (default: go build ./cmd/runfleet-chaos/provider into -out)")
 	fs.StringVar(&s.out, "out", "", "directory for configs, state and logs (default: a new temporary directory, kept)")
 	fs.Uint64Var(&s.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
-	fs.IntVar(&s.jobs, "jobs", 400, "workflow jobs to run (GitHub's budget paces runfleet to about 70 jobs a minute: see docs/reliability.md)")
+	fs.IntVar(&s.jobs, "jobs", 350, "workflow jobs to run (GitHub's budget paces runfleet to about 70 jobs a minute: see docs/reliability.md)")
 	fs.IntVar(&s.kills, "kills", 4, "times runfleet is killed with SIGKILL (and restarted on the same state)")
 	fs.DurationVar(&s.outage, "outage", 60*time.Second, "one more kill -9 with this long a downtime, early in the arrivals: deliveries failed meanwhile are not resent, runfleet must recover them from GitHub's delivery log (0: none)")
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "bound on the whole run")
