@@ -116,7 +116,10 @@ func (s *senders) enqueue(d *delivery) {
 }
 
 func (s *senders) attempt(ctx context.Context, d *delivery) {
-	logged, err := s.post(ctx, d)
+	s.mu.Lock()
+	resend := d.redelivery || d.attempts > 0
+	s.mu.Unlock()
+	logged, err := s.post(ctx, d, resend)
 	if err != nil {
 		if ctx.Err() == nil {
 			// Only a request that cannot be built fails here: keep it
@@ -161,15 +164,15 @@ func (s *senders) attempt(ctx context.Context, d *delivery) {
 	}
 }
 
-// post makes one attempt through the fake GitHub, which logs it; every
-// attempt after a delivery's first is a redelivery there.
-func (s *senders) post(ctx context.Context, d *delivery) (githubtest.Delivery, error) {
+// post makes one attempt through the fake GitHub, which logs it; resend
+// (every attempt after a delivery's first) is a redelivery there.
+func (s *senders) post(ctx context.Context, d *delivery, resend bool) (githubtest.Delivery, error) {
 	req, err := githubtest.WebhookRequest(s.url, s.secret, "workflow_job", d.id, d.body)
 	if err != nil {
 		return githubtest.Delivery{}, err
 	}
 	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-	return s.gh.Deliver(s.client, req.WithContext(ctx), d.redelivery || d.attempts > 0)
+	return s.gh.Deliver(s.client, req.WithContext(ctx), resend)
 }
 
 func (s *senders) snapshot() sendStats {
