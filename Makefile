@@ -99,9 +99,11 @@ test: emulators chromium
 sim:
 	time $(GO) test -count=1 -timeout 6h -run 'TestSimulation$$' ./internal/sim -lifecycles 1000000
 
-## chaos: kill -9 chaos run of bin/runfleet serve: 1,000 jobs, a faulty external
-## provider, 4 kills; loopback only, at most 10 minutes (CHAOS_FLAGS to tune or
-## replay a seed); its logs and state are left in bin/chaos
+## chaos: kill -9 chaos run of bin/runfleet serve as a GitHub App: 350 jobs, a
+## faulty external provider, 4 kills and a 60 s outage whose failed deliveries
+## runfleet must recover from the App's delivery log; loopback only, at most 10
+## minutes (CHAOS_FLAGS to tune or replay a seed); its logs and state are left
+## in bin/chaos
 chaos: runfleet
 	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet-chaos-provider ./providers/external/externaltest/fakeprovider
 	rm -rf $(BIN)/chaos

@@ -36,7 +36,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	}
 	defer logFile.Close()
 	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	fmt.Fprintf(stderr, "runfleet-chaos: seed %d, %d jobs over %s, %d kills; everything goes to %s\n", s.seed, s.jobs, s.arrival, s.kills, dir)
+	fmt.Fprintf(stderr, "runfleet-chaos: seed %d, %d jobs over %s, %d kills, an outage of %s; everything goes to %s\n", s.seed, s.jobs, s.arrival, s.kills, s.outage, dir)
 
 	if s.provider == "" {
 		if s.provider, err = buildProvider(ctx, dir); err != nil {
@@ -47,8 +47,8 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 		return nil, err
 	}
 
-	secret, apiToken, ghToken := randomHex(), randomHex(), randomHex()
-	gh := startGitHub(ghToken)
+	secret, apiToken := randomHex(), randomHex()
+	gh := startGitHub()
 	defer gh.close()
 
 	cl := cloudConfig(dir, s)
@@ -61,10 +61,14 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 		return nil, err
 	}
 	serveConfig := filepath.Join(dir, "runfleet.yaml")
-	if err := writeServeConfig(serveConfig, s, port, gh.GHESURL(), filepath.Join(dir, "store"), s.provider, providerConfig); err != nil {
+	appKey := filepath.Join(dir, appKeyFile)
+	if err := os.WriteFile(appKey, gh.privateKeyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	env := append(os.Environ(), secretEnv+"="+secret, apiTokenEnv+"="+apiToken, ghTokenEnv+"="+ghToken)
+	if err := writeServeConfig(serveConfig, s, port, gh.GHESURL(), appKey, filepath.Join(dir, "store"), s.provider, providerConfig); err != nil {
+		return nil, err
+	}
+	env := append(os.Environ(), secretEnv+"="+secret, apiTokenEnv+"="+apiToken)
 	srv := newServer(s.bin, serveConfig, dir, s.logLevel, port, env)
 	rep := &report{settings: s, dir: dir, started: time.Now()}
 	if _, err := srv.start(ctx); err != nil {
@@ -75,7 +79,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	p := newPlan(s)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	send := newSenders(srv.base+"/webhook", []byte(secret), 6*s.jobs+64, s.dupRate, s.seed)
+	send := newSenders(gh.Server, srv.base+"/webhook", []byte(secret), 6*s.jobs+64, s.dupRate, s.seed)
 	send.start(runCtx, s.senders)
 	w := newWorld(log, gh, cl, send, p, s)
 	start := time.Now()
@@ -87,7 +91,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	// The chaos: jobs arrive on schedule while runfleet is killed at the
 	// planned moments; faults stay on until the last restart is healthy
 	// and the last job has been queued.
-	kills, err := killOnSchedule(ctx, log, stderr, srv, p.kills, start)
+	kills, err := killOnSchedule(ctx, log, stderr, srv, send, p.kills, start)
 	rep.kills = kills
 	if err != nil {
 		return rep, err
@@ -116,7 +120,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	// Final reads while runfleet still runs, then a graceful stop.
 	finalCtx, cancelFinal := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancelFinal()
-	obs, obsErr := observe(finalCtx, w, send, gh, cl, op)
+	obs, obsErr := observe(finalCtx, w, send, gh, cl, op, srv.logs())
 	stopRun()
 	bg.Wait()
 	send.wait()
@@ -135,25 +139,41 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 }
 
 // killOnSchedule kills runfleet with SIGKILL at each planned moment and
-// restarts it on the same state after the planned downtime.
-func killOnSchedule(ctx context.Context, log *slog.Logger, stderr io.Writer, srv *server, kills []kill, start time.Time) ([]killRecord, error) {
+// restarts it on the same state after the planned downtime. Around the
+// outage the senders resend nothing: from just before the kill until the
+// restarted process is healthy.
+func killOnSchedule(ctx context.Context, log *slog.Logger, stderr io.Writer, srv *server, send *senders, kills []kill, start time.Time) ([]killRecord, error) {
 	var done []killRecord
-	for i, k := range kills {
+	n := 0
+	for _, k := range kills {
 		select {
 		case <-ctx.Done():
 			return done, ctx.Err()
 		case <-time.After(time.Until(start.Add(k.at))):
 		}
+		if k.outage {
+			send.setOutage(true)
+		}
 		r, err := srv.kill()
 		if err != nil {
 			return done, err
 		}
-		rec := killRecord{at: time.Since(start), run: r.n, downtime: k.downtime}
-		log.Info("runfleet killed", "run", r.n, "pid", r.proc.PID(), "downtime", k.downtime)
-		fmt.Fprintf(stderr, "runfleet-chaos: %s: kill -9 #%d (runfleet serve #%d, pid %d); restarting in %s\n", round(rec.at), i+1, r.n, r.proc.PID(), round(k.downtime))
-		time.Sleep(k.downtime)
+		rec := killRecord{at: time.Since(start), run: r.n, downtime: k.downtime, outage: k.outage}
+		log.Info("runfleet killed", "run", r.n, "pid", r.proc.PID(), "downtime", k.downtime, "outage", k.outage)
+		what := fmt.Sprintf("kill -9 #%d", n+1)
+		if n++; k.outage {
+			what = fmt.Sprintf("outage (kill -9 #%d; failed deliveries not resent)", n)
+		}
+		fmt.Fprintf(stderr, "runfleet-chaos: %s: %s (runfleet serve #%d, pid %d); restarting in %s\n", round(rec.at), what, r.n, r.proc.PID(), round(k.downtime))
+		select {
+		case <-ctx.Done():
+			return done, ctx.Err()
+		case <-time.After(k.downtime):
+		}
 		restarted := time.Now()
-		if _, err := srv.start(ctx); err != nil {
+		_, err = srv.start(ctx)
+		send.setOutage(false)
+		if err != nil {
 			return done, err
 		}
 		rec.restartTook = time.Since(restarted)
@@ -165,6 +185,7 @@ func killOnSchedule(ctx context.Context, log *slog.Logger, stderr io.Writer, srv
 type killRecord struct {
 	at, downtime, restartTook time.Duration
 	run                       int
+	outage                    bool
 }
 
 // showProgress prints a line every ten seconds.

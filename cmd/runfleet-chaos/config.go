@@ -14,8 +14,12 @@ import (
 const (
 	secretEnv   = "RUNFLEET_CHAOS_WEBHOOK_SECRET"
 	apiTokenEnv = "RUNFLEET_CHAOS_API_TOKEN"
-	ghTokenEnv  = "RUNFLEET_CHAOS_GITHUB_TOKEN"
 )
+
+// appKeyFile is the GitHub App's private key in the run's directory, as
+// GitHub hands it out (PEM) and runfleet's config names it. The key is
+// the run's own, generated for it and trusted only by its fake GitHub.
+const appKeyFile = "github-app.pem"
 
 // Engine timings of the served config: short, so everything runfleet
 // retries or reconciles happens many times within the run.
@@ -30,15 +34,19 @@ const (
 )
 
 // writeServeConfig writes runfleet's config: the fake GitHub as a GitHub
-// Enterprise Server reached with a token, bootstrap on (public_url), one
+// Enterprise Server reached as a GitHub App (so runfleet recovers lost
+// deliveries from the App's delivery log), bootstrap on (public_url), one
 // pool on the chaos provider.
-func writeServeConfig(path string, s settings, port int, githubURL, storeDir, providerBin, providerConfig string) error {
+func writeServeConfig(path string, s settings, port int, githubURL, appKey, storeDir, providerBin, providerConfig string) error {
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	config := fmt.Sprintf(`# written by runfleet-chaos (seed %d)
 controller_id: chaos
 github:
   base_url: %s
-  token_env: %s
+  app:
+    id: %d
+    installation_id: %d
+    private_key_file: %q
 webhook: {secret_env: %s}
 server:
   listen: 127.0.0.1:%d
@@ -64,7 +72,7 @@ pools:
         provider_executable: %q
         config_file: %q
         timeout: %s
-`, s.seed, githubURL, ghTokenEnv, secretEnv, port, base, apiTokenEnv, storeDir,
+`, s.seed, githubURL, chaosAppID, chaosInstallation, appKey, secretEnv, port, base, apiTokenEnv, storeDir,
 		s.workers, s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout,
 		chaosPool, chaosOrg, s.maxRunners, bootstrapTimeout, providerTimeout, providerBin, providerConfig, providerTimeout)
 	return os.WriteFile(path, []byte(config), 0o600)

@@ -54,7 +54,7 @@ func (w *world) assign(now time.Time) error {
 				w.log.Info("in_progress lost by GitHub", "job_id", j.id, "instance", m.Instance.Name)
 				continue
 			}
-			body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobInProgress, "", 0)
+			body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobInProgress, "", chaosInstallation)
 			if err != nil {
 				w.log.Error("in_progress body", "job_id", j.id, "error", err)
 				continue
@@ -113,7 +113,7 @@ func (w *world) finish(now time.Time) error {
 				w.log.Info("completed lost by GitHub", "job_id", j.id, "instance", j.runner)
 				continue
 			}
-			body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobCompleted, "", 0)
+			body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobCompleted, "", chaosInstallation)
 			if err != nil {
 				w.log.Error("completed body", "job_id", j.id, "error", err)
 				continue

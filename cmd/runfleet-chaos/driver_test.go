@@ -90,6 +90,10 @@ func TestCheckFindsEachViolation(t *testing.T) {
 		{"peak", func(o *observation, _ *report) { o.history.PeakLive["p"] = 6 }, "peak of 6 live machines exceeds max_runners 5", 0},
 		{"runner left", func(o *observation, _ *report) { o.runners = []githubtest.Runner{{Name: "runfleet-r"}} }, "still registered in GitHub", 0},
 		{"unanswered", func(o *observation, _ *report) { o.send.outstanding = 3 }, "3 delivery(ies) never answered 2xx", 0},
+		{"lost, not recovered", func(o *observation, _ *report) {
+			o.deliveries.lost = map[string]string{"g-1": "queued", "g-2": "completed"}
+			o.deliveries.recovered = map[string]bool{"g-2": true}
+		}, "1 delivery(ies) lost (no attempt delivered) and never recovered from the delivery log: (g-1 (queued))", 0},
 		{"crash", func(_ *observation, r *report) { r.crashes = []*serveRun{{n: 2, waitErr: errors.New("exit status 2")}} }, "serve #2 exited by itself", 0},
 	}
 	for _, tc := range cases {

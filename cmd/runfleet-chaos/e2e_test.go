@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -13,23 +14,11 @@ import (
 // nothing lost — so its outcome depends on no timing: every job must be
 // served once and everything must settle. The chaos itself is `make chaos`.
 func TestDriverAgainstRealServe(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds runfleet and the fake provider and serves real webhooks")
-	}
-	dir := t.TempDir()
-	bin, provider := filepath.Join(dir, "runfleet"), filepath.Join(dir, "chaos-provider")
-	for pkg, out := range map[string]string{
-		"github.com/runfleet/runfleet/cmd/runfleet":                                 bin,
-		"github.com/runfleet/runfleet/providers/external/externaltest/fakeprovider": provider,
-	} {
-		if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
-		}
-	}
+	dir, bin, provider := buildForDriver(t)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{
 		"-bin", bin, "-provider", provider, "-out", filepath.Join(dir, "run"), "-seed", "7",
-		"-jobs", "12", "-kills", "0", "-fail-rate", "0", "-hang-rate", "0", "-boot-fail-rate", "0",
+		"-jobs", "12", "-kills", "0", "-outage", "0", "-fail-rate", "0", "-hang-rate", "0", "-boot-fail-rate", "0",
 		"-lose-rate", "0", "-dup-rate", "0.5", "-max-runners", "4", "-workers", "2", "-timeout", "3m",
 	}, &stdout, &stderr)
 	report := stdout.String()
@@ -49,6 +38,54 @@ func TestDriverAgainstRealServe(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
 	}
+}
+
+// TestDriverOutageIsRecoveredFromTheDeliveryLog runs the outage alone,
+// small: runfleet down for 10 s while jobs arrive, the deliveries that
+// fail meanwhile never resent. Every one must come back through
+// runfleet's reconcile passes, read from the App's delivery log.
+func TestDriverOutageIsRecoveredFromTheDeliveryLog(t *testing.T) {
+	dir, bin, provider := buildForDriver(t)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{
+		"-bin", bin, "-provider", provider, "-out", filepath.Join(dir, "run"), "-seed", "7",
+		"-jobs", "16", "-arrival", "16s", "-kills", "0", "-outage", "10s", "-fail-rate", "0", "-hang-rate", "0",
+		"-boot-fail-rate", "0", "-lose-rate", "0", "-dup-rate", "0", "-max-runners", "4", "-workers", "2", "-timeout", "3m",
+	}, &stdout, &stderr)
+	report := stdout.String()
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, report, &stderr)
+	}
+	m := regexp.MustCompile(`recovered by runfleet from the delivery log: (\d+) of (\d+) lost`).FindStringSubmatch(report)
+	if m == nil || m[1] != m[2] || m[2] == "0" {
+		t.Fatalf("want some deliveries lost in the outage and all of them recovered:\n%s", report)
+	}
+	t.Log(m[0])
+	for _, want := range []string{"outage: kill -9 #1 at ", "jobs served 1 time:  16\n", "RESULT: no violation"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+}
+
+// buildForDriver builds runfleet and the chaos provider into a temporary
+// directory, or skips a short run.
+func buildForDriver(t *testing.T) (dir, bin, provider string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds runfleet and the fake provider and serves real webhooks")
+	}
+	dir = t.TempDir()
+	bin, provider = filepath.Join(dir, "runfleet"), filepath.Join(dir, "chaos-provider")
+	for pkg, out := range map[string]string{
+		"github.com/runfleet/runfleet/cmd/runfleet":                                 bin,
+		"github.com/runfleet/runfleet/providers/external/externaltest/fakeprovider": provider,
+	} {
+		if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
+		}
+	}
+	return dir, bin, provider
 }
 
 func TestDriverRefusesAMissingBinary(t *testing.T) {

@@ -10,12 +10,15 @@ import (
 )
 
 // The GitHub the run plays: one organization with one repository whose
-// jobs runfleet's pool serves.
+// jobs runfleet's pool serves, and the GitHub App runfleet authenticates
+// as, installed on the organization.
 const (
-	chaosOrg   = "chaos-org"
-	chaosRepo  = chaosOrg + "/app"
-	chaosPool  = "chaos"
-	firstJobID = 70_000_001 // far from the fake's runner ids (1001…), so a mix-up fails loudly
+	chaosOrg          = "chaos-org"
+	chaosRepo         = chaosOrg + "/app"
+	chaosPool         = "chaos"
+	firstJobID        = 70_000_001 // far from the fake's runner ids (1001…), so a mix-up fails loudly
+	chaosAppID        = 424_242
+	chaosInstallation = 31_337
 )
 
 // jobLabels are what every job asks for and the pool offers.
@@ -23,22 +26,29 @@ var jobLabels = []string{"self-hosted", "linux", "x64"}
 
 // gitHub is the fake GitHub (internal/github/githubtest) served on
 // loopback by this process, so it outlives every runfleet restart and
-// runfleet reaches it with its real go-github client.
+// runfleet reaches it with its real go-github client, authenticated as a
+// GitHub App: installation tokens for the runners and jobs, the App's JWT
+// for its webhook delivery log, which the fake keeps of every delivery
+// the senders attempt (githubtest's Deliver).
 type gitHub struct {
 	*githubtest.Server
 	t *driverT
+	// privateKeyPEM is the App's private key, for runfleet's config.
+	privateKeyPEM []byte
 }
 
-func startGitHub(token string) *gitHub {
+func startGitHub() *gitHub {
 	t := &driverT{}
+	key := githubtest.GenerateAppKey(t)
 	srv := githubtest.NewServer(t,
-		githubtest.WithToken(token),
+		githubtest.WithApp(chaosAppID, key.PublicKey),
+		githubtest.WithInstallation(chaosInstallation, chaosOrg),
 		// The run measures runfleet under faults, not GitHub's rate limit:
 		// the budget is counted and printed instead.
 		githubtest.WithRateLimit(100_000_000),
 	)
 	srv.AddOrg(chaosOrg)
-	return &gitHub{Server: srv, t: t}
+	return &gitHub{Server: srv, t: t, privateKeyPEM: key.PrivateKeyPEM}
 }
 
 // close stops the server.

@@ -1,16 +1,21 @@
 // Command runfleet-chaos is the driver behind `make chaos`: it runs the real
 // `runfleet serve` as a child process against a fake GitHub it serves itself
-// (internal/github/githubtest, on loopback) and an external GARM provider
-// whose machines live in a file (./provider), then plays GitHub and the
-// machines: signed workflow_job webhooks from concurrent senders that
-// redeliver until answered 2xx, machines that boot through runfleet's
-// metadata endpoints and run jobs. Meanwhile the provider fails or hangs on
-// a seeded share of calls and the driver kills runfleet with SIGKILL at
-// seeded moments, restarting it on the same state. At the end it turns the
-// faults off, lets everything settle and counts what must never happen:
+// (internal/github/githubtest, on loopback; runfleet authenticates as a
+// GitHub App) and an external GARM provider whose machines live in a file
+// (./provider), then plays GitHub and the machines: signed workflow_job
+// webhooks from concurrent senders that redeliver until answered 2xx, each
+// attempt logged in the App's webhook delivery log as GitHub logs it,
+// machines that boot through runfleet's metadata endpoints and run jobs.
+// Meanwhile the provider fails or hangs on a seeded share of calls and the
+// driver kills runfleet with SIGKILL at seeded moments, restarting it on the
+// same state; one of the kills is an outage (a minute by default) during
+// which the senders play GitHub exactly and never resend a failed delivery,
+// so runfleet must recover those from the delivery log. At the end it turns
+// the faults off, lets everything settle and counts what must never happen:
 // jobs served zero or two times, a name on two live machines, machines
-// leaked, records stuck, more live machines than max_runners. Any of them
-// fails the run (exit 1). It talks to nothing but 127.0.0.1.
+// leaked, records stuck, more live machines than max_runners, a lost
+// delivery runfleet never recovered. Any of them fails the run (exit 1). It
+// talks to nothing but 127.0.0.1.
 package main
 
 import (
@@ -37,6 +42,7 @@ type settings struct {
 	seed         uint64
 	jobs         int
 	kills        int
+	outage       time.Duration
 	timeout      time.Duration
 	arrival      time.Duration
 	senders      int
@@ -69,10 +75,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&s.provider, "provider", "", "the fake GARM provider executable (default: go build ./providers/external/externaltest/fakeprovider into -out)")
 	fs.StringVar(&s.out, "out", "", "directory for configs, state and logs (default: a new temporary directory, kept)")
 	fs.Uint64Var(&s.seed, "seed", 0, "seed of every random choice (0: pick one and print it)")
-	fs.IntVar(&s.jobs, "jobs", 1000, "workflow jobs to run")
+	fs.IntVar(&s.jobs, "jobs", 350, "workflow jobs to run (GitHub's budget paces runfleet to about 70 jobs a minute: see docs/reliability.md)")
 	fs.IntVar(&s.kills, "kills", 4, "times runfleet is killed with SIGKILL (and restarted on the same state)")
+	fs.DurationVar(&s.outage, "outage", 60*time.Second, "one more kill -9 with this long a downtime, early in the arrivals: deliveries failed meanwhile are not resent, runfleet must recover them from GitHub's delivery log (0: none)")
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "bound on the whole run")
-	fs.DurationVar(&s.arrival, "arrival", 0, "jobs are queued over this long (default: 120ms per job, at most 3m)")
+	fs.DurationVar(&s.arrival, "arrival", 0, "jobs are queued over this long (default: 400ms per job, at most 3m)")
 	fs.IntVar(&s.senders, "senders", 16, "concurrent webhook senders")
 	fs.IntVar(&s.workers, "workers", 8, "engine.workers of the served config")
 	fs.IntVar(&s.maxRunners, "max-runners", 24, "max_runners of the served pool")
@@ -99,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		s.seed = uint64(time.Now().UnixNano())
 	}
 	if s.arrival == 0 {
-		s.arrival = min(time.Duration(s.jobs)*120*time.Millisecond, 3*time.Minute)
+		s.arrival = min(time.Duration(s.jobs)*400*time.Millisecond, 3*time.Minute)
 	}
 	s.replay = replayCommand(fs, s.seed)
 
@@ -135,8 +142,8 @@ func (s settings) check() error {
 		return fmt.Errorf("-fail-rate + -hang-rate must not exceed 1")
 	case s.jobs < 1 || s.senders < 1 || s.workers < 1 || s.maxRunners < 1:
 		return fmt.Errorf("-jobs, -senders, -workers and -max-runners must be ≥ 1")
-	case s.kills < 0 || s.arrival < 0 || s.reconcile <= 0:
-		return fmt.Errorf("-kills and -arrival must not be negative, -reconcile-interval must be positive")
+	case s.kills < 0 || s.arrival < 0 || s.outage < 0 || s.reconcile <= 0:
+		return fmt.Errorf("-kills, -arrival and -outage must not be negative, -reconcile-interval must be positive")
 	case s.timeout < time.Minute:
 		return fmt.Errorf("-timeout %s: want at least 1m (settling alone takes most of one)", s.timeout)
 	}

@@ -27,13 +27,15 @@ type observation struct {
 	deadLetters int
 	githubCalls map[string]int // by route
 	apiCalls    int
+	// deliveries is the App's delivery log and runfleet's recoveries.
+	deliveries deliveryLog
 }
 
 // maxRecordLookups bounds the per-machine record reads of a badly leaking
 // run.
 const maxRecordLookups = 50
 
-func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl externaltest.Config, op *operator) (*observation, error) {
+func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl externaltest.Config, op *operator, serveLogs []string) (*observation, error) {
 	o := &observation{send: send.snapshot(), records: map[string]*runner.Instance{}, githubCalls: map[string]int{}}
 	w.mu.Lock()
 	for _, j := range w.jobs {
@@ -80,5 +82,8 @@ func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl extern
 		o.githubCalls[c.Route]++
 	}
 	o.apiCalls = gh.APICallCount()
+	if o.deliveries, err = readDeliveryLog(gh.Deliveries(), serveLogs, o.githubCalls); err != nil {
+		return nil, fmt.Errorf("read runfleet's logs: %w", err)
+	}
 	return o, nil
 }

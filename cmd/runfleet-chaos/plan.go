@@ -20,6 +20,9 @@ type plan struct {
 type kill struct {
 	at       time.Duration // since the start of the chaos
 	downtime time.Duration // before the restart
+	// outage marks the long one: while runfleet is down, a delivery that
+	// fails is not sent again, as GitHub never resends one.
+	outage bool
 }
 
 // Shortest and longest a job runs on its machine.
@@ -31,6 +34,9 @@ const (
 // killWindowEnd is how long after the last arrival runfleet may still be
 // killed: late kills land among the deletes and replacements.
 const killWindowEnd = 10 * time.Second
+
+// outageGap keeps the short kills this far from the outage on either side.
+const outageGap = 5 * time.Second
 
 func newPlan(s settings) plan {
 	rng := rand.New(rand.NewPCG(s.seed, 0x91a4))
@@ -55,7 +61,28 @@ func newPlan(s settings) plan {
 		at := from + time.Duration(i)*slot + time.Duration(rng.Int64N(int64(slot)*8/10+1))
 		p.kills = append(p.kills, kill{at: at, downtime: time.Duration(rng.Int64N(int64(2 * time.Second)))})
 	}
+	if s.outage > 0 {
+		p.kills = withOutage(p.kills, s, rng)
+	}
 	return p
+}
+
+// withOutage adds the outage: a kill early in the arrivals (between a
+// quarter and three eighths of them, so jobs keep arriving while runfleet
+// is down) whose downtime is s.outage. The short kills planned from its
+// start on move past its end, so none falls inside it.
+func withOutage(kills []kill, s settings, rng *rand.Rand) []kill {
+	const from = 3 * time.Second
+	at := max(from, s.arrival/4+time.Duration(rng.Int64N(int64(s.arrival/8)+1)))
+	out := []kill{{at: at, downtime: s.outage, outage: true}}
+	for _, k := range kills {
+		if k.at >= at-outageGap {
+			k.at += s.outage + 2*outageGap
+		}
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b kill) int { return int(a.at - b.at) })
+	return out
 }
 
 // deliveryIDs are a job's three X-GitHub-Delivery GUIDs: queued,

@@ -103,6 +103,9 @@ func (r *report) check() {
 	if c.outstanding > 0 {
 		v("%d delivery(ies) never answered 2xx", c.outstanding)
 	}
+	if un := o.deliveries.unrecovered(); len(un) > 0 {
+		v("%d delivery(ies) lost (no attempt delivered) and never recovered from the delivery log: %s", len(un), names(un))
+	}
 	for _, cr := range r.crashes {
 		v("runfleet serve #%d exited by itself: %v (log: %s)", cr.n, cr.waitErr, cr.log)
 	}
@@ -118,7 +121,11 @@ func (r *report) print(w io.Writer) {
 		s.seed, s.jobs, s.arrival, s.senders, s.maxRunners, s.workers, 100*s.failRate, 100*s.hangRate, 2*max(bootstrapTimeout, providerTimeout), 100*s.bootFailRate, 100*s.loseRate, 100*s.dupRate)
 	fmt.Fprintf(w, "replay: %s\n", s.replay)
 	for i, k := range r.kills {
-		fmt.Fprintf(w, "kill -9 #%d at %s (runfleet serve #%d), down %s, healthy again %s after restart\n", i+1, round(k.at), k.run, round(k.downtime), round(k.restartTook))
+		what := ""
+		if k.outage {
+			what = "outage: "
+		}
+		fmt.Fprintf(w, "%skill -9 #%d at %s (runfleet serve #%d), down %s, healthy again %s after restart\n", what, i+1, round(k.at), k.run, round(k.downtime), round(k.restartTook))
 	}
 	fmt.Fprintf(w, "chaos ended at %s (faults off); settling ended at %s: ", round(r.chaosEnded), round(r.settleEnded))
 	if r.settled {
@@ -162,6 +169,12 @@ func (r *report) print(w io.Writer) {
 		st := o.send
 		fmt.Fprintf(w, "deliveries: %d, plus %d redelivered after a 2xx; %d attempts, %d not answered 2xx; answers %s\n",
 			st.deliveries, st.redeliveries, st.attempts, st.refused, statusSummary(st.answered))
+		dl := o.deliveries
+		recovered, resent := dl.recoveredLost()
+		fmt.Fprintf(w, "outage: %d deliveries failed and not resent (%s); the delivery log: %d attempts, %d failed, %d deliveries lost (%s)\n",
+			total(st.abandoned), actionSummary(st.abandoned), dl.attempts, dl.failed, len(dl.lost), actionSummary(dl.lostByAction()))
+		fmt.Fprintf(w, "recovered by runfleet from the delivery log: %d of %d lost, and %d that a resend delivered too; %d deliveries fetched, %d list calls\n",
+			recovered, len(dl.lost), resent, dl.fetches, dl.lists)
 		fmt.Fprintf(w, "GitHub API calls: %d (%.1f per job): %s\n", o.apiCalls, float64(o.apiCalls)/float64(max(len(o.jobs), 1)), routeSummary(o.githubCalls))
 	}
 	fmt.Fprintf(w, "\nfiles: %s (driver.log, provider-events.jsonl, cloud-state.json, runfleet.yaml)\n", r.dir)
@@ -226,6 +239,25 @@ func faultSummary(f map[string]map[externaltest.Fault]int) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+func actionSummary(m map[string]int) string {
+	var parts []string
+	for _, action := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", action, m[action]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func statusSummary(m map[int]int) string {

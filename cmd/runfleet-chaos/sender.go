@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -33,26 +34,35 @@ type sendStats struct {
 	attempts, refused        int // refused: no 2xx (connection refused, timeout, non-2xx)
 	answered                 map[int]int
 	outstanding              int
+	// abandoned are the deliveries given up after a failed attempt during
+	// the outage, as GitHub gives up on every delivery; by action.
+	abandoned map[string]int
 }
 
 // senders post deliveries with concurrent workers, retrying each with
 // backoff until it is answered 2xx — whether runfleet is down (connection
-// refused), slow (timeout) or answers an error.
+// refused), slow (timeout) or answers an error — except during the outage,
+// when they play GitHub exactly: a failed delivery is never sent again.
+// Every attempt goes through the fake GitHub (githubtest's Deliver), which
+// logs it in the App's webhook delivery log as GitHub would.
 type senders struct {
+	gh      *githubtest.Server
 	url     string
 	secret  []byte
 	client  *http.Client
 	dupRate float64
 	queue   chan *delivery
 
-	mu    sync.Mutex
-	rng   *rand.Rand
-	stats sendStats
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	rng    *rand.Rand
+	stats  sendStats
+	outage bool
+	wg     sync.WaitGroup
 }
 
-func newSenders(url string, secret []byte, capacity int, dupRate float64, seed uint64) *senders {
+func newSenders(gh *githubtest.Server, url string, secret []byte, capacity int, dupRate float64, seed uint64) *senders {
 	return &senders{
+		gh:      gh,
 		url:     url,
 		secret:  secret,
 		client:  &http.Client{Timeout: sendTimeout},
@@ -61,8 +71,16 @@ func newSenders(url string, secret []byte, capacity int, dupRate float64, seed u
 		// never fills: a retry's timer never blocks.
 		queue: make(chan *delivery, capacity),
 		rng:   rand.New(rand.NewPCG(seed, 0x5e4d)),
-		stats: sendStats{answered: map[int]int{}},
+		stats: sendStats{answered: map[int]int{}, abandoned: map[string]int{}},
 	}
+}
+
+// setOutage turns the outage on or off: while it is on, a failed attempt
+// is not retried.
+func (s *senders) setOutage(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outage = on
 }
 
 func (s *senders) start(ctx context.Context, workers int) {
@@ -98,21 +116,39 @@ func (s *senders) enqueue(d *delivery) {
 }
 
 func (s *senders) attempt(ctx context.Context, d *delivery) {
-	status, err := s.post(ctx, d)
+	s.mu.Lock()
+	resend := d.redelivery || d.attempts > 0
+	s.mu.Unlock()
+	logged, err := s.post(ctx, d, resend)
+	if err != nil {
+		if ctx.Err() == nil {
+			// Only a request that cannot be built fails here: keep it
+			// outstanding, so the run reports it.
+			fmt.Fprintf(os.Stderr, "runfleet-chaos: %v\n", err)
+		}
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d.attempts++
 	s.stats.attempts++
-	if status != 0 {
-		s.stats.answered[status]++
+	if logged.Answered() {
+		s.stats.answered[logged.StatusCode]++
 	}
-	if err != nil || status/100 != 2 {
+	if !logged.Delivered() {
 		s.stats.refused++
 		if ctx.Err() != nil {
 			return
 		}
+		if s.outage {
+			// GitHub never redelivers by itself: the delivery stays failed
+			// in the log, for runfleet to recover.
+			s.stats.outstanding--
+			s.stats.abandoned[d.action]++
+			return
+		}
 		// 100ms doubling to 2s, jittered: while runfleet is down every
-		// sender keeps knocking, as a redelivering GitHub would.
+		// sender keeps knocking, as someone redelivering by hand would.
 		backoff := min(100*time.Millisecond<<min(d.attempts-1, 5), 2*time.Second)
 		backoff = backoff/2 + time.Duration(s.rng.Int64N(int64(backoff)))
 		time.AfterFunc(backoff, func() { s.queue <- d })
@@ -128,28 +164,22 @@ func (s *senders) attempt(ctx context.Context, d *delivery) {
 	}
 }
 
-func (s *senders) post(ctx context.Context, d *delivery) (int, error) {
+// post makes one attempt through the fake GitHub, which logs it; resend
+// (every attempt after a delivery's first) is a redelivery there.
+func (s *senders) post(ctx context.Context, d *delivery, resend bool) (githubtest.Delivery, error) {
 	req, err := githubtest.WebhookRequest(s.url, s.secret, "workflow_job", d.id, d.body)
 	if err != nil {
-		return 0, err
+		return githubtest.Delivery{}, err
 	}
-	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "organization")
-	resp, err := s.client.Do(req.WithContext(ctx))
-	if err != nil {
-		return 0, fmt.Errorf("delivery %s: %w", d.id, err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	return resp.StatusCode, nil
+	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
+	return s.gh.Deliver(s.client, req.WithContext(ctx), resend)
 }
 
 func (s *senders) snapshot() sendStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.stats
-	out.answered = map[int]int{}
-	for k, v := range s.stats.answered {
-		out.answered[k] = v
-	}
+	out.answered = maps.Clone(s.stats.answered)
+	out.abandoned = maps.Clone(s.stats.abandoned)
 	return out
 }

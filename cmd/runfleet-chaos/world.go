@@ -106,7 +106,7 @@ func (w *world) queueArrivals(now time.Time) error {
 	for ; w.next < len(w.jobs) && w.jobs[w.next].arriveAt <= now.Sub(w.start); w.next++ {
 		j := w.jobs[w.next]
 		w.gh.AddJob(githubtest.Job{ID: j.id, Repo: chaosRepo, Labels: jobLabels})
-		body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobQueued, "", 0)
+		body, err := w.gh.WorkflowJobWebhook(j.id, githubtest.JobQueued, "", chaosInstallation)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -45,6 +46,8 @@ type Delivery struct {
 	RepositoryID   int64
 	// Sent says the request reached the endpoint.
 	Sent bool
+	// Redelivery marks an attempt after the first with the same GUID.
+	Redelivery bool
 
 	url     string
 	headers map[string]string
@@ -54,6 +57,9 @@ type Delivery struct {
 
 // Delivered says GitHub counts the attempt a success (a 2xx answer).
 func (d Delivery) Delivered() bool { return d.StatusCode >= 200 && d.StatusCode < 300 }
+
+// Answered says the endpoint answered the attempt, with StatusCode.
+func (d Delivery) Answered() bool { return d.Sent && d.StatusCode != 0 }
 
 // SendWorkflowJob plays GitHub's webhook sender: it builds the job's
 // workflow_job delivery (WorkflowJobWebhook) with a new GUID, POSTs it
@@ -85,10 +91,20 @@ func (s *Server) SendWorkflowJob(url string, secret []byte, jobID int64, action 
 	default:
 		d.Status = deliveryStatus(d.StatusCode)
 	}
+	s.logDelivery(&d)
+	return d, nil
+}
+
+// logDelivery adds an attempt to the log, which stays in id order even
+// when a slow attempt ends after a later one (the list pages by id).
+func (s *Server) logDelivery(d *Delivery) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.deliveries = append(s.deliveries, &d)
-	return d, nil
+	i := len(s.deliveries)
+	for i > 0 && s.deliveries[i-1].ID > d.ID {
+		i--
+	}
+	s.deliveries = slices.Insert(s.deliveries, i, d)
 }
 
 // newDelivery numbers the next delivery and decides whether it fails.

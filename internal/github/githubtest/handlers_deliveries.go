@@ -1,10 +1,12 @@
 package githubtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +49,7 @@ type deliveryAnswer struct {
 
 func (d *Delivery) item() deliveryItem {
 	it := deliveryItem{
-		ID: d.ID, GUID: d.GUID, DeliveredAt: d.DeliveredAt.Format(time.RFC3339), Duration: d.Duration,
+		ID: d.ID, GUID: d.GUID, DeliveredAt: d.DeliveredAt.Format(time.RFC3339), Redelivery: d.Redelivery, Duration: d.Duration,
 		Status: d.Status, StatusCode: d.StatusCode, Event: d.Event,
 	}
 	if d.Action != "" {
@@ -119,10 +121,8 @@ func (s *Server) handleGetDelivery(req *request) reply {
 	if err != nil {
 		return errorReply(http.StatusNotFound, "Not Found", req.route.docs)
 	}
-	for _, d := range s.deliveries {
-		if d.ID != id {
-			continue
-		}
+	if i, found := slices.BinarySearchFunc(s.deliveries, id, func(d *Delivery, id int64) int { return cmp.Compare(d.ID, id) }); found {
+		d := s.deliveries[i]
 		detail := deliveryDetail{deliveryItem: d.item(), URL: d.url,
 			Request:  deliveryRequest{Headers: d.headers, Payload: d.payload},
 			Response: deliveryAnswer{Headers: map[string]string{}}}
