@@ -2,6 +2,11 @@
 //
 //   - no tracked file is larger than -max-bytes: a build output or a data
 //     dump committed by mistake stays in the history of every clone;
+//   - no tracked Go file is longer than -max-go-lines: a file that grew past
+//     it holds more than one purpose, and is split by purpose;
+//   - no production function in -func-dir (the engine's use cases) is
+//     longer than -max-func-lines: a decision is a function apart from its
+//     effects;
 //   - every relative link in the given Markdown files resolves to a file (or
 //     directory) git tracks, and a #fragment to a heading of its target: a
 //     link to a file that only exists on one machine, or outside the
@@ -9,7 +14,7 @@
 //
 // Absolute links (http, https, mailto, …) are not followed.
 //
-//	go run ./infra/repocheck [-max-bytes N] file.md...
+//	go run ./infra/repocheck [-max-bytes N] [-max-go-lines N] file.md...
 package main
 
 import (
@@ -22,8 +27,11 @@ import (
 
 func main() {
 	maxBytes := flag.Int64("max-bytes", 1<<20, "largest acceptable tracked file, in bytes")
+	maxGoLines := flag.Int("max-go-lines", 500, "longest acceptable tracked Go file, in lines")
+	funcDir := flag.String("func-dir", "internal/engine", "directory whose production functions -max-func-lines bounds")
+	maxFuncLines := flag.Int("max-func-lines", 80, "longest acceptable production function in -func-dir, in lines")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: repocheck [-max-bytes N] file.md...")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: repocheck [-max-bytes N] [-max-go-lines N] file.md...")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -45,6 +53,19 @@ func main() {
 		}
 	}
 
+	for _, path := range tracked {
+		if !strings.HasSuffix(path, ".go") {
+			continue
+		}
+		if text, err := os.ReadFile(path); err == nil {
+			if n := strings.Count(string(text), "\n"); n > *maxGoLines {
+				problems = append(problems, fmt.Sprintf("%s: %d lines, over the %d-line limit (split it by purpose)", path, n, *maxGoLines))
+			}
+		}
+	}
+
+	problems = append(problems, longFuncs(tracked, *funcDir, *maxFuncLines)...)
+
 	repo := newTree(tracked, os.ReadFile)
 	for _, md := range flag.Args() {
 		text, err := os.ReadFile(md)
@@ -64,5 +85,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, strings.Join(problems, "\n"))
 		os.Exit(1)
 	}
-	fmt.Printf("repocheck: ok: %d tracked files under %d bytes, links of %d Markdown files resolve\n", len(tracked), *maxBytes, flag.NArg())
+	fmt.Printf("repocheck: ok: %d tracked files under %d bytes, Go files under %d lines, links of %d Markdown files resolve\n", len(tracked), *maxBytes, *maxGoLines, flag.NArg())
 }
