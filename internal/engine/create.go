@@ -236,7 +236,7 @@ func (e *Engine) createFailed(ctx context.Context, log *slog.Logger, claimed *ru
 	if !won {
 		return nil
 	}
-	if c.retry {
+	if next.Status == runner.StatusPendingCreate {
 		log.Info("create will be retried", "retry_in", c.delay.String(), "fault", f.fault)
 		return e.send(ctx, createMessage(next, EventMeta{}), c.delay)
 	}
@@ -301,12 +301,17 @@ func (e *Engine) cleanUpFailedCreate(ctx context.Context, log *slog.Logger, clai
 }
 
 // retriesCreate reports whether a failed create is retried under the
-// same name: only when all it left is gone, attempts remain, and the
-// failure is not one a retry would meet again (a misconfigured GitHub App,
-// a shape the pool refuses).
+// same name: only when all it left is gone, attempts remain, the failure
+// is not one a retry would meet again (a misconfigured GitHub App, a shape
+// the pool refuses), and the instance is still wanted — not one whose
+// runner already ran a job to its end while the create was in flight
+// (RunnerTerminated): GitHub gave that runner another job, the job the
+// instance was made for was handed that job's instance, and a new machine
+// would serve a job that is covered already (found by the simulation:
+// seed 17091 of make sim, with eight others).
 func retriesCreate(claimed *runner.Instance, f createFailure, cleaned bool, maxAttempts int) bool {
 	var refused *runner.ShapeRefusal
-	return cleaned && claimed.CreateAttempt < maxAttempts &&
+	return cleaned && claimed.CreateAttempt < maxAttempts && claimed.RunnerStatus != runner.RunnerTerminated &&
 		!errors.Is(f.cause, github.ErrMisconfigured) && !errors.As(f.cause, &refused)
 }
 
@@ -318,8 +323,11 @@ func failedCreate(cur, claimed *runner.Instance, f createFailure, c createCleanu
 	if cur.Status != runner.StatusCreating || cur.CreateAttempt != claimed.CreateAttempt {
 		return nil, errNoChange
 	}
+	// The instance's runner may have finished a job since the attempt
+	// was claimed (its completed arrived meanwhile): no retry then either.
+	retry := c.retry && cur.RunnerStatus != runner.RunnerTerminated
 	to := runner.StatusError
-	if c.retry {
+	if retry {
 		to = runner.StatusPendingCreate
 	}
 	next, err := cur.Transition(to, now)
@@ -327,7 +335,7 @@ func failedCreate(cur, claimed *runner.Instance, f createFailure, c createCleanu
 		return nil, err
 	}
 	next.ProviderFault = f.fault
-	if c.retry {
+	if retry {
 		next.NextAttemptAt = now.Add(c.delay)
 		next.GitHubRunnerID, next.ProviderID = 0, ""
 	} else {

@@ -101,6 +101,9 @@ func TestRetriesCreate(t *testing.T) {
 		{"no attempts left", last, boom, true, false},
 		{"misconfigured App", first, createFailure{cause: fmt.Errorf("jit: %w", github.ErrMisconfigured)}, true, false},
 		{"shape refused", first, createFailure{cause: &runner.ShapeRefusal{Reason: runner.RefusedMalformedLabel}}, true, false},
+		// make sim seed 17091: its runner ran another job to its end while
+		// the create was in flight; that job's instance serves this one's.
+		{"runner already ran a job", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.RunnerStatus = runner.RunnerTerminated }), boom, true, false},
 	} {
 		if got := retriesCreate(tc.claimed, tc.f, tc.cleaned, 3); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

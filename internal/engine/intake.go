@@ -108,6 +108,7 @@ func (lg *Ledger) newJob(pool *runner.Pool, ev runner.JobEvent, status runner.Jo
 		Pool:            pool.Name,
 		Owner:           pool.Owner,
 		Repository:      ev.Repository,
+		RunID:           ev.RunID,
 		InstallationID:  ev.InstallationID,
 		Labels:          append([]string(nil), ev.Labels...),
 		Status:          status,

@@ -44,8 +44,13 @@ func TestRerunCallFailingAfterItsEffectIsRepeatedBeforeTheAttemptCanFinish(t *te
 		t.Fatal(err)
 	}
 	job = w.Job(2601)
-	if job.Status != runner.JobClosed || job.RerunOutcome != runner.RerunRefused || job.RerunCalls != 2 {
-		t.Fatalf("job after the repeated call: %+v; want closed, refused, after 2 calls", job)
+	// The repeat asks GitHub for the run's latest attempt first, finds the
+	// re-run the failed call made, and does not call again.
+	if job.Status != runner.JobClosed || job.RerunOutcome != runner.RerunDone || job.RerunCalls != 2 {
+		t.Fatalf("job after the repeated call: %+v; want closed, done, after 2 recorded calls", job)
+	}
+	if n := w.GitHub.Calls(ghsim.OpRerunJob); n != 1 {
+		t.Fatalf("GitHub was asked to re-run job 2601 %d times; want 1", n)
 	}
 	// The attempt finishing later changes nothing: nothing is left to call.
 	w.GitHub.MarkRerunDone(2601)

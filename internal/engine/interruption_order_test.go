@@ -2,12 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
@@ -155,4 +158,60 @@ func TestDeleteRetryDoesNotAskGitHubAgainOnceTheRunnerIsRemoved(t *testing.T) {
 	}
 	w.Provider.SetFaults(simulated.Faults{})
 	w.WaitStatus(name, runner.StatusDeleted)
+}
+
+// Found by the fault simulation (seed 919 of -jobs 200, at ddbcc09): the
+// re-run call reached GitHub, the process died before its outcome was
+// written, and the re-run's attempt ran to its end before the repeat a
+// minute later — so GitHub took the repeat too, and the job was re-run
+// twice. The repeat now asks for the run's latest attempt first.
+func TestRerunRepeatedAfterTheFirstAttemptFinishedIsNotMadeTwice(t *testing.T) {
+	clock := &enginetest.Clock{}
+	fired := &atomic.Bool{}
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, WrapStore: func(s store.Store) store.Store {
+		return &crashingStore{Store: s, when: func(next *runner.Job) (bool, bool) { return next.RerunOutcome != "", false }, fired: fired}
+	}})
+	inst := runningJob(t, w, 3501)
+	interrupt(t, w, spotNotice(inst), engine.InterruptionMarked)
+	w.GitHub.FinishJob(3501, "failure")
+	w.Deliver(failedOn(3501, inst.Name))
+	if failed := work(t, w); failed == 0 || !fired.Load() {
+		t.Fatalf("the crash was not injected (failed messages %d)", failed)
+	}
+	w.Crash(0)
+	w.GitHub.MarkRerunDone(3501) // the re-run's attempt ran to its end
+	clock.Advance(2 * time.Minute)
+	enginetest.Eventually(t, "the re-run is recorded", func() bool {
+		work(t, w)
+		return w.Job(3501).Status == runner.JobClosed
+	})
+	if n := w.GitHub.Reruns(3501); n != 1 {
+		t.Fatalf("GitHub re-ran job 3501 %d times, want exactly 1", n)
+	}
+}
+
+// Found by make sim (seed 17091 of -jobs 50, with eight others, at
+// ddbcc09): a create hung while the machine booted, its runner ran
+// another job to its end (so this instance's job was handed that job's
+// instance), the process died, and recovery retried the create — a new
+// machine and runner for a job already covered, two instances serving it.
+// An instance whose runner already ran a job is never created again.
+func TestCreateOfAnInstanceWhoseRunnerRanAJobIsNotRetried(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	ctx := context.Background()
+	inst := putInState(t, w, 3601, runner.StatusCreating)
+	if err := rewrite(w, inst.Name, func(next *runner.Instance) { next.RunnerStatus = runner.RunnerTerminated }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Engine.RecoverAtStart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Drain()
+	got := w.Instance(inst.Name)
+	if got.Status == runner.StatusPendingCreate || got.Status == runner.StatusCreating || got.Status == runner.StatusRunning {
+		t.Fatalf("instance whose runner ran a job, after its create was cut off: %+v; want it on its way out, not created again", got)
+	}
+	if n := w.GitHub.Calls(ghsim.OpGenerateJITConfig); n != 0 {
+		t.Fatalf("%d JIT registrations for an instance no job needs", n)
+	}
 }

@@ -202,7 +202,16 @@ func (e *Engine) callRerun(ctx context.Context, job *runner.Job) (string, error)
 		return runner.RerunFailed, nil
 	}
 	owner.InstallationID = job.InstallationID
-	err = e.github.RerunJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID})
+	if job.RerunCalls > 1 && job.RunID != 0 {
+		// An earlier call's outcome was never learnt (a crash, an error
+		// after the effect). Its re-run attempt may already have run to
+		// its end, and GitHub would then take this call too: ask first.
+		done, err := e.rerunMadeAlready(ctx, owner, job)
+		if done || err != nil {
+			return runner.RerunDone, err
+		}
+	}
+	err = e.github.RerunJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID, RunID: job.RunID})
 	switch {
 	case err == nil:
 		return runner.RerunDone, nil
@@ -250,4 +259,15 @@ func (e *Engine) rerunOwedBy(ctx context.Context, log *slog.Logger, inst *runner
 	}
 	log.Debug("the interrupted instance's job is still owed a re-run; sending it again", "job_key", key)
 	return e.send(ctx, rerunMessage(job, EventMeta{}), 0)
+}
+
+// rerunMadeAlready reports whether the job's workflow run has an attempt
+// after the job's: a re-run of it was made (by an earlier call of ours
+// whose answer was lost, or by a person), and none may be asked again.
+func (e *Engine) rerunMadeAlready(ctx context.Context, owner github.Owner, job *runner.Job) (bool, error) {
+	latest, err := e.github.LatestRunAttempt(ctx, github.RunRef{Owner: owner, Repository: job.Repository, ID: job.RunID})
+	if err != nil {
+		return false, err
+	}
+	return latest > job.RunAttempt, nil
 }

@@ -43,6 +43,20 @@ type GitHub interface {
 	// error matching ErrRerunRefused; a job it does not know,
 	// ErrJobNotFound.
 	RerunJob(ctx context.Context, ref JobRef) error
+	// LatestRunAttempt reads the highest attempt a workflow run has (GET
+	// /repos/{owner}/{repo}/actions/runs/{run_id}/jobs?filter=all): a
+	// re-run makes the next one. The engine asks only before repeating a
+	// re-run call whose outcome it never learnt. A run GitHub does not
+	// know returns ErrJobNotFound.
+	LatestRunAttempt(ctx context.Context, ref RunRef) (int64, error)
+}
+
+// RunRef names a workflow run: its repository ("org/repo"), its id, and
+// the owner whose App installation may read it.
+type RunRef struct {
+	Owner      Owner
+	Repository string
+	ID         int64
 }
 
 // ErrRerunRefused: GitHub refused to re-run a job (403) for the state of
@@ -56,6 +70,9 @@ type JobRef struct {
 	Owner      Owner
 	Repository string
 	ID         int64
+	// RunID is the job's workflow run, when known (GitHub's job carries
+	// it): a re-run of the job makes the run's next attempt.
+	RunID int64
 }
 
 // Job is a workflow job as GitHub's REST API reports it.

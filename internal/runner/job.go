@@ -19,8 +19,12 @@ type Job struct {
 	Pool string `json:"pool"`
 	// Owner is the pool's runner scope at intake; Repository ("org/repo")
 	// is where the job runs, which is where GitHub is asked about it.
-	Owner          string   `json:"owner"`
-	Repository     string   `json:"repository,omitempty"`
+	Owner      string `json:"owner"`
+	Repository string `json:"repository,omitempty"`
+	// RunID is the job's workflow run (0 for jobs recorded before it was
+	// kept): a re-run makes the run's next attempt, which is how a repeated
+	// re-run call learns whether the first one took effect.
+	RunID          int64    `json:"run_id,omitempty"`
 	InstallationID int64    `json:"installation_id,omitempty"`
 	Labels         []string `json:"labels,omitempty"`
 

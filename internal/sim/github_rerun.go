@@ -56,3 +56,27 @@ func (g *githubWorld) rerun(id int64) error {
 	g.queueJob(next)
 	return nil
 }
+
+// LatestRunAttempt answers the highest attempt of a workflow run, as the
+// run's jobs of every attempt list it.
+func (a *githubAPI) LatestRunAttempt(ctx context.Context, ref github.RunRef) (int64, error) {
+	g := a.g
+	fault, err := a.call(ctx, "latest_run_attempt", 0)
+	if err != nil {
+		return 0, err
+	}
+	if err := a.refuse("latest_run_attempt", fault); err != nil {
+		return 0, err
+	}
+	var latest int64
+	for _, j := range g.jobs {
+		if j.RunID == ref.ID {
+			latest = max(latest, j.RunAttempt)
+		}
+	}
+	if latest == 0 {
+		return 0, fmt.Errorf("github: run %d: %w", ref.ID, github.ErrJobNotFound)
+	}
+	g.w.tr.add("github latest_run_attempt %d -> %d", ref.ID, latest)
+	return latest, nil
+}

@@ -49,3 +49,41 @@ func (c *Client) RerunJob(ctx context.Context, ref github.JobRef) error {
 	}
 	return err
 }
+
+// LatestRunAttempt implements github.GitHub: the highest run_attempt among
+// the run's jobs of every attempt, one page of 100 (a re-run's attempt
+// holds at least the re-run job, and attempts are few).
+func (c *Client) LatestRunAttempt(ctx context.Context, ref github.RunRef) (int64, error) {
+	if err := checkOwner(ref.Owner); err != nil {
+		return 0, err
+	}
+	org, repo, err := splitRepository(ref.Repository)
+	if err != nil {
+		return 0, err
+	}
+	if ref.ID <= 0 {
+		return 0, fmt.Errorf("github: LatestRunAttempt needs a run id > 0, got %d", ref.ID)
+	}
+	inst, err := c.installationFor(ctx, ref.Owner)
+	if err != nil {
+		return 0, err
+	}
+	var jobs *gogithub.Jobs
+	_, err = c.call(ctx, inst, OpListRunJobs, ref.Owner, func(ctx context.Context, gh *gogithub.Client) (*gogithub.Response, error) {
+		var resp *gogithub.Response
+		var err error
+		jobs, resp, err = gh.Actions.ListWorkflowJobs(ctx, org, repo, ref.ID, &gogithub.ListWorkflowJobsOptions{Filter: "all", ListOptions: gogithub.ListOptions{PerPage: 100}})
+		return resp, err
+	})
+	if statusOf(err) == http.StatusNotFound {
+		return 0, fmt.Errorf("%w: run %d in %s: %s", github.ErrJobNotFound, ref.ID, ref.Repository, messageOf(err))
+	}
+	if err != nil {
+		return 0, err
+	}
+	var latest int64
+	for _, j := range jobs.Jobs {
+		latest = max(latest, j.GetRunAttempt())
+	}
+	return latest, nil
+}

@@ -20,6 +20,7 @@ const (
 	OpListRunnerDownloads     = "ListRunnerDownloads"
 	OpGetJob                  = "GetJob"
 	OpRerunJob                = "RerunJob"
+	OpListRunJobs             = "ListRunJobs"
 	OpFindInstallation        = "FindInstallation"
 	OpCreateInstallationToken = "CreateInstallationToken"
 	// OpListDeliveries and OpGetDelivery read the App's webhook delivery

@@ -18,12 +18,15 @@ type jobBook struct {
 	// whose re-run has not finished (see RerunJob).
 	reruns    map[int64]int
 	rerunning map[int64]bool
+	// runReruns counts the accepted re-runs per workflow run (JobRef.RunID):
+	// a run's latest attempt is 1 + that.
+	runReruns map[int64]int64
 }
 
 func newJobBook() jobBook {
 	return jobBook{
 		byID: make(map[int64]github.Job), gone: make(map[int64]bool),
-		reruns: make(map[int64]int), rerunning: make(map[int64]bool),
+		reruns: make(map[int64]int), rerunning: make(map[int64]bool), runReruns: make(map[int64]int64),
 	}
 }
 

@@ -43,6 +43,9 @@ func (g *GitHub) RerunJob(ctx context.Context, ref github.JobRef) error {
 	}
 	g.jobs.rerunning[ref.ID] = true
 	g.jobs.reruns[ref.ID]++
+	if ref.RunID != 0 {
+		g.jobs.runReruns[ref.RunID]++
+	}
 	if inj != nil {
 		return inj.err
 	}
@@ -62,4 +65,25 @@ func (g *GitHub) MarkRerunDone(jobID int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.jobs.rerunning, jobID)
+}
+
+// OpLatestRunAttempt counts LatestRunAttempt calls.
+const OpLatestRunAttempt Op = "LatestRunAttempt"
+
+// LatestRunAttempt is 1 plus the re-runs of the run's jobs GitHub
+// accepted (the simulation's runs start at attempt 1).
+func (g *GitHub) LatestRunAttempt(ctx context.Context, ref github.RunRef) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	inj, err := g.beginLocked(OpLatestRunAttempt)
+	if err != nil {
+		return 0, err
+	}
+	if inj != nil {
+		return 0, inj.err
+	}
+	return 1 + g.jobs.runReruns[ref.ID], nil
 }

@@ -28,6 +28,7 @@ type jobRecord struct {
 	Pool           string   `dynamodbav:"pool"`
 	Owner          string   `dynamodbav:"owner,omitempty"`
 	Repository     string   `dynamodbav:"repository,omitempty"`
+	RunID          int64    `dynamodbav:"run_id,omitempty"`
 	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
 	Labels         []string `dynamodbav:"labels,omitempty"`
 	Status         string   `dynamodbav:"status"`
@@ -72,6 +73,7 @@ func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue,
 		Pool:            j.Pool,
 		Owner:           j.Owner,
 		Repository:      j.Repository,
+		RunID:           j.RunID,
 		InstallationID:  j.InstallationID,
 		Labels:          j.Labels,
 		Status:          string(j.Status),
@@ -127,6 +129,7 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 		Pool:           rec.Pool,
 		Owner:          rec.Owner,
 		Repository:     rec.Repository,
+		RunID:          rec.RunID,
 		InstallationID: rec.InstallationID,
 		Labels:         rec.Labels,
 		Status:         runner.JobStatus(rec.Status),

@@ -39,6 +39,7 @@ func fullJob(pool string) *runner.Job {
 		Pool:             pool,
 		Owner:            "enterprise:acme",
 		Repository:       "acme/ünïcode-repo",
+		RunID:            7_700_000_001,
 		InstallationID:   4_294_967_299,
 		Labels:           []string{"self-hosted", "Linux", "arm64", "gpu: \"h100\""},
 		Status:           runner.JobOpen,
