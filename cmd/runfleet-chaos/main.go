@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -68,6 +69,9 @@ const (
 )
 
 func run(args []string, stdout, stderr io.Writer) int {
+	// Progress, kills and the report's warnings are written from several
+	// goroutines: one line at a time, whatever stderr is.
+	stderr = &lockedWriter{w: stderr}
 	fs := flag.NewFlagSet("runfleet-chaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var s settings
@@ -160,4 +164,16 @@ func replayCommand(fs *flag.FlagSet, seed uint64) string {
 		}
 	})
 	return strings.Join(append(parts, fmt.Sprintf("-seed=%d", seed)), " ")
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

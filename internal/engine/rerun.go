@@ -266,6 +266,11 @@ func (e *Engine) rerunOwedBy(ctx context.Context, log *slog.Logger, inst *runner
 // whose answer was lost, or by a person), and none may be asked again.
 func (e *Engine) rerunMadeAlready(ctx context.Context, owner github.Owner, job *runner.Job) (bool, error) {
 	latest, err := e.github.LatestRunAttempt(ctx, github.RunRef{Owner: owner, Repository: job.Repository, ID: job.RunID})
+	if errors.Is(err, github.ErrJobNotFound) {
+		// GitHub cannot say: the re-run call itself decides (a run gone
+		// is a job gone, RerunFailed).
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}

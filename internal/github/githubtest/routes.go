@@ -54,6 +54,7 @@ const (
 
 	RouteWorkflowJob  = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}"
 	RouteRerunJob     = "POST /repos/{owner}/{repo}/actions/jobs/{job_id}/rerun"
+	RouteRunJobs      = "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs"
 	RouteAccessTokens = "POST /app/installations/{installation_id}/access_tokens"
 
 	RouteAppHookDeliveries = "GET /app/hook/deliveries"
@@ -95,6 +96,7 @@ var routes = newRoutes([]*route{
 
 	{spec: RouteWorkflowJob, docs: docsBase + "actions/workflow-jobs#get-a-job-for-a-workflow-run", handle: (*Server).handleGetJob},
 	{spec: RouteRerunJob, docs: docsBase + "actions/workflow-runs#re-run-a-job-from-a-workflow-run", handle: (*Server).handleRerunJob},
+	{spec: RouteRunJobs, docs: docsBase + "actions/workflow-jobs#list-jobs-for-a-workflow-run", handle: (*Server).handleListRunJobs},
 	{spec: RouteAccessTokens, appJWT: true, docs: docsBase + "apps/apps#create-an-installation-access-token-for-an-app", handle: (*Server).handleAccessToken},
 	{spec: RouteAppHookDeliveries, appJWT: true, docs: docsBase + "apps/webhooks#list-deliveries-for-an-app-webhook", handle: (*Server).handleListDeliveries},
 	{spec: RouteAppHookDelivery, appJWT: true, docs: docsBase + "apps/webhooks#get-a-delivery-for-an-app-webhook", handle: (*Server).handleGetDelivery},
