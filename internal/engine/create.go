@@ -338,6 +338,11 @@ func failedCreate(cur, claimed *runner.Instance, f createFailure, c createCleanu
 	if retry {
 		next.NextAttemptAt = now.Add(c.delay)
 		next.GitHubRunnerID, next.ProviderID = 0, ""
+		// An interruption belongs to the machine the provider took back,
+		// not to the name: the retry makes another machine, and a job its
+		// runner fails on its own must not be re-run for the first one's
+		// (make sim seed 15542).
+		next.Interruption, next.InterruptedAt, next.InterruptedSince = "", time.Time{}, time.Time{}
 	} else {
 		next.GitHubRunnerID, next.ProviderID = f.runnerID, f.providerID
 	}

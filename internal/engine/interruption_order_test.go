@@ -215,3 +215,26 @@ func TestCreateOfAnInstanceWhoseRunnerRanAJobIsNotRetried(t *testing.T) {
 		t.Fatalf("%d JIT registrations for an instance no job needs", n)
 	}
 }
+
+// Found by make sim (seed 15542 of -jobs 50, at ddbcc09): the cloud took
+// back the machine of an instance whose create hung, the poll marked the
+// instance, and the retried create made another machine under the same
+// name — whose runner's job, failed on its own, was re-run for the first
+// machine's interruption. A retried create clears the mark.
+func TestRetriedCreateClearsTheFirstMachinesInterruption(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	ctx := context.Background()
+	inst := putInState(t, w, 3701, runner.StatusCreating)
+	if err := rewrite(w, inst.Name, func(next *runner.Instance) {
+		next.Interruption, next.InterruptedAt, next.InterruptedSince = runner.InterruptionSpot, time.Now(), time.Now()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Engine.RecoverAtStart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := w.Instance(inst.Name)
+	if got.Status != runner.StatusPendingCreate || got.Interruption != "" || !got.InterruptedAt.IsZero() || !got.InterruptedSince.IsZero() {
+		t.Fatalf("instance whose create is retried after its first machine was taken back: %+v; want pending_create, no interruption", got)
+	}
+}
