@@ -9,6 +9,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -263,6 +264,9 @@ type createCleanup struct {
 // registered). The runner is removed by id when the create got that far,
 // else by name (a worker that died mid-create never recorded the id).
 func (e *Engine) cleanUpFailedCreate(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) createCleanup {
+	if !e.attemptOwnsName(ctx, claimed) {
+		return e.cleanUpStaleAttempt(ctx, log, claimed, f)
+	}
 	c := createCleanup{cleaned: true}
 	runnerGone := true
 	if f.runnerID != 0 || f.machineMayExist {
@@ -417,4 +421,41 @@ func (e *Engine) scheduleDelete(ctx context.Context, log *slog.Logger, name stri
 	// next instance is made now (or after its backoff).
 	e.serveJobOf(ctx, log, next)
 	return nil
+}
+
+// attemptOwnsName reports whether claimed's create attempt is still the
+// instance's: a hung attempt that the reconciler gave up on returns long
+// after a later attempt made its own machine, with its own runner, under
+// the same name (make sim seed 13365: the stale attempt's clean-up by
+// name destroyed the later machine while its runner ran a job). A read
+// that fails counts as owning: the clean-up then is the careful one it
+// always was, and the compare-and-set after it decides.
+func (e *Engine) attemptOwnsName(ctx context.Context, claimed *runner.Instance) bool {
+	cur, err := e.store.GetInstance(ctx, claimed.Name)
+	if err != nil {
+		return !errors.Is(err, store.ErrNotFound)
+	}
+	return cur.Status == runner.StatusCreating && cur.CreateAttempt == claimed.CreateAttempt
+}
+
+// cleanUpStaleAttempt removes only what a superseded attempt made itself,
+// by id — its runner, its machine — never anything by the name a later
+// attempt now holds. Its record is not its own any more: nothing is
+// written (failedCreate's compare-and-set finds the attempt changed).
+func (e *Engine) cleanUpStaleAttempt(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) createCleanup {
+	log.Warn("a superseded create attempt failed; removing only what it made, by id")
+	if f.runnerID != 0 {
+		owner, _ := github.ParseOwner(claimed.Owner)
+		owner.InstallationID = claimed.InstallationID
+		if err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID}); err != nil {
+			log.Warn("removing the superseded attempt's runner failed; the reconciler removes it", "error", err, "github_runner_id", f.runnerID)
+			return createCleanup{}
+		}
+	}
+	if f.providerID != "" {
+		if err := e.deleteMachine(ctx, claimed.Pool, f.providerID); err != nil {
+			log.Warn("deleting the superseded attempt's machine failed; the instance's delete sweeps its name", "error", err, "provider_id", f.providerID)
+		}
+	}
+	return createCleanup{}
 }
