@@ -11,6 +11,7 @@ import (
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
@@ -237,4 +238,45 @@ func TestRetriedCreateClearsTheFirstMachinesInterruption(t *testing.T) {
 	if got.Status != runner.StatusPendingCreate || got.Interruption != "" || !got.InterruptedAt.IsZero() || !got.InterruptedSince.IsZero() {
 		t.Fatalf("instance whose create is retried after its first machine was taken back: %+v; want pending_create, no interruption", got)
 	}
+}
+
+// Found by make sim (seed 13365 of -jobs 50, at ddbcc09): create attempt
+// 1 hung in the provider, a later attempt made its own machine under the
+// same name (its runner then ran a job), and attempt 1's failure, coming
+// back at last, was cleaned up by name — destroying the later machine
+// under its running job. A superseded attempt removes only what it made.
+func TestSupersededCreateAttemptNeverTouchesTheLaterMachine(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	w.Provider.SetFaults(simulated.Faults{HangCreates: true})
+	w.Deliver(enginetest.Event(runner.ActionQueued, 3801, ""))
+	name := enginetest.InstanceName(3801)
+	create, err := engine.EncodeMessage(engine.Message{Kind: engine.KindCreate, Instance: name, JobID: 3801})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cutOff := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Engine.HandleMessage(ctx, create) }()
+	w.WaitFor("attempt 1 hanging in the provider", func() bool { return w.Provider.Stats().Hangs == 1 })
+
+	// The reconciler gave up on attempt 1; a later attempt made its machine.
+	w.Provider.SetFaults(simulated.Faults{})
+	later, err := w.Provider.CreateInstance(context.Background(), providers.CreateRequest{Name: name, Pool: enginetest.Pool, PoolID: w.PoolID(enginetest.Pool), Labels: enginetest.Labels()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rewrite(w, name, func(next *runner.Instance) {
+		next.CreateAttempt, next.ProviderID, next.RunnerStatus, next.ActiveJobID = 2, later.ProviderID, runner.RunnerActive, 3802
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	cutOff() // attempt 1's call returns its failure at last
+	<-done
+	for _, m := range w.Provider.Machines() {
+		if m.ProviderID == later.ProviderID {
+			return
+		}
+	}
+	t.Fatalf("the later attempt's machine %s was destroyed by the superseded attempt's clean-up; machines: %+v", later.ProviderID, w.Provider.Machines())
 }
