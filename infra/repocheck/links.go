@@ -29,18 +29,8 @@ var (
 // a link inside an indented code block is.
 func Links(doc []byte) []Link {
 	var links []Link
-	var open string // the fence of the code block we are in, "" outside
-	for i, line := range strings.Split(string(doc), "\n") {
-		if m := fence.FindStringSubmatch(line); m != nil {
-			switch {
-			case open == "":
-				open = m[1]
-			case m[1][0] == open[0] && len(m[1]) >= len(open):
-				open = ""
-			}
-			continue
-		}
-		if open != "" {
+	for i, line := range proseLines(doc) {
+		if line == "" {
 			continue
 		}
 		if m := refDef.FindStringSubmatch(line); m != nil {
@@ -150,20 +140,7 @@ var (
 func Anchors(doc []byte) map[string]bool {
 	anchors := map[string]bool{}
 	seen := map[string]int{}
-	var open string
-	for _, line := range strings.Split(string(doc), "\n") {
-		if m := fence.FindStringSubmatch(line); m != nil {
-			switch {
-			case open == "":
-				open = m[1]
-			case m[1][0] == open[0] && len(m[1]) >= len(open):
-				open = ""
-			}
-			continue
-		}
-		if open != "" {
-			continue
-		}
+	for _, line := range proseLines(doc) {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
 			anchors[m[1]] = true
 		}
@@ -198,4 +175,28 @@ func Slug(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// proseLines returns doc's lines with those of fenced code blocks (fences
+// included) blanked, so line numbers still count from 1 at index 0: what
+// looks like a link or a heading inside a code block is neither.
+func proseLines(doc []byte) []string {
+	lines := strings.Split(string(doc), "\n")
+	var open string // the fence of the code block we are in, "" outside
+	for i, line := range lines {
+		if m := fence.FindStringSubmatch(line); m != nil {
+			switch {
+			case open == "":
+				open = m[1]
+			case m[1][0] == open[0] && len(m[1]) >= len(open):
+				open = ""
+			}
+			lines[i] = ""
+			continue
+		}
+		if open != "" {
+			lines[i] = ""
+		}
+	}
+	return lines
 }

@@ -103,7 +103,7 @@ func (w *world) checkQuiescence() {
 			// from GitHub's delivery log, which always has it.
 			w.stats.inc("jobs.queued_delivery_all_failed")
 		}
-		if j.Status == jobQueued && j.Pool != "" && (g.known(j) || g.loggedQueued(j)) {
+		if j.Status == jobQueued && j.Pool != "" && (g.known(j) || g.logged(j, runner.ActionQueued)) {
 			w.violateAbout(aboutJob(j.ID), "no job left queued in GitHub that runfleet could serve", "job %d (pool %s, queued %s ago) is still queued; ledger: %s", j.ID, j.Pool, w.now().Sub(j.QueuedAt).Round(1e9), w.ledgerOf(j))
 		}
 	}
@@ -203,7 +203,7 @@ func (g *githubWorld) checkReruns() {
 		case !j.interrupted:
 		case j.rerunsAccepted == 1:
 			w.stats.inc("jobs.interrupted_rerun_once")
-		case j.rerunsAccepted == 0 && !g.toldCompleted(j) && !g.loggedCompleted(j):
+		case j.rerunsAccepted == 0 && !g.toldCompleted(j) && !g.logged(j, runner.ActionCompleted):
 			w.stats.inc("jobs.interrupted_runfleet_never_told")
 		default:
 			w.violateAbout(aboutJob(j.ID), "a job that failed on an interrupted runner is re-run exactly once", "job %d (attempt %d, on %s) was re-run %d times; ledger: %s", j.ID, j.RunAttempt, j.runner.Name, j.rerunsAccepted, w.ledgerOf(j))

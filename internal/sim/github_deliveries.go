@@ -130,19 +130,12 @@ func parseLogged(event string, payload []byte) (runner.JobEvent, error) {
 	return ev, json.Unmarshal(payload, &ev)
 }
 
-// loggedQueued says whether GitHub's log holds an attempt of the job's
-// queued, which runfleet can recover if it failed: in the model every
-// attempt is logged, so this holds for every job that was queued.
-func (g *githubWorld) loggedQueued(j *ghJob) bool {
+// logged says whether GitHub's log holds an attempt of the job's event
+// of that action, which runfleet can recover if it failed: in the model
+// every attempt is logged, so a job's queued (and a completed job's
+// completed) is always in it.
+func (g *githubWorld) logged(j *ghJob, action runner.JobAction) bool {
 	return slices.ContainsFunc(g.deliveries, func(d *deliveryAttempt) bool {
-		return d.payload.JobID == j.ID && d.payload.Action == runner.ActionQueued
-	})
-}
-
-// loggedCompleted: the same for the job's completed, which tells runfleet
-// a job failed on an interrupted machine and is owed its re-run.
-func (g *githubWorld) loggedCompleted(j *ghJob) bool {
-	return slices.ContainsFunc(g.deliveries, func(d *deliveryAttempt) bool {
-		return d.payload.JobID == j.ID && d.payload.Action == runner.ActionCompleted
+		return d.payload.JobID == j.ID && d.payload.Action == action
 	})
 }
