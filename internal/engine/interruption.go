@@ -192,6 +192,9 @@ func (e *Engine) interruptionOfDeleted(ctx context.Context, log *slog.Logger, n 
 		return InterruptionNotOurs, nil
 	}
 	log = log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.ActiveJobID)
+	if inst.ActiveJobID == 0 {
+		return e.interruptionOfUnbound(ctx, log, inst, n)
+	}
 	changed, err := e.interruptJob(ctx, log, inst, n.Since)
 	if err != nil {
 		return "", err

@@ -280,3 +280,62 @@ func TestSupersededCreateAttemptNeverTouchesTheLaterMachine(t *testing.T) {
 	}
 	t.Fatalf("the later attempt's machine %s was destroyed by the superseded attempt's clean-up; machines: %+v", later.ProviderID, w.Provider.Machines())
 }
+
+// startUnbound makes an instance for job made and gives job ran to its
+// runner, with the in_progress delivery lost: the instance is never bound.
+func startUnbound(t *testing.T, w *enginetest.World, made, ran int64) *runner.Instance {
+	t.Helper()
+	w.Deliver(enginetest.Event(runner.ActionQueued, made, ""))
+	w.Drain()
+	name := enginetest.InstanceName(made)
+	if ran != made {
+		w.GitHub.SetJob(ran, "queued", "", "")
+	}
+	w.GitHub.StartJob(ran, name)
+	inst := w.Instance(name)
+	if inst.Status != runner.StatusRunning || inst.ActiveJobID != 0 {
+		t.Fatalf("instance of job %d: %+v", made, inst)
+	}
+	return inst
+}
+
+// Found by the fault simulation (seed 4844 of -jobs 50, make sim at
+// ddbcc09): job 1026's in_progress was lost (runfleet down), the cloud
+// took its machine back, an operator force-deleted the instance — whose
+// job check learnt from GitHub that the job was in progress on it — and
+// the poll's notice about the machine then found a deleted instance bound
+// to no job: "nothing more is owed". The job, failed by the interruption,
+// was never re-run.
+func TestInterruptionOfAnUnboundDeletedInstanceReRunsTheJobGitHubNamedItsRunner(t *testing.T) {
+	clock := &enginetest.Clock{}
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now})
+	ctx := context.Background()
+	inst := startUnbound(t, w, 4001, 4001)
+	w.Provider.Interrupt(inst.ProviderID)
+	if _, err := w.Engine.ForceDelete(ctx, inst.Name); err != nil {
+		t.Fatal(err)
+	}
+	w.Drain()
+	// The job's backoff over, a reconcile pass checks the job (GitHub:
+	// in progress on the deleted instance's runner), and polls the
+	// provider, which reports the machine interrupted: in either order,
+	// twice.
+	clock.Advance(time.Minute)
+	for range 2 {
+		if _, err := w.Engine.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w.Drain()
+	}
+	if job := w.Job(4001); job.Status != runner.JobServed || job.RunnerName != inst.Name || job.Interrupted != inst.Name {
+		t.Fatalf("job 4001 after the reconcile passes: %+v; want served on %s, as GitHub says, and interrupted\n%s", job, inst.Name, w.Logs.Tail(30))
+	}
+	interrupt(t, w, polledNotice(inst), engine.InterruptionNotOurs) // every later poll
+	w.GitHub.FinishJob(4001, "failure")
+	w.Deliver(failedOn(4001, inst.Name))
+	w.Deliver(failedOn(4001, inst.Name)) // redelivered
+	w.Drain()
+	if n := w.GitHub.Reruns(4001); n != 1 {
+		t.Fatalf("GitHub re-ran job 4001 %d times; want exactly 1", n)
+	}
+}

@@ -86,11 +86,11 @@ const waitingRecheck = 10 * time.Minute
 // records its answer: still waiting (the clock restarts), queued again
 // (open: served like any open job), started or finished.
 func (e *Engine) recheckWaiting(ctx context.Context, log *slog.Logger, job *runner.Job, now time.Time) error {
-	settled, err := e.stillQueued(ctx, job)
+	answer, err := e.stillQueued(ctx, job)
 	if err != nil {
 		return err
 	}
-	to := settled
+	to := answer.Status
 	if to == "" {
 		to = runner.JobOpen
 	}
@@ -102,6 +102,7 @@ func (e *Engine) recheckWaiting(ctx context.Context, log *slog.Logger, job *runn
 		if err != nil {
 			return nil, err
 		}
+		answer.recordRunner(next)
 		next.UpdatedAt = now
 		return next, nil
 	})
@@ -131,10 +132,11 @@ func (e *Engine) coveredTooLong(job *runner.Job, inst *runner.Instance, now time
 
 // recheckCovered asks GitHub about such a job and records the answer.
 func (e *Engine) recheckCovered(ctx context.Context, log *slog.Logger, job *runner.Job) error {
-	settled, err := e.stillQueued(ctx, job)
+	answer, err := e.stillQueued(ctx, job)
 	if err != nil {
 		return err
 	}
+	settled := answer.Status
 	_, changed, err := e.mutateJob(ctx, job.Key(), job, func(cur *runner.Job) (*runner.Job, error) {
 		if cur.Version != job.Version || !cur.Status.WantsRunner() {
 			return nil, errNoChange
@@ -145,6 +147,7 @@ func (e *Engine) recheckCovered(ctx context.Context, log *slog.Logger, job *runn
 				return nil, err
 			}
 		}
+		answer.recordRunner(next)
 		next.CheckedMade = cur.Made
 		return next, nil
 	})

@@ -55,27 +55,28 @@ func (e *Engine) serveJobOf(ctx context.Context, log *slog.Logger, inst *runner.
 // the job (in progress: served; completed: closed; unknown to GitHub:
 // closed). When GitHub cannot answer, the job is served anyway: a spare
 // runner costs a machine for a while, a lost job costs a user's run.
-func (e *Engine) stillQueued(ctx context.Context, job *runner.Job) (runner.JobStatus, error) {
+func (e *Engine) stillQueued(ctx context.Context, job *runner.Job) (jobAnswer, error) {
 	owner, err := github.ParseOwner(job.Owner)
 	if err != nil || job.Repository == "" {
-		return "", nil
+		return jobAnswer{}, nil
 	}
 	owner.InstallationID = job.InstallationID
 	got, err := e.github.GetJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID})
 	switch {
 	case errors.Is(err, github.ErrJobNotFound):
-		return runner.JobClosed, nil
+		return jobAnswer{Status: runner.JobClosed}, nil
 	case err != nil:
 		e.log.Warn("GitHub could not say whether the job is still queued; serving it", "job_id", job.ID, "error", err)
-		return "", nil
+		return jobAnswer{}, nil
 	}
+	answer := jobAnswer{RunnerName: got.RunnerName}
 	switch got.Status {
 	case github.JobInProgress:
-		return runner.JobServed, nil
+		answer.Status = runner.JobServed
 	case github.JobCompleted:
-		return runner.JobClosed, nil
+		answer.Status = runner.JobClosed
 	case github.JobWaiting:
-		return runner.JobWaiting, nil
+		answer.Status = runner.JobWaiting
 	}
-	return "", nil
+	return answer, nil
 }

@@ -43,9 +43,26 @@ type supplyCall struct {
 }
 
 // verifyFunc asks GitHub whether a job whose instance ended is still
-// queued. It returns the status the job has moved to ("" when it still
-// wants a runner). Job events have none: the ledger never calls GitHub.
-type verifyFunc func(ctx context.Context, job *runner.Job) (runner.JobStatus, error)
+// queued. Job events have none: the ledger never calls GitHub.
+type verifyFunc func(ctx context.Context, job *runner.Job) (jobAnswer, error)
+
+// jobAnswer is what GitHub said about a job.
+type jobAnswer struct {
+	// Status is the status the job has moved to ("" when it still wants a
+	// runner).
+	Status runner.JobStatus
+	// RunnerName is the runner GitHub gave the job to, when it says: the
+	// binding an in_progress delivery that was lost would have recorded.
+	RunnerName string
+}
+
+// recordRunner writes the runner GitHub named on next, the job's next
+// version, unless a delivery recorded one already.
+func (a jobAnswer) recordRunner(next *runner.Job) {
+	if next.RunnerName == "" && a.RunnerName != "" && a.Status != "" {
+		next.RunnerName = a.RunnerName
+	}
+}
 
 // covers reports whether inst still serves job: live, not on its way out,
 // and not taken by another job (GitHub gives a job to any idle runner whose
@@ -237,16 +254,18 @@ func (lg *Ledger) backOff(ctx context.Context, log *slog.Logger, job *runner.Job
 // (verify), and returns the job as now stored for supply to decide again;
 // nil when the write lost a race (supply reads it again).
 func (lg *Ledger) verifyJob(ctx context.Context, log *slog.Logger, job *runner.Job, verify verifyFunc, now time.Time) (*runner.Job, bool, error) {
-	settled, err := verify(ctx, job)
+	answer, err := verify(ctx, job)
 	if err != nil {
 		return job, false, err
 	}
+	settled := answer.Status
 	next := job.Clone()
 	if settled != "" && settled != job.Status {
 		if next, err = job.Transition(settled, now); err != nil {
 			return job, false, err
 		}
 	}
+	answer.recordRunner(next)
 	next.CheckedMade = job.Made
 	next.Version = job.Version
 	if err := lg.store.UpdateJob(ctx, job.Status, next); err != nil {

@@ -12,7 +12,7 @@ func TestDecideSupply(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	later := now.Add(time.Minute)
 	pool := &runner.Pool{Name: "p"}
-	verify := func(context.Context, *runner.Job) (runner.JobStatus, error) { return "", nil }
+	verify := func(context.Context, *runner.Job) (jobAnswer, error) { return jobAnswer{}, nil }
 	cover := &runner.Instance{Name: "runfleet-p-1-1"}
 	open := func(mod func(j *runner.Job)) *runner.Job {
 		j := &runner.Job{ID: 1, RunAttempt: 1, Pool: "p", Status: runner.JobOpen}

@@ -148,8 +148,10 @@
 //     not held to it).
 //
 // At quiescence — faults off (crashes, fault rates, lies), approvals
-// through, the world drained (no job running, none runfleet was told of
-// and could serve still queued; at most 6 hours), then 45 minutes more,
+// through, the world drained (no job running, none a pool could serve
+// still queued, no webhook delivery — a redelivery lands up to an hour
+// after its event — still on its way; at most 6 hours), then 45 minutes
+// more,
 // four bootstrap timeouts and 90 reconcile passes; every tenth seed adds a
 // 25-hour tail so GitHub's queue limit and record retention play out:
 //

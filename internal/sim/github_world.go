@@ -30,6 +30,10 @@ type githubWorld struct {
 	callsByJob map[int64]int
 	// deliveries is GitHub's webhook delivery log (github_deliveries.go).
 	deliveries []*deliveryAttempt
+	// deliveriesInFlight counts webhook deliveries sent that have not
+	// reached runfleet yet (a redelivery may land up to an hour after its
+	// event): the world is not drained while one is on its way.
+	deliveriesInFlight int
 	// lastJobID is the highest job id handed out: a re-run's new job gets
 	// the next.
 	lastJobID int64

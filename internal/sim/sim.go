@@ -276,9 +276,12 @@ func (w *world) drained() bool {
 func (w *world) undrained() string {
 	var left []string
 	for _, j := range w.gh.jobs {
-		if j.Status == jobInProgress || (j.Status == jobQueued && j.Pool != "" && w.gh.known(j)) {
+		if j.Status == jobInProgress || (j.Status == jobQueued && j.Pool != "") {
 			left = append(left, fmt.Sprintf("job %d %s", j.ID, j.Status))
 		}
+	}
+	if n := w.gh.deliveriesInFlight; n > 0 {
+		left = append(left, fmt.Sprintf("%d webhook deliveries on their way", n))
 	}
 	if len(left) == 0 {
 		return "nothing left"

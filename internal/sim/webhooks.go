@@ -79,7 +79,9 @@ func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, pay
 			g.logAttempt(id, ok, payload)
 		}
 	}
+	g.deliveriesInFlight++
 	w.sched.after(d, 0, func() {
+		g.deliveriesInFlight--
 		p := w.proc
 		if p == nil || !p.up || p.dead {
 			w.stats.inc("webhook.refused_process_down")
