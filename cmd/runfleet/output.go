@@ -97,7 +97,7 @@ func writeInstanceDetail(w io.Writer, in *runner.Instance, at time.Time) {
 	if in.ActiveJobID != 0 {
 		row("running job", fmt.Sprint(in.ActiveJobID))
 	}
-	row("owner", in.Owner)
+	row("owner", in.Owner.String())
 	row("labels", orDash(strings.Join(in.Labels, ", ")))
 	row("github runner id", orDash(idString(in.GitHubRunnerID)))
 	row("provider id", orDash(in.ProviderID))

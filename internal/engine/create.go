@@ -27,13 +27,8 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		// Its pool's policy was narrowed after the job was admitted.
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "shape"})
 	}
-	owner, err := github.ParseOwner(claimed.Owner)
-	if err != nil {
-		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})
-	}
-	owner.InstallationID = claimed.InstallationID
 	jit, err := e.github.GenerateJITConfig(ctx, github.JITRequest{
-		Owner:       owner,
+		Owner:       claimed.GitHubOwner(),
 		Name:        claimed.Name,
 		Labels:      claimed.Labels,
 		RunnerGroup: pool.RunnerGroup,
@@ -45,7 +40,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})
 	}
 	claimed.GitHubRunnerID = jit.RunnerID
-	machine, failed := e.makeMachine(ctx, log, claimed, pool, owner, shape, jit)
+	machine, failed := e.makeMachine(ctx, log, claimed, pool, claimed.GitHubOwner(), shape, jit)
 	if failed != nil {
 		return e.createFailed(ctx, log, claimed, *failed)
 	}
@@ -270,9 +265,7 @@ func (e *Engine) cleanUpFailedCreate(ctx context.Context, log *slog.Logger, clai
 	c := createCleanup{cleaned: true}
 	runnerGone := true
 	if f.runnerID != 0 || f.machineMayExist {
-		owner, _ := github.ParseOwner(claimed.Owner)
-		owner.InstallationID = claimed.InstallationID
-		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID, Name: claimed.Name})
+		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: claimed.GitHubOwner(), ID: f.runnerID, Name: claimed.Name})
 		switch {
 		case errors.Is(err, github.ErrRunnerBusy):
 			c.cleaned, c.busy, runnerGone = false, true, false
@@ -445,9 +438,7 @@ func (e *Engine) attemptOwnsName(ctx context.Context, claimed *runner.Instance) 
 func (e *Engine) cleanUpStaleAttempt(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) createCleanup {
 	log.Warn("a superseded create attempt failed; removing only what it made, by id")
 	if f.runnerID != 0 {
-		owner, _ := github.ParseOwner(claimed.Owner)
-		owner.InstallationID = claimed.InstallationID
-		if err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: f.runnerID}); err != nil {
+		if err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: claimed.GitHubOwner(), ID: f.runnerID}); err != nil {
 			log.Warn("removing the superseded attempt's runner failed; the reconciler removes it", "error", err, "github_runner_id", f.runnerID)
 			return createCleanup{}
 		}

@@ -176,12 +176,7 @@ func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) err
 	if inst.RunnerRemoved || inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
 		return nil
 	}
-	owner, err := github.ParseOwner(inst.Owner)
-	if err != nil {
-		return err
-	}
-	owner.InstallationID = inst.InstallationID
-	return r.github.RemoveRunner(ctx, github.RunnerRef{Owner: owner, ID: inst.GitHubRunnerID, Name: inst.Name})
+	return r.github.RemoveRunner(ctx, github.RunnerRef{Owner: inst.GitHubOwner(), ID: inst.GitHubRunnerID, Name: inst.Name})
 }
 
 // retryDelete puts a failed ordinary delete back to pending_delete with the

@@ -143,8 +143,8 @@ func (e *Engine) owners() []github.Owner {
 	var out []github.Owner
 	seen := map[string]bool{}
 	for _, p := range e.pools {
-		o, err := github.ParseOwner(p.Owner)
-		if err != nil || seen[o.String()] {
+		o := p.Owner
+		if o.IsZero() || seen[o.String()] {
 			continue
 		}
 		seen[o.String()] = true
@@ -184,7 +184,7 @@ func (e *Engine) reconcileRunners(ctx context.Context, owner github.Owner, live 
 	}
 	warm := e.warmKeepers(live)
 	for _, inst := range live {
-		if inst.Status != runner.StatusRunning || inst.Owner != owner.String() {
+		if inst.Status != runner.StatusRunning || inst.Owner.String() != owner.String() {
 			continue
 		}
 		log := e.log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID, "reconciler", true)

@@ -22,7 +22,7 @@ func putInState(t *testing.T, w *enginetest.World, id int64, want runner.Status)
 	now := time.Now()
 	inst := &runner.Instance{
 		Name: enginetest.InstanceName(id), Pool: enginetest.Pool, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
-		JobID: id, RunAttempt: 1, Owner: enginetest.Owner, Labels: enginetest.Labels(),
+		JobID: id, RunAttempt: 1, Owner: runner.Owner{Org: enginetest.Owner}, Labels: enginetest.Labels(),
 		CreatedAt: now, UpdatedAt: now, StatusChangedAt: now,
 	}
 	if err := w.Store.CreateInstance(ctx, store.Admission{Instance: inst, MaxRunners: 100}); err != nil {

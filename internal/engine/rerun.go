@@ -197,11 +197,10 @@ func (e *Engine) retryRerun(ctx context.Context, log *slog.Logger, msg Message, 
 // callRerun makes the one GitHub call and names its outcome; an error is
 // transient (retry), every other answer is final.
 func (e *Engine) callRerun(ctx context.Context, job *runner.Job) (string, error) {
-	owner, err := github.ParseOwner(job.Owner)
-	if err != nil || job.Repository == "" {
+	if job.Owner.IsZero() || job.Repository == "" {
 		return runner.RerunFailed, nil
 	}
-	owner.InstallationID = job.InstallationID
+	owner := job.GitHubOwner()
 	if job.RerunCalls > 1 && job.RunID != 0 {
 		// An earlier call's outcome was never learnt (a crash, an error
 		// after the effect). Its re-run attempt may already have run to
@@ -211,7 +210,7 @@ func (e *Engine) callRerun(ctx context.Context, job *runner.Job) (string, error)
 			return runner.RerunDone, err
 		}
 	}
-	err = e.github.RerunJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID, RunID: job.RunID})
+	err := e.github.RerunJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID, RunID: job.RunID})
 	switch {
 	case err == nil:
 		return runner.RerunDone, nil

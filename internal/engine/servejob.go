@@ -56,12 +56,10 @@ func (e *Engine) serveJobOf(ctx context.Context, log *slog.Logger, inst *runner.
 // closed). When GitHub cannot answer, the job is served anyway: a spare
 // runner costs a machine for a while, a lost job costs a user's run.
 func (e *Engine) stillQueued(ctx context.Context, job *runner.Job) (jobAnswer, error) {
-	owner, err := github.ParseOwner(job.Owner)
-	if err != nil || job.Repository == "" {
+	if job.Owner.IsZero() || job.Repository == "" {
 		return jobAnswer{}, nil
 	}
-	owner.InstallationID = job.InstallationID
-	got, err := e.github.GetJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID})
+	got, err := e.github.GetJob(ctx, github.JobRef{Owner: job.GitHubOwner(), Repository: job.Repository, ID: job.ID})
 	switch {
 	case errors.Is(err, github.ErrJobNotFound):
 		return jobAnswer{Status: runner.JobClosed}, nil

@@ -29,7 +29,7 @@ func Labels() []string { return []string{"self-hosted", "linux", "x64"} }
 // is far beyond any test's pace, so that no runner is reaped as "never came
 // online" because the machine running the test is slow.
 func OnePool(adjust func(*runner.Pool)) runner.Pools {
-	p := runner.Pool{Name: Pool, Owner: Owner, Labels: Labels(), MaxRunners: 10, BootstrapTimeout: time.Minute}
+	p := runner.Pool{Name: Pool, Owner: runner.Owner{Org: Owner}, Labels: Labels(), MaxRunners: 10, BootstrapTimeout: time.Minute}
 	if adjust != nil {
 		adjust(&p)
 	}

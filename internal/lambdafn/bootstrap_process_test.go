@@ -314,7 +314,7 @@ func admitLostCreate(t *testing.T, st store.Store, jobID int64) string {
 	admitted := time.Now().Add(-2 * time.Minute)
 	labels := []string{"self-hosted", "linux", "x64"}
 	job := &runner.Job{
-		ID: jobID, RunAttempt: 1, Pool: linuxPool, Owner: "octo-org", Repository: "octo-org/app",
+		ID: jobID, RunAttempt: 1, Pool: linuxPool, Owner: runner.Owner{Org: "octo-org"}, Repository: "octo-org/app",
 		Labels: labels, Status: runner.JobOpen, Made: 1,
 		QueuedAt: admitted, CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
 	}
@@ -322,7 +322,7 @@ func admitLostCreate(t *testing.T, st store.Store, jobID int64) string {
 	err := st.CreateInstance(context.Background(), store.Admission{
 		Instance: &runner.Instance{
 			Name: job.Instance, Pool: linuxPool, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
-			JobID: jobID, RunAttempt: 1, Owner: "octo-org", Labels: labels,
+			JobID: jobID, RunAttempt: 1, Owner: runner.Owner{Org: "octo-org"}, Labels: labels,
 			CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
 		},
 		MaxRunners: 50,

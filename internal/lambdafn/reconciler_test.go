@@ -24,7 +24,7 @@ func TestScheduledReconcileResendsALostCreate(t *testing.T) {
 	reconciler, worker := s.reconciler(), s.worker()
 	admitted := time.Now().Add(-2 * time.Minute)
 	job := &runner.Job{
-		ID: 7000001001, RunAttempt: 1, Pool: linuxPool, Owner: "octo-org", Repository: "octo-org/app",
+		ID: 7000001001, RunAttempt: 1, Pool: linuxPool, Owner: runner.Owner{Org: "octo-org"}, Repository: "octo-org/app",
 		Labels: []string{"self-hosted", "linux", "x64"}, Status: runner.JobOpen, Made: 1,
 		QueuedAt: admitted, CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
 	}
@@ -33,7 +33,7 @@ func TestScheduledReconcileResendsALostCreate(t *testing.T) {
 	err := s.store.CreateInstance(context.Background(), store.Admission{
 		Instance: &runner.Instance{
 			Name: name, Pool: linuxPool, Status: runner.StatusPendingCreate, RunnerStatus: runner.RunnerPending,
-			JobID: job.ID, RunAttempt: 1, Owner: "octo-org", Labels: []string{"self-hosted", "linux", "x64"},
+			JobID: job.ID, RunAttempt: 1, Owner: runner.Owner{Org: "octo-org"}, Labels: []string{"self-hosted", "linux", "x64"},
 			CreatedAt: admitted, UpdatedAt: admitted, StatusChangedAt: admitted,
 		},
 		MaxRunners: 50,
@@ -73,7 +73,7 @@ func TestScheduledReconcileMovesLegacyLiveInstances(t *testing.T) {
 	err := s.store.CreateInstance(ctx, store.Admission{
 		Instance: &runner.Instance{
 			Name: name, Pool: linuxPool, Status: runner.StatusRunning, RunnerStatus: runner.RunnerIdle,
-			ProviderID: "sim-legacy", JobID: 7000001002, RunAttempt: 1, Owner: "octo-org",
+			ProviderID: "sim-legacy", JobID: 7000001002, RunAttempt: 1, Owner: runner.Owner{Org: "octo-org"},
 			Labels: []string{"self-hosted", "linux", "x64"}, CreatedAt: now, UpdatedAt: now, StatusChangedAt: now,
 		},
 		MaxRunners: 50,

@@ -77,7 +77,7 @@ func newBootHarness(t *testing.T, o harnessOptions) *bootHarness {
 		InstallationID: o.installationID,
 		Pools: enginetest.OnePool(func(p *runner.Pool) {
 			// Runners are registered at the repository.
-			p.Owner, p.BootstrapTimeout = enginetest.Repository, o.bootstrapTimeout
+			p.Owner, p.BootstrapTimeout = runner.Owner{Org: enginetest.Owner, Repo: "hello-world"}, o.bootstrapTimeout
 		}),
 		Engine: func(e *engine.Options) {
 			e.MetadataURL, e.CallbackURL, e.InstanceToken = metadataURL, callbackURL, h.tokens.Mint

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/runfleet/runfleet/internal/engine"
-	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -32,16 +31,13 @@ const maxServiceName = 120
 // enterprise, or "<org>-<repo>". Characters systemd would escape are
 // replaced by '-'.
 func serviceName(inst *runner.Instance) string {
-	scope := inst.Owner
-	if o, err := github.ParseOwner(inst.Owner); err == nil {
-		switch {
-		case o.Enterprise != "":
-			scope = o.Enterprise
-		case o.Repo != "":
-			scope = o.Org + "-" + o.Repo
-		default:
-			scope = o.Org
-		}
+	o := inst.Owner
+	scope := o.Org
+	switch {
+	case o.Enterprise != "":
+		scope = o.Enterprise
+	case o.Repo != "":
+		scope = o.Org + "-" + o.Repo
 	}
 	name := "actions.runner." + unitSafe(scope) + "." + unitSafe(inst.Name)
 	if len(name) > maxServiceName {
@@ -160,7 +156,7 @@ func (h *Handler) runnerMetadata(w http.ResponseWriter, _ *http.Request, req *re
 	writeJSON(w, http.StatusOK, runnerMetadata{
 		Name:             inst.Name,
 		Pool:             inst.Pool,
-		Owner:            inst.Owner,
+		Owner:            inst.Owner.String(),
 		Labels:           append([]string{}, inst.Labels...),
 		CreateAttempt:    inst.CreateAttempt,
 		GitHubRunnerID:   inst.GitHubRunnerID,

@@ -30,10 +30,11 @@ type Instance struct {
 	// the runner ran is found in the ledger (runner.JobKey).
 	ActiveRunAttempt int64 `json:"active_run_attempt,omitempty"`
 
-	// Owner is the GitHub scope the runner registers at: "org", "org/repo", or
-	// "enterprise:slug". InstallationID is the GitHub App installation that
-	// delivered the job, used to authenticate calls for it.
-	Owner          string   `json:"owner"`
+	// Owner is the GitHub scope the runner registers at (stored as "org",
+	// "org/repo" or "enterprise:slug"). InstallationID is the GitHub App
+	// installation that delivered the job, used to authenticate calls for
+	// it: GitHubOwner joins the two.
+	Owner          Owner    `json:"owner"`
 	InstallationID int64    `json:"installation_id,omitempty"`
 	Labels         []string `json:"labels,omitempty"`
 
@@ -117,6 +118,10 @@ func sanitize(s string) string {
 	}
 	return b.String()
 }
+
+// GitHubOwner is the instance's owner authenticated as its installation:
+// what a call to GitHub about its runner names.
+func (in *Instance) GitHubOwner() Owner { return in.Owner.WithInstallation(in.InstallationID) }
 
 // Clone returns a deep copy, so a caller can prepare the next version of an
 // instance without touching the one it read.

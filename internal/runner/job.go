@@ -19,7 +19,7 @@ type Job struct {
 	Pool string `json:"pool"`
 	// Owner is the pool's runner scope at intake; Repository ("org/repo")
 	// is where the job runs, which is where GitHub is asked about it.
-	Owner      string `json:"owner"`
+	Owner      Owner  `json:"owner"`
 	Repository string `json:"repository,omitempty"`
 	// RunID is the job's workflow run (0 for jobs recorded before it was
 	// kept): a re-run makes the run's next attempt, which is how a repeated
@@ -91,6 +91,10 @@ func JobKey(id, runAttempt int64) string {
 
 // Key is the job's ledger key (JobKey).
 func (j *Job) Key() string { return JobKey(j.ID, j.RunAttempt) }
+
+// GitHubOwner is the job's owner authenticated as the installation that
+// delivered it: what a call to GitHub about the job names.
+func (j *Job) GitHubOwner() Owner { return j.Owner.WithInstallation(j.InstallationID) }
 
 // InstanceFor names the n-th instance made for the job (1-based). The
 // first keeps the historical name InstanceName(pool, id, attempt), so the

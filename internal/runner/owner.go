@@ -30,9 +30,40 @@ func ParseOwner(s string) (Owner, error) {
 	return Owner{Org: org, Repo: repo}, nil
 }
 
+// MarshalText writes the owner as String does: a record keeps its owner as
+// "org", "org/repo" or "enterprise:slug", as it always has. The
+// installation is not part of it (records keep theirs beside it).
+func (o Owner) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote; "" is no owner (a record
+// made before owners were kept).
+func (o *Owner) UnmarshalText(text []byte) error {
+	if len(text) == 0 {
+		*o = Owner{}
+		return nil
+	}
+	parsed, err := ParseOwner(string(text))
+	if err != nil {
+		return err
+	}
+	*o = parsed
+	return nil
+}
+
+// IsZero reports whether no owner is set.
+func (o Owner) IsZero() bool { return o.Org == "" && o.Enterprise == "" }
+
+// WithInstallation is the owner authenticated as installation id.
+func (o Owner) WithInstallation(id int64) Owner {
+	o.InstallationID = id
+	return o
+}
+
 // String is the inverse of ParseOwner.
 func (o Owner) String() string {
 	switch {
+	case o.IsZero():
+		return ""
 	case o.Enterprise != "":
 		return "enterprise:" + o.Enterprise
 	case o.Repo != "":

@@ -19,8 +19,9 @@ type Pool struct {
 	// (PoolID). Two installations with a pool of the same name on one cloud
 	// account never see each other's machines.
 	ID string
-	// Owner is "org", "org/repo" or "enterprise:slug".
-	Owner       string
+	// Owner is where the pool's runners register (configured as "org",
+	// "org/repo" or "enterprise:slug").
+	Owner       Owner
 	Labels      []string
 	MinIdle     int
 	MaxRunners  int
@@ -44,11 +45,10 @@ const selfHosted = "self-hosted"
 // ServesOwner reports whether the pool registers runners where a job of
 // this repository ("org/repo"), organization or enterprise can use them.
 func (p *Pool) ServesOwner(repoFullName, orgLogin, enterpriseSlug string) bool {
-	owner, err := ParseOwner(p.Owner)
-	if err != nil {
-		return false
-	}
+	owner := p.Owner
 	switch {
+	case owner.IsZero():
+		return false
 	case owner.Enterprise != "":
 		return enterpriseSlug != "" && strings.EqualFold(owner.Enterprise, enterpriseSlug)
 	case owner.Repo != "":

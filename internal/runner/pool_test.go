@@ -32,11 +32,11 @@ func TestPoolMatchesLabels(t *testing.T) {
 
 func TestMatchPool(t *testing.T) {
 	cfg := runner.Pools{
-		{Name: "repo-gpu", Owner: "octo-org/ML", Labels: []string{"linux", "gpu"}},
-		{Name: "org-linux", Owner: "Octo-Org", Labels: []string{"linux", "x64"}},
-		{Name: "org-linux-wide", Owner: "octo-org", Labels: []string{"linux", "x64", "arm64"}},
-		{Name: "enterprise", Owner: "enterprise:Acme", Labels: []string{"linux", "windows"}},
-		{Name: "broken-owner", Owner: "a/b/c", Labels: []string{"linux", "solaris"}},
+		{Name: "repo-gpu", Owner: runner.Owner{Org: "octo-org", Repo: "ML"}, Labels: []string{"linux", "gpu"}},
+		{Name: "org-linux", Owner: runner.Owner{Org: "Octo-Org"}, Labels: []string{"linux", "x64"}},
+		{Name: "org-linux-wide", Owner: runner.Owner{Org: "octo-org"}, Labels: []string{"linux", "x64", "arm64"}},
+		{Name: "enterprise", Owner: runner.Owner{Enterprise: "Acme"}, Labels: []string{"linux", "windows"}},
+		{Name: "broken-owner", Owner: runner.Owner{Org: "a", Repo: "b/c"}, Labels: []string{"linux", "solaris"}},
 	}
 	cases := []struct {
 		name                  string

@@ -126,8 +126,8 @@ func TestShapePolicyGrantsWithinPolicy(t *testing.T) {
 
 func TestShapeLabelsNeverDecideThePool(t *testing.T) {
 	pools := runner.Pools{
-		{Name: "gpu", Owner: "octo-org", Labels: []string{"linux", "gpu"}},
-		{Name: "linux", Owner: "octo-org", Labels: []string{"linux"}, Shapes: policy()},
+		{Name: "gpu", Owner: runner.Owner{Org: "octo-org"}, Labels: []string{"linux", "gpu"}},
+		{Name: "linux", Owner: runner.Owner{Org: "octo-org"}, Labels: []string{"linux"}, Shapes: policy()},
 	}
 	cases := []struct {
 		labels []string

@@ -51,7 +51,7 @@ func (n *naive) HandleMessage(ctx context.Context, body []byte) (bool, error) {
 	if err != nil {
 		return errors.Is(err, store.ErrNotFound), err
 	}
-	owner, _ := github.ParseOwner(inst.Owner)
+	owner := inst.GitHubOwner()
 	switch {
 	case kind == "create" && inst.Status == runner.StatusPendingCreate:
 		if _, err := n.d.GitHub.GenerateJITConfig(ctx, github.JITRequest{Owner: owner, Name: name, Labels: inst.Labels}); err != nil {

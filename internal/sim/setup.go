@@ -31,9 +31,9 @@ func simPools(cfg Config) runner.Pools {
 		return pools
 	}
 	return runner.Pools{
-		{Name: "linux", Owner: org, Labels: []string{"linux", "x64"}, MaxRunners: 8, MinIdle: cfg.MinIdle,
+		{Name: "linux", Owner: runner.Owner{Org: org}, Labels: []string{"linux", "x64"}, MaxRunners: 8, MinIdle: cfg.MinIdle,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
-		{Name: "gpu", Owner: org, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 4,
+		{Name: "gpu", Owner: runner.Owner{Org: org}, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 4,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
 	}
 }

@@ -25,7 +25,7 @@ func TestRecorderReadsTheStoreAndCountsStuckByTheGivenRule(t *testing.T) {
 	at := time.Now().Add(-time.Hour)
 	inst := &runner.Instance{
 		Name: runner.InstanceName("p", 1, 1), Pool: "p", Status: runner.StatusPendingCreate,
-		RunnerStatus: runner.RunnerPending, JobID: 1, RunAttempt: 1, Owner: "octo-org",
+		RunnerStatus: runner.RunnerPending, JobID: 1, RunAttempt: 1, Owner: runner.Owner{Org: "octo-org"},
 		Labels: []string{"self-hosted"}, CreatedAt: at, UpdatedAt: at, StatusChangedAt: at,
 	}
 	if err := st.CreateInstance(context.Background(), store.Admission{Instance: inst, MaxRunners: 1}); err != nil {

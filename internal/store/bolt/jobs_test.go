@@ -14,7 +14,7 @@ import (
 
 func openJob(pool string, id int64, queuedAt time.Time) *runner.Job {
 	return &runner.Job{
-		ID: id, RunAttempt: 1, Pool: pool, Owner: "octo-org", Status: runner.JobOpen,
+		ID: id, RunAttempt: 1, Pool: pool, Owner: runner.Owner{Org: "octo-org"}, Status: runner.JobOpen,
 		QueuedAt: queuedAt, CreatedAt: queuedAt, UpdatedAt: queuedAt, StatusChangedAt: queuedAt,
 	}
 }

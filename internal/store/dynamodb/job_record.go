@@ -71,7 +71,7 @@ func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue,
 		ID:              j.ID,
 		RunAttempt:      j.RunAttempt,
 		Pool:            j.Pool,
-		Owner:           j.Owner,
+		Owner:           j.Owner.String(),
 		Repository:      j.Repository,
 		RunID:           j.RunID,
 		InstallationID:  j.InstallationID,
@@ -123,11 +123,15 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 		return nil, fmt.Errorf("unmarshal job item: %w", err)
 	}
+	var owner runner.Owner
+	if err := owner.UnmarshalText([]byte(rec.Owner)); err != nil {
+		return nil, fmt.Errorf("unmarshal job item: %w", err)
+	}
 	j := &runner.Job{
 		ID:             rec.ID,
 		RunAttempt:     rec.RunAttempt,
 		Pool:           rec.Pool,
-		Owner:          rec.Owner,
+		Owner:          owner,
 		Repository:     rec.Repository,
 		RunID:          rec.RunID,
 		InstallationID: rec.InstallationID,

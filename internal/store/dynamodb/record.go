@@ -86,7 +86,7 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		InterruptedAt:   formatTime(inst.InterruptedAt),
 		InterruptFrom:   formatTime(inst.InterruptedSince),
 		JobQueuedAt:     formatTime(inst.JobQueuedAt),
-		Owner:           inst.Owner,
+		Owner:           inst.Owner.String(),
 		InstallationID:  inst.InstallationID,
 		Labels:          inst.Labels,
 		GitHubRunnerID:  inst.GitHubRunnerID,
@@ -122,6 +122,10 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 		return nil, fmt.Errorf("unmarshal instance item: %w", err)
 	}
+	var owner runner.Owner
+	if err := owner.UnmarshalText([]byte(rec.Owner)); err != nil {
+		return nil, fmt.Errorf("unmarshal instance item: %w", err)
+	}
 	inst := &runner.Instance{
 		Name:             rec.Name,
 		Pool:             rec.Pool,
@@ -132,7 +136,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		ActiveJobID:      rec.ActiveJobID,
 		ActiveRunAttempt: rec.ActiveAttempt,
 		Interruption:     runner.Interruption(rec.Interruption),
-		Owner:            rec.Owner,
+		Owner:            owner,
 		InstallationID:   rec.InstallationID,
 		Labels:           rec.Labels,
 		GitHubRunnerID:   rec.GitHubRunnerID,

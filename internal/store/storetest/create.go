@@ -63,7 +63,7 @@ func createSameNameIsAlreadyExists(t *testing.T, s store.Store) {
 	mustCreate(t, s, first, roomy)
 
 	second := newInstance("p", 1)
-	second.Owner = "someone-else"
+	second.Owner = runner.Owner{Org: "someone-else"}
 	err := s.CreateInstance(ctx, admit(second, roomy))
 	if !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("second create: got %v, want ErrAlreadyExists", err)

@@ -17,7 +17,7 @@ func newJob(pool string, id int64) *runner.Job {
 		ID:              id,
 		RunAttempt:      1,
 		Pool:            pool,
-		Owner:           "octo-org",
+		Owner:           runner.Owner{Org: "octo-org"},
 		Repository:      "octo-org/hello",
 		Labels:          []string{"self-hosted", "linux"},
 		Status:          runner.JobOpen,
@@ -37,7 +37,7 @@ func fullJob(pool string) *runner.Job {
 		ID:               9_007_199_254_740_997, // above 2^53: must not pass through a float64
 		RunAttempt:       4,
 		Pool:             pool,
-		Owner:            "enterprise:acme",
+		Owner:            runner.Owner{Enterprise: "acme"},
 		Repository:       "acme/ünïcode-repo",
 		RunID:            7_700_000_001,
 		InstallationID:   4_294_967_299,

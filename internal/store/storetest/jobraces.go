@@ -24,7 +24,7 @@ func raceSameJobCreatedOnce(t *testing.T, s store.Store) {
 	winner := race{
 		prepare: func(i int) error {
 			jobs[i] = newJob("p", 1)
-			jobs[i].Owner = fmt.Sprintf("racer-%d", i)
+			jobs[i].Owner = runner.Owner{Org: fmt.Sprintf("racer-%d", i)}
 			return nil
 		},
 		write: func(i int) error { return s.CreateJob(ctx, jobs[i]) },

@@ -66,7 +66,7 @@ func jobDuplicateIsJobExists(t *testing.T, s store.Store) {
 	mustCreateJob(t, s, first)
 
 	again := newJob("p", 1)
-	again.Owner = "someone-else"
+	again.Owner = runner.Owner{Org: "someone-else"}
 	err := s.CreateJob(context.Background(), again)
 	if !errors.Is(err, store.ErrJobExists) {
 		t.Fatalf("second CreateJob: got %v, want ErrJobExists", err)
@@ -152,7 +152,7 @@ func jobExpiredIsAbsentAndKeyReusable(t *testing.T, s store.Store) {
 	requireJobNotFound(t, s, old.Key())
 
 	again := newJob("p", 1)
-	again.Owner = "second-life"
+	again.Owner = runner.Owner{Org: "second-life"}
 	if err := s.CreateJob(ctx, again); err != nil {
 		t.Fatalf("CreateJob over a job past its retention: %v", err)
 	}

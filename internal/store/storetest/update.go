@@ -123,7 +123,7 @@ func updateExpiredDeletedNameCanBeReused(t *testing.T, s store.Store) {
 	}
 
 	again := newInstance("p", 1)
-	again.Owner = "second-life"
+	again.Owner = runner.Owner{Org: "second-life"}
 	if err := s.CreateInstance(ctx, admit(again, 1)); err != nil {
 		t.Fatalf("create over an expired deleted record: %v", err)
 	}

@@ -35,9 +35,15 @@ func Pools(cfg *config.Config) runner.Pools {
 
 // Pool is one configured pool as the domain sees it.
 func Pool(p *config.Pool) runner.Pool {
+	// config.Validate refused an owner that does not parse; a config that
+	// skipped it gets a pool with no owner, which serves no job.
+	owner, err := runner.ParseOwner(p.Owner)
+	if err != nil {
+		owner = runner.Owner{}
+	}
 	return runner.Pool{
 		Name:             p.Name,
-		Owner:            p.Owner,
+		Owner:            owner,
 		Labels:           append([]string(nil), p.Labels...),
 		MinIdle:          p.MinIdle,
 		MaxRunners:       p.MaxRunners,
