@@ -12,6 +12,7 @@ import (
 	"github.com/runfleet/runfleet/internal/github"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -25,7 +26,7 @@ func hasBuild(tools []providers.RunnerDownload, os, arch string) bool {
 }
 
 // toolsWorld is a world on a movable clock with two workers running.
-func toolsWorld(t *testing.T, clock *enginetest.Clock) *enginetest.World {
+func toolsWorld(t *testing.T, clock *testclock.Clock) *enginetest.World {
 	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now})
 	w.StartWorkers(2)
 	return w
@@ -44,7 +45,7 @@ func toolsSent(t *testing.T, w *enginetest.World, name string) []providers.Runne
 // The runner downloads reach every create, at the cost of one GitHub call
 // per owner and hour: the GitHub calls per job stay JIT + remove.
 func TestCreatesCarryRunnerDownloadsListedOncePerOwnerAndHour(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := toolsWorld(t, clock)
 	for id := int64(96_001); id <= 96_003; id++ {
 		name := w.RunJob(id)
@@ -69,7 +70,7 @@ func TestCreatesCarryRunnerDownloadsListedOncePerOwnerAndHour(t *testing.T) {
 // GitHub refusing the listing never fails a create: the machine gets no
 // tools, a warning says why, and GitHub is not asked again for a while.
 func TestFailedDownloadsListingStillCreatesWithoutTools(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := toolsWorld(t, clock)
 	w.GitHub.FailNext(ghsim.OpRunnerDownloads, &github.PermissionError{Op: "list runner downloads", Message: "Resource not accessible by integration"})
 

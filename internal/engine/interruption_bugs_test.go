@@ -9,6 +9,7 @@ import (
 	"github.com/runfleet/runfleet/internal/enginetest"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -19,7 +20,7 @@ import (
 // failed call is now repeated by a message of its own, seconds later,
 // while the attempt it made is still queued and GitHub refuses a second.
 func TestRerunCallFailingAfterItsEffectIsRepeatedBeforeTheAttemptCanFinish(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now})
 	inst := runningJob(t, w, 2601)
 	interrupt(t, w, spotNotice(inst), engine.InterruptionMarked)

@@ -11,6 +11,7 @@ import (
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
@@ -167,7 +168,7 @@ func TestDeleteRetryDoesNotAskGitHubAgainOnceTheRunnerIsRemoved(t *testing.T) {
 // minute later — so GitHub took the repeat too, and the job was re-run
 // twice. The repeat now asks for the run's latest attempt first.
 func TestRerunRepeatedAfterTheFirstAttemptFinishedIsNotMadeTwice(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	fired := &atomic.Bool{}
 	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, WrapStore: func(s store.Store) store.Store {
 		return &crashingStore{Store: s, when: func(next *runner.Job) (bool, bool) { return next.RerunOutcome != "", false }, fired: fired}
@@ -307,7 +308,7 @@ func startUnbound(t *testing.T, w *enginetest.World, made, ran int64) *runner.In
 // to no job: "nothing more is owed". The job, failed by the interruption,
 // was never re-run.
 func TestInterruptionOfAnUnboundDeletedInstanceReRunsTheJobGitHubNamedItsRunner(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now})
 	ctx := context.Background()
 	inst := startUnbound(t, w, 4001, 4001)

@@ -13,6 +13,7 @@ import (
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // runningJob queues job id, has its instance made, and GitHub and the
@@ -220,7 +221,7 @@ func TestInterruptedJobReRunSurvivesCrashes(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			clock := &enginetest.Clock{}
+			clock := &testclock.Clock{}
 			fired := &atomic.Bool{}
 			w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, WrapStore: func(s store.Store) store.Store {
 				return &crashingStore{Store: s, when: tc.crash, fired: fired}
@@ -269,7 +270,7 @@ func (o *spotHeard) SpotBreaker(_ string, open bool) {
 // Three interruptions within the window trip a breaker set to three: the
 // next machine is on-demand only, and after the cooldown spot again.
 func TestThreeInterruptionsTripTheSpotBreaker(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	heard := &spotHeard{}
 	w := enginetest.NewWorld(t, enginetest.Options{
 		Now: clock.Now,

@@ -11,6 +11,7 @@ import (
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
@@ -69,7 +70,7 @@ func (h *heard) snapshot() (map[engine.QueueStage][]time.Duration, []string, []s
 // committed status change, and each reconcile pass.
 func TestObserverHearsEachStageOfAJobsWait(t *testing.T) {
 	h := newHeard()
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, Engine: func(o *engine.Options) { o.Observer = h }})
 	name := enginetest.InstanceName(3001)
 

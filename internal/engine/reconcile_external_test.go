@@ -8,6 +8,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 	"github.com/runfleet/runfleet/providers/external"
 	"github.com/runfleet/runfleet/providers/external/externaltest"
@@ -38,7 +39,7 @@ func TestReconcilerCatchesAProviderThatIgnoresDeleteByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{
 		Now: clock.Now, ProviderTimeout: time.Minute, InstallationID: installation,
 		Pools:        enginetest.OnePool(func(p *runner.Pool) { p.BootstrapTimeout = time.Minute }),

@@ -9,6 +9,7 @@ import (
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -84,7 +85,7 @@ func TestReconcilerRemovesLeakedRunnersOnlyIfOurs(t *testing.T) {
 // confirmation window apart (GitHub's busy flag has been seen false in the
 // middle of a job). A finished runner that lives on fails the test.
 func TestP11RunnersThatFinishedOrNeverCameOnlineAreDeleted(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{
 		Now: clock.Now, ConfirmWindow: time.Minute,
 		Pools: enginetest.OnePool(func(p *runner.Pool) { p.BootstrapTimeout = time.Minute }),

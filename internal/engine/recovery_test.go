@@ -11,6 +11,7 @@ import (
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -87,7 +88,7 @@ func TestP12DeleteIsReachableFromEveryIntermediateState(t *testing.T) {
 // P12/P6 by the reconciler alone: a worker that died in creating or deleting
 // (with the machine already made) is recovered once its timeout has passed.
 func TestReconcilerRecoversCrashedWorkers(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{
 		Now: clock.Now, ProviderTimeout: time.Minute,
 		Pools: enginetest.OnePool(func(p *runner.Pool) { p.BootstrapTimeout = time.Minute }),

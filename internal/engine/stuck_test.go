@@ -7,13 +7,14 @@ import (
 
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // Stuck (what runfleet_instances_stuck counts) is exactly what the
 // reconciler recovers: an instance whose create message is presumed lost
 // is stuck once past its bound, not before, and the pass then re-sends it.
 func TestStuckIsWhatTheReconcilerRecovers(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now})
 	name := enginetest.InstanceName(3003)
 	w.Deliver(enginetest.Event(runner.ActionQueued, 3003, "")) // no workers: it stays pending_create

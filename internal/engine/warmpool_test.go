@@ -8,6 +8,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 func idleRunners(w *enginetest.World) []*runner.Instance {
@@ -25,7 +26,7 @@ func idleRunners(w *enginetest.World) []*runner.Instance {
 // then stands in as the next warm runner; surplus idle runners past the
 // bootstrap timeout go, the min_idle youngest stay.
 func TestWarmPoolKeepsMinIdleRunners(t *testing.T) {
-	clock := &enginetest.Clock{}
+	clock := &testclock.Clock{}
 	w := enginetest.NewWorld(t, enginetest.Options{
 		Now: clock.Now,
 		Pools: enginetest.OnePool(func(p *runner.Pool) {

@@ -33,7 +33,7 @@ const (
 
 var appKey = sync.OnceValue(func() githubtest.AppKey { return githubtest.GenerateAppKey(&testing.T{}) })
 
-// turnClock is real time plus an offset, like enginetest.Clock, but a
+// turnClock is real time plus an offset, like testclock.Clock, but a
 // Sleep moves it to the sleeper's turn and no further: ten sleepers move
 // it to the latest of their turns, not by the sum of their waits. Time on
 // it then runs as the budget plans, and the App's JWTs, which ghinstallation
