@@ -193,7 +193,15 @@ func (e *Engine) interruptionOfDeleted(ctx context.Context, log *slog.Logger, n 
 	}
 	log = log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.ActiveJobID)
 	if inst.ActiveJobID == 0 {
-		return e.interruptionOfUnbound(ctx, log, inst, n)
+		bound, err := e.boundByGitHub(ctx, inst)
+		if err != nil {
+			return "", err
+		}
+		if bound == nil {
+			log.Debug("interruption of a deleted instance's machine whose runner's job is not known; nothing more is owed")
+			return InterruptionNotOurs, nil
+		}
+		inst, log = bound, log.With("job_id", bound.ActiveJobID)
 	}
 	changed, err := e.interruptJob(ctx, log, inst, n.Since)
 	if err != nil {

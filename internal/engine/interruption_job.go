@@ -131,36 +131,26 @@ func (e *Engine) deletedOnMachine(ctx context.Context, name, providerID string) 
 	return inst, nil
 }
 
-// interruptionOfUnbound handles a poll's notice about the machine of a
-// deleted instance that no in_progress ever bound: the delivery was lost
-// and the instance was deleted (an operator's forced delete) before any
-// could arrive. Which job its runner ran is known only if GitHub said so
-// to the job check of the job the instance was made for (its RunnerName,
-// recorded from GitHub's answer); then that job is owed the interruption
-// as if bound. A runner that ran another job, whose in_progress was lost
-// too, is not found: a deleted record is final, and nothing indexes jobs
-// by runner (docs/design-notes.md, "an unbound deleted instance").
-func (e *Engine) interruptionOfUnbound(ctx context.Context, log *slog.Logger, inst *runner.Instance, n InterruptionNotice) (string, error) {
+// boundByGitHub is a deleted instance that no in_progress ever bound (the
+// delivery was lost, and the instance deleted — an operator's forced
+// delete — before any could arrive) bound to the job its runner ran, when
+// GitHub said which: to the job check of the job the instance was made
+// for (its RunnerName, recorded from GitHub's answer). Nil otherwise: a
+// runner that ran another job, whose in_progress was lost too, is not
+// found — a deleted record is final, and nothing indexes jobs by runner
+// (docs/design-notes.md, "an unbound deleted instance").
+func (e *Engine) boundByGitHub(ctx context.Context, inst *runner.Instance) (*runner.Instance, error) {
 	job, err := e.store.GetJob(ctx, runner.JobKey(inst.JobID, inst.RunAttempt))
 	if errors.Is(err, store.ErrJobNotFound) {
-		return InterruptionNotOurs, nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read the job of %s: %w", inst.Name, err)
+		return nil, fmt.Errorf("read the job of %s: %w", inst.Name, err)
 	}
 	if job.RunnerName != inst.Name {
-		log.Debug("interruption of a deleted instance's machine whose runner's job is not known; nothing more is owed")
-		return InterruptionNotOurs, nil
+		return nil, nil
 	}
 	bound := inst.Clone()
 	bound.ActiveJobID, bound.ActiveRunAttempt = job.ID, job.RunAttempt
-	changed, err := e.interruptJob(ctx, log.With("job_id", job.ID), bound, n.Since)
-	if err != nil {
-		return "", err
-	}
-	if !changed {
-		log.Debug("interruption of a deleted instance's machine; nothing more is owed")
-		return InterruptionNotOurs, nil
-	}
-	return InterruptionMarked, nil
+	return bound, nil
 }
