@@ -27,14 +27,20 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		// Its pool's policy was narrowed after the job was admitted.
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "shape"})
 	}
-	jit, err := e.github.GenerateJITConfig(ctx, github.JITRequest{
+	// A create keeps its turn in GitHub's budget (createWaits), so held
+	// back creates go in the order they first asked: oldest job first.
+	jitCtx := github.WithTurns(ctx)
+	if msg.Turn != nil {
+		jitCtx = github.WithTurn(ctx, msg.Turn)
+	}
+	jit, err := e.github.GenerateJITConfig(jitCtx, github.JITRequest{
 		Owner:       claimed.GitHubOwner(),
 		Name:        claimed.Name,
 		Labels:      claimed.Labels,
 		RunnerGroup: pool.RunnerGroup,
 	})
-	if until, wait := waitsForGitHub(err); wait {
-		return e.createWaits(ctx, log, claimed, until, err)
+	if wait, ok := waitsForGitHub(err); ok {
+		return e.createWaits(ctx, log, claimed, wait, err)
 	}
 	if err != nil {
 		return e.createFailed(ctx, log, claimed, createFailure{cause: err, stage: "github"})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
 )
 
 // MessageVersion is the schema version of queue messages this build writes.
@@ -60,6 +62,10 @@ type Message struct {
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// LegacyJob is set on scale_up messages only.
 	LegacyJob *LegacyJob `json:"job,omitempty"`
+	// Turn, on a create message, is the place in line GitHub's budget
+	// gave the create's JIT registration (createWaits): the create goes
+	// in it, before every create that asked after it.
+	Turn *github.Turn `json:"turn,omitempty"`
 }
 
 // event is the job event the work came from; an empty source is the

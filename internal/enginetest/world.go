@@ -46,7 +46,8 @@ type Options struct {
 	// InstallationID fixes the installation id the pools' provider-side ids
 	// derive from; default the store's own, as serve reads it.
 	InstallationID string
-	// Now is the engine's clock (a *Clock's Now); default time.Now.
+	// Now is the engine's clock, and its queue's (a *testclock.Clock's Now:
+	// a message delayed is due when that clock says); default time.Now.
 	Now func() time.Time
 	// ProviderTimeout and ConfirmWindow: see engine.Options (defaults
 	// there). DeleteBackoffMax defaults to 200ms; the minimum is 20ms.
@@ -162,7 +163,7 @@ func NewWorld(tb testing.TB, o Options) *World {
 func (w *World) open() {
 	tb := w.TB
 	tb.Helper()
-	queueOpts := local.Options{MaxReceives: maxReceives}
+	queueOpts := local.Options{MaxReceives: maxReceives, Now: w.opts.Now}
 	statePath := filepath.Join(w.Dir, "state.db")
 	if w.opts.SeparateQueue {
 		st, err := bolt.Open(statePath)

@@ -168,7 +168,12 @@ type RateLimitError struct {
 	// credential (internal/github/budget) holds the call until RetryAt,
 	// before GitHub would refuse it. Retrying then costs nothing: the
 	// caller should not count this as a failed attempt.
-	Paced   bool
+	Paced bool
+	// Turn, on a paced error, is the place in line runfleet's budget
+	// gave the call: its points are promised for RetryAt, and the call
+	// made again then in that turn (WithTurn) goes without queueing
+	// again. Only a caller that can keep a turn gets one (WithTurns).
+	Turn    *Turn
 	Message string
 }
 

@@ -54,6 +54,10 @@ type Stats struct {
 	// their turn was further than MaxWait (or the caller's deadline), or
 	// the primary budget read 0.
 	Paced int64
+	// Turns are the paced calls given a turn (github.Turn) by a caller
+	// that keeps them, and TurnsTaken the calls that went in one.
+	Turns      int64
+	TurnsTaken int64
 	// Held are the calls refused here while a penalty GitHub imposed
 	// lasted.
 	Held int64
@@ -117,8 +121,17 @@ func (b *Budget) ReadyAt(ctx context.Context, cost int) (time.Time, error) {
 // must not go: Paced when its turn is further than MaxWait or than ctx's
 // deadline, or the primary budget reads 0; not Paced while a penalty
 // GitHub imposed lasts. A cancelled ctx ends the wait with ctx's error.
+//
+// A caller that keeps turns (github.WithTurns) is not refused for points
+// further than MaxWait, up to TurnHorizon: its points are taken now, and
+// the paced error carries the turn it was given; the call made again in
+// that turn (github.WithTurn) goes then, before every call that asked
+// after it.
 func (b *Budget) Wait(ctx context.Context, cost int) (release func(), err error) {
 	start := b.now()
+	if t := github.TakeTurn(ctx, b.name, cost); t != nil {
+		return b.waitTurn(ctx, start, t)
+	}
 	at, seq, err := b.reserve(ctx, start, cost)
 	if err != nil {
 		return nil, err
@@ -134,8 +147,7 @@ func (b *Budget) Wait(ctx context.Context, cost int) (release func(), err error)
 	if waited := b.now().Sub(start); waited > 0 {
 		b.count(func(s *Stats) { s.Waits++; s.WaitSeconds += waited.Seconds() })
 	}
-	var once sync.Once
-	return func() { once.Do(func() { <-b.slots }) }, nil
+	return b.releaser(), nil
 }
 
 // reserve takes the points, or says why the call may not go.
@@ -144,13 +156,20 @@ func (b *Budget) reserve(ctx context.Context, now time.Time, cost int) (time.Tim
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < b.limits.MaxWait {
 		latest = now.Add(time.Until(dl))
 	}
+	keepsTurns := github.KeepsTurns(ctx)
 	var at time.Time
 	var seq uint64
 	var refused *github.RateLimitError
 	err := b.meter.Update(ctx, func(s *State) {
-		at, seq, refused = time.Time{}, 0, b.check(s, now, cost, latest)
-		if refused == nil {
+		var turnable bool
+		at, seq = time.Time{}, 0
+		refused, turnable = b.check(s, now, cost, latest)
+		switch {
+		case refused == nil:
 			at, seq = s.take(b.limits, now, cost)
+		case turnable && keepsTurns:
+			turnAt, _ := s.take(b.limits, now, cost)
+			refused.RetryAt, refused.Turn = turnAt, &github.Turn{Budget: b.name, At: turnAt, Cost: cost}
 		}
 	})
 	if errors.Is(err, ErrMeterContended) {
@@ -164,9 +183,13 @@ func (b *Budget) reserve(ctx context.Context, now time.Time, cost int) (time.Tim
 	}
 	if refused != nil {
 		b.count(func(s *Stats) {
-			if refused.Paced {
+			switch {
+			case refused.Turn != nil:
 				s.Paced++
-			} else {
+				s.Turns++
+			case refused.Paced:
+				s.Paced++
+			default:
 				s.Held++
 			}
 		})
@@ -175,21 +198,89 @@ func (b *Budget) reserve(ctx context.Context, now time.Time, cost int) (time.Tim
 	return at, seq, nil
 }
 
-// check refuses a call that may not go by latest.
-func (b *Budget) check(s *State, now time.Time, cost int, latest time.Time) *github.RateLimitError {
+// TurnHorizon is how far ahead a turn may be given: a create keeps its
+// turn in a queue message's delay, and SQS delays a message at most 15
+// minutes in one hop. A call whose turn would be further is refused, to
+// come back when it would be within it. At 810 points a minute, 14
+// minutes are about 2,270 JIT runners queued in order.
+const TurnHorizon = 14 * time.Minute
+
+// check refuses a call that may not go by latest; turnable says the
+// refusal is only for points further than latest and within TurnHorizon,
+// so the call may be given a turn instead.
+func (b *Budget) check(s *State, now time.Time, cost int, latest time.Time) (refused *github.RateLimitError, turnable bool) {
 	if now.Before(s.PenaltyUntil) {
-		return &github.RateLimitError{RetryAt: s.PenaltyUntil, Secondary: s.PenaltySecondary,
-			Message: fmt.Sprintf("%s: not calling GitHub until the rate limit it reported lifts (%s)", b.name, s.PenaltyMessage)}
+		return b.penalty(s), false
 	}
 	if s.primaryKnown(now) && s.Remaining <= 0 {
 		return &github.RateLimitError{RetryAt: s.Reset, Paced: true,
-			Message: b.name + ": the primary rate limit has no calls left until it resets"}
+			Message: b.name + ": the primary rate limit has no calls left until it resets"}, false
 	}
-	if at := s.readyAt(b.limits, now, cost); at.After(latest) {
-		return &github.RateLimitError{RetryAt: at, Paced: true,
-			Message: fmt.Sprintf("%s: %d points per minute are spoken for until then", b.name, b.limits.PointsPerMinute)}
+	at := s.readyAt(b.limits, now, cost)
+	if !at.After(latest) {
+		return nil, false
 	}
-	return nil
+	if beyond := at.Sub(now) - TurnHorizon; beyond > 0 {
+		// Come back when a turn would be within the horizon.
+		return &github.RateLimitError{RetryAt: now.Add(beyond), Paced: true,
+			Message: fmt.Sprintf("%s: %d points per minute are spoken for further than %s ahead", b.name, b.limits.PointsPerMinute, TurnHorizon)}, false
+	}
+	return &github.RateLimitError{RetryAt: at, Paced: true,
+		Message: fmt.Sprintf("%s: %d points per minute are spoken for until then", b.name, b.limits.PointsPerMinute)}, true
+}
+
+// penalty is the refusal of a call while a penalty GitHub imposed lasts.
+func (b *Budget) penalty(s *State) *github.RateLimitError {
+	return &github.RateLimitError{RetryAt: s.PenaltyUntil, Secondary: s.PenaltySecondary,
+		Message: fmt.Sprintf("%s: not calling GitHub until the rate limit it reported lifts (%s)", b.name, s.PenaltyMessage)}
+}
+
+// waitTurn lets a call go in the turn it was given: its points were taken
+// with the turn, so it takes none now; it waits for the turn's time (at
+// most MaxWait: a turn delivered early is handed back, kept) and a slot.
+// A penalty GitHub imposed since holds it, and the turn is lost: the
+// points it promised went unspent, which only slows the pace.
+func (b *Budget) waitTurn(ctx context.Context, start time.Time, t *github.Turn) (func(), error) {
+	var held *github.RateLimitError
+	err := b.meter.Update(ctx, func(s *State) {
+		held = nil
+		if start.Before(s.PenaltyUntil) {
+			held = b.penalty(s)
+		}
+	})
+	if err != nil && !errors.Is(err, ErrMeterContended) {
+		return nil, fmt.Errorf("github budget %s: %w", b.name, err)
+	}
+	if held != nil {
+		b.count(func(s *Stats) { s.Held++ })
+		return nil, held
+	}
+	if t.At.Sub(start) > b.limits.MaxWait {
+		early := *t
+		b.count(func(s *Stats) { s.Paced++ })
+		return nil, &github.RateLimitError{RetryAt: t.At, Paced: true, Turn: &early,
+			Message: fmt.Sprintf("%s: the call's turn is at %s", b.name, t.At.UTC().Format(time.RFC3339))}
+	}
+	if err := b.sleepUntil(ctx, t.At); err != nil {
+		return nil, err
+	}
+	if err := b.acquire(ctx); err != nil {
+		return nil, err
+	}
+	b.count(func(s *Stats) {
+		s.TurnsTaken++
+		if waited := b.now().Sub(start); waited > 0 {
+			s.Waits++
+			s.WaitSeconds += waited.Seconds()
+		}
+	})
+	return b.releaser(), nil
+}
+
+// releaser gives back the slot a call holds, once however often called.
+func (b *Budget) releaser() func() {
+	var once sync.Once
+	return func() { once.Do(func() { <-b.slots }) }
 }
 
 func (b *Budget) refund(cost int, seq uint64) {

@@ -36,6 +36,10 @@ func (c *Client) budgetLocked(key string) *budget.Budget {
 	return b
 }
 
+// Limits are the limits every credential's budget applies, defaults
+// filled in.
+func (c *Client) Limits() budget.Limits { return c.limits }
+
 func (c *Client) appBudget() *budget.Budget {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -146,7 +146,7 @@ func New(opts Options) (*Client, error) {
 		log:           opts.Logger,
 		now:           opts.Now,
 		sleep:         opts.Sleep,
-		limits:        opts.Budget,
+		limits:        opts.Budget.WithDefaults(),
 		meters:        opts.Meters,
 		budgets:       make(map[string]*budget.Budget),
 		installations: make(map[int64]*installation),

@@ -8,9 +8,11 @@ import (
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/budget"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/webhook"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
@@ -38,6 +40,11 @@ type worldOptions struct {
 	deliveries *engine.DeliveryRecovery
 	// maxRunners is the pool's limit; default enginetest's (10).
 	maxRunners int
+	// clock, when set, is the engine's, its queue's and the client's clock
+	// (the client's budget waits move it instead of waiting).
+	clock *testclock.Clock
+	// budget is the client's budget limits (default the client's).
+	budget budget.Limits
 }
 
 func newWorld(t testing.TB, o worldOptions) *world {
@@ -50,19 +57,27 @@ func newWorld(t testing.TB, o worldOptions) *world {
 		Faults:           o.faults,
 		DeleteBackoffMax: o.deleteBackoffMax,
 		GitHub: func(log *slog.Logger) github.GitHub {
-			gh, err := rest.New(rest.Options{
+			ro := rest.Options{
 				BaseURL:        w.fake.GHESURL(),
 				AppID:          testAppID,
 				PrivateKey:     appKey().PrivateKeyPEM,
 				InstallationID: o.defaultInstallation,
 				Logger:         log,
-			})
+				Budget:         o.budget,
+			}
+			if o.clock != nil {
+				ro.Now, ro.Sleep = o.clock.Now, o.clock.Sleep
+			}
+			gh, err := rest.New(ro)
 			if err != nil {
 				t.Fatal(err)
 			}
 			w.gh = gh
 			return gh
 		},
+	}
+	if o.clock != nil {
+		opts.Now = o.clock.Now
 	}
 	if o.maxRunners > 0 {
 		opts.Pools = enginetest.OnePool(func(p *runner.Pool) { p.MaxRunners = o.maxRunners })
