@@ -52,6 +52,17 @@ func KeepsTurns(ctx context.Context) bool {
 	return ok
 }
 
+// TurnOf returns the turn under ctx not taken yet, without taking it (nil
+// when there is none): a layer above several budgets routes the call to
+// the one that gave it.
+func TurnOf(ctx context.Context) *Turn {
+	ts, ok := ctx.Value(turnKey{}).(*turns)
+	if !ok || ts.turn == nil || ts.used.Load() {
+		return nil
+	}
+	return ts.turn
+}
+
 // TakeTurn returns the turn under ctx for a call costing cost on the
 // named budget, once; nil when there is none, it is for another budget or
 // cost, or it was taken already.

@@ -84,11 +84,13 @@ func (s *Server) authenticateApp(req *request, token string) (*identity, reply, 
 	if err != nil {
 		return fail(msgJWTUndecodable)
 	}
-	if s.app == nil || issuer(claims.Issuer) != strconv.FormatInt(s.app.id, 10) {
+	appID, err := strconv.ParseInt(issuer(claims.Issuer), 10, 64)
+	app := s.apps[appID]
+	if err != nil || app == nil {
 		return fail(msgJWTNoApp)
 	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if rsa.VerifyPKCS1v15(s.app.key, crypto.SHA256, digest[:], sig) != nil {
+	if rsa.VerifyPKCS1v15(app.key, crypto.SHA256, digest[:], sig) != nil {
 		return fail(msgJWTUndecodable)
 	}
 	now := s.now()
@@ -101,8 +103,8 @@ func (s *Server) authenticateApp(req *request, token string) (*identity, reply, 
 	if unix(*claims.ExpiresAt).Sub(unix(*claims.IssuedAt)) > maxJWTLifetime {
 		return fail(msgJWTTooLong)
 	}
-	id := strconv.FormatInt(s.app.id, 10)
-	return &identity{key: "app:" + id, subject: "app ID " + id}, reply{}, true
+	id := strconv.FormatInt(app.id, 10)
+	return &identity{key: "app:" + id, subject: "app ID " + id, app: app}, reply{}, true
 }
 
 func decodeSegment(seg string, into any) error {
@@ -136,11 +138,25 @@ type installationTokenBody struct {
 	RepositorySelection string            `json:"repository_selection"`
 }
 
+// installedBy reports whether inst is an installation of the App who
+// authenticated as (GitHub answers 404 for another App's installation).
+func (s *Server) installedBy(inst *installation, who *identity) bool {
+	return who != nil && who.app != nil && s.appOf(inst) == who.app.id
+}
+
+// appOf is the id of the App inst installs.
+func (s *Server) appOf(inst *installation) int64 {
+	if inst.appID != 0 {
+		return inst.appID
+	}
+	return s.firstApp
+}
+
 // handleAccessToken issues an installation access token.
 func (s *Server) handleAccessToken(req *request) reply {
 	id, err := strconv.ParseInt(req.params["installation_id"], 10, 64)
 	inst, ok := s.installations[id]
-	if err != nil || !ok {
+	if err != nil || !ok || !s.installedBy(inst, req.who) {
 		return errorReply(http.StatusNotFound, "Not Found", req.route.docs)
 	}
 	token := "ghs_" + randomAlnum(36)

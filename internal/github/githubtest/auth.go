@@ -11,6 +11,8 @@ import (
 type installation struct {
 	id      int64
 	account string // "" = every owner
+	// appID is the App installed; 0 is the first App added.
+	appID int64
 }
 
 // installationToken is an issued installation access token.
@@ -24,6 +26,8 @@ type installationToken struct {
 type identity struct {
 	key          string
 	installation *installation // nil for a PAT or the App itself
+	// app is the App a JWT authenticated as (nil otherwise).
+	app *appIdentity
 	// subject is how GitHub names the identity in rate-limit messages.
 	subject string
 }

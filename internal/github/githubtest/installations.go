@@ -17,16 +17,16 @@ var installationEpoch = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 // one on every owner. An owner none covers is 404, as GitHub answers.
 func (s *Server) handleGetInstallation(req *request) reply {
 	o := s.owner(req)
-	inst := s.installationOn(o.account())
+	inst := s.installationOn(o.account(), req.who)
 	if inst == nil {
 		return errorReply(http.StatusNotFound, "Not Found", req.route.docs)
 	}
 	return jsonReply(http.StatusOK, s.installationJSON(req, inst, o.account()))
 }
 
-// installationOn is the installation on account, else one on every owner,
-// else nil; the lowest id wins a tie.
-func (s *Server) installationOn(account string) *installation {
+// installationOn is the installation of the App who authenticated as on
+// account, else one on every owner, else nil; the lowest id wins a tie.
+func (s *Server) installationOn(account string, who *identity) *installation {
 	ids := make([]int64, 0, len(s.installations))
 	for id := range s.installations {
 		ids = append(ids, id)
@@ -35,6 +35,9 @@ func (s *Server) installationOn(account string) *installation {
 	var everywhere *installation
 	for _, id := range ids {
 		inst := s.installations[id]
+		if !s.installedBy(inst, who) {
+			continue
+		}
 		if strings.EqualFold(inst.account, account) {
 			return inst
 		}
@@ -50,7 +53,7 @@ func (s *Server) installationJSON(req *request, inst *installation, account stri
 	id := strconv.FormatInt(inst.id, 10)
 	created := installationEpoch.Format(time.RFC3339)
 	return map[string]any{
-		"id": inst.id, "app_id": s.app.id, "app_slug": "runfleet-test",
+		"id": inst.id, "app_id": s.appOf(inst), "app_slug": "runfleet-test",
 		"target_id": accountID(account), "target_type": "Organization",
 		"single_file_name": nil, "repository_selection": "all",
 		"access_tokens_url": req.apiBase + "/app/installations/" + id + "/access_tokens",

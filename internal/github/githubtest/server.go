@@ -30,7 +30,10 @@ type Server struct {
 
 	mu            sync.Mutex
 	now           func() time.Time
-	app           *appIdentity
+	// apps are the GitHub Apps the server trusts, by id; the first one
+	// added owns the installations WithInstallation adds.
+	apps          map[int64]*appIdentity
+	firstApp      int64
 	pats          map[string]bool
 	tokens        map[string]*installationToken
 	installations map[int64]*installation
@@ -68,7 +71,15 @@ type Option func(*Server)
 // accepts: iss must be appID and the RS256 signature must verify with key
 // (the public half of what GenerateAppKey returns).
 func WithApp(appID int64, key *rsa.PublicKey) Option {
-	return func(s *Server) { s.app = &appIdentity{id: appID, key: key} }
+	return func(s *Server) {
+		if s.apps == nil {
+			s.apps = map[int64]*appIdentity{}
+		}
+		if len(s.apps) == 0 {
+			s.firstApp = appID
+		}
+		s.apps[appID] = &appIdentity{id: appID, key: key}
+	}
 }
 
 // WithToken accepts pat as a personal access token ("token <pat>" or
@@ -81,6 +92,13 @@ func WithToken(pat string) Option {
 // login, a user login, or "enterprise:<slug>" ("" reaches every owner).
 func WithInstallation(id int64, account string) Option {
 	return func(s *Server) { s.installations[id] = &installation{id: id, account: account} }
+}
+
+// WithAppInstallation adds an installation of the App appID (added with
+// WithApp) on account: several Apps installed on one organization each
+// have an installation of their own, with its own rate limit.
+func WithAppInstallation(appID, id int64, account string) Option {
+	return func(s *Server) { s.installations[id] = &installation{id: id, account: account, appID: appID} }
 }
 
 // WithClock replaces time.Now for token expiry, JWT checks and rate-limit

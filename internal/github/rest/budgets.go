@@ -10,13 +10,25 @@ import (
 	"github.com/runfleet/runfleet/internal/github/budget"
 )
 
-// Budget keys, one per credential GitHub counts requests against.
-const (
-	budgetKeyApp   = "app"
-	budgetKeyToken = "token"
-)
+// budgetKeyToken is the personal access token's budget key. Every other
+// credential GitHub counts requests against has a key with its id: an
+// installation's ("installation:<id>", unique across Apps) and the App's
+// own ("app:<id>", for token mints and installation look-ups), so several
+// Apps sharing one store keep apart.
+const budgetKeyToken = "token"
 
 func installationBudgetKey(id int64) string { return "installation:" + strconv.FormatInt(id, 10) }
+
+func (c *Client) appBudgetKey() string { return "app:" + strconv.FormatInt(c.appID, 10) }
+
+// HasBudget reports whether this client keeps the budget named name (a
+// github.Turn's Budget): one of its credentials' that it has used.
+func (c *Client) HasBudget(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.budgets[name]
+	return ok
+}
 
 // budgetLocked returns the credential's budget, making it the first time;
 // c.mu is held. Limits were validated in New, so making one cannot fail.
@@ -43,12 +55,12 @@ func (c *Client) Limits() budget.Limits { return c.limits }
 func (c *Client) appBudget() *budget.Budget {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.budgetLocked(budgetKeyApp)
+	return c.budgetLocked(c.appBudgetKey())
 }
 
 // Budgets returns what each credential's budget did — calls that waited
 // and for how long, calls held back (paced, or during a penalty), GitHub's
-// refusals — keyed "installation:<id>", "app" (token mints and
+// refusals — keyed "installation:<id>", "app:<id>" (token mints and
 // installation look-ups) or "token".
 func (c *Client) Budgets() map[string]budget.Stats {
 	c.mu.Lock()

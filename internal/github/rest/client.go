@@ -65,7 +65,7 @@ type Options struct {
 	// look-ups) and a token gets its own budget with these limits.
 	Budget budget.Limits
 	// Meters, when set, makes the meter that keeps each credential's
-	// budget state, by its key ("installation:<id>", "app", "token"): a
+	// budget state, by its key ("installation:<id>", "app:<id>", "token"): a
 	// store-backed one (package storemeter) shares the budget among every
 	// process using the credential, as Lambda's concurrent invocations
 	// must. Nil keeps each budget in this process, enough for one
@@ -101,8 +101,13 @@ type Client struct {
 	installations map[int64]*installation
 	appClient     *gogithub.Client // authenticates as the App itself (JWT)
 	found         map[string]int64 // owner -> discovered installation id
-	groups        map[groupKey]int64
-	budgets       map[string]*budget.Budget // by credential (budgetKey)
+	// absent remembers, until when, the owners GitHub said the App is not
+	// installed on: with several Apps each call asks every App when it
+	// could go, and an App not installed on the owner must not cost a
+	// look-up each time.
+	absent  map[string]time.Time
+	groups  map[groupKey]int64
+	budgets map[string]*budget.Budget // by credential (budgetKey)
 }
 
 var _ github.GitHub = (*Client)(nil)
@@ -151,6 +156,7 @@ func New(opts Options) (*Client, error) {
 		budgets:       make(map[string]*budget.Budget),
 		installations: make(map[int64]*installation),
 		found:         make(map[string]int64),
+		absent:        make(map[string]time.Time),
 		groups:        make(map[groupKey]int64),
 	}
 	if app {

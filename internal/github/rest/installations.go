@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gogithub "github.com/google/go-github/v57/github"
@@ -45,7 +46,7 @@ func (c *Client) installation(id int64) (*installation, error) {
 	if c.key == nil {
 		inst.calls = c.budgetLocked(budgetKeyToken)
 	} else {
-		inst.calls, inst.mints = c.budgetLocked(installationBudgetKey(id)), c.budgetLocked(budgetKeyApp)
+		inst.calls, inst.mints = c.budgetLocked(installationBudgetKey(id)), c.budgetLocked(c.appBudgetKey())
 	}
 	observed := &observer{next: c.base, telemetry: &c.telemetry, installationID: id, log: c.log}
 	paced := &pacer{next: observed, calls: inst.calls, mints: inst.mints, now: c.now}
@@ -91,7 +92,7 @@ func (c *Client) appGitHub() (*gogithub.Client, error) {
 		return c.appClient, nil
 	}
 	observed := &observer{next: c.base, telemetry: &c.telemetry, log: c.log}
-	paced := &pacer{next: observed, calls: c.budgetLocked(budgetKeyApp), now: c.now}
+	paced := &pacer{next: observed, calls: c.budgetLocked(c.appBudgetKey()), now: c.now}
 	gh, err := c.newGoGitHub(ghinstallation.NewAppsTransportFromPrivateKey(paced, c.appID, c.key))
 	if err != nil {
 		return nil, err
@@ -104,6 +105,10 @@ func (c *Client) appGitHub() (*gogithub.Client, error) {
 // register, or runfleet cannot tell which installation to use.
 var ErrNoInstallation = fmt.Errorf("%w: no App installation for this owner", github.ErrMisconfigured)
 
+// absentRecheck is how long an owner GitHub said the App is not installed
+// on is believed: an App installed since is used within that time.
+const absentRecheck = 10 * time.Minute
+
 // discoverInstallation asks GitHub which installation of the App covers an
 // organization or repository (one call per owner per process). Enterprise
 // owners must name theirs: webhooks carry it, or set
@@ -112,9 +117,13 @@ func (c *Client) discoverInstallation(ctx context.Context, owner github.Owner) (
 	key := strings.ToLower(owner.String())
 	c.mu.Lock()
 	id, ok := c.found[key]
+	absentUntil := c.absent[key]
 	c.mu.Unlock()
 	if ok {
 		return id, nil
+	}
+	if c.now().Before(absentUntil) {
+		return 0, fmt.Errorf("%w: %s: the App is not installed there (install it, or set github.app.installation_id)", ErrNoInstallation, owner)
 	}
 	if owner.Enterprise != "" {
 		return 0, fmt.Errorf("%w: %s: enterprise installations are not looked up; set github.app.installation_id", ErrNoInstallation, owner)
@@ -131,6 +140,9 @@ func (c *Client) discoverInstallation(ctx context.Context, owner github.Owner) (
 		found, _, err = gh.Apps.FindOrganizationInstallation(ctx, owner.Org)
 	}
 	if statusOf(err) == http.StatusNotFound {
+		c.mu.Lock()
+		c.absent[key] = c.now().Add(absentRecheck)
+		c.mu.Unlock()
 		return 0, fmt.Errorf("%w: %s: the App is not installed there (install it, or set github.app.installation_id)", ErrNoInstallation, owner)
 	}
 	if err != nil {
