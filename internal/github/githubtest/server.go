@@ -28,8 +28,8 @@ type Server struct {
 	t   testing.TB
 	srv *httptest.Server
 
-	mu            sync.Mutex
-	now           func() time.Time
+	mu  sync.Mutex
+	now func() time.Time
 	// apps are the GitHub Apps the server trusts, by id; the first one
 	// added owns the installations WithInstallation adds.
 	apps          map[int64]*appIdentity

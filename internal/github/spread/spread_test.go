@@ -126,7 +126,7 @@ func TestSeveralAppsMultiplyThePace(t *testing.T) {
 // call to the others: nothing is lost, and nothing reaches GitHub through
 // the refused App during its penalty.
 func TestAnAppThatCannotCallHandsTheCallToAnother(t *testing.T) {
-	clock := &testclock.Clock{} // App JWTs are signed on real time
+	clock := &testclock.Clock{}             // App JWTs are signed on real time
 	srv, g, clients := apps(t, clock, 3, 2) // App 102 is not installed on the org
 	ctx := context.Background()
 	if _, err := g.GenerateJITConfig(ctx, github.JITRequest{Owner: owner, Name: "runfleet-a-0", Labels: []string{"self-hosted"}}); err != nil {
