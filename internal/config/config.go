@@ -30,6 +30,11 @@ type GitHub struct {
 	Simulated bool   `yaml:"simulated"`
 	BaseURL   string `yaml:"base_url"` // GHES API root; empty = api.github.com
 	App       *App   `yaml:"app"`
+	// ExtraApps lend their API budget: GitHub limits each App installation
+	// to about 900 points a minute (180 JIT runners), so each App installed
+	// on the same owners adds that much. They need the same permissions as
+	// App and need no webhook: runfleet receives App's events only.
+	ExtraApps []App `yaml:"extra_apps"`
 	// TokenFile / TokenEnv: a personal access token, instead of an App.
 	TokenFile string `yaml:"token_file"`
 	TokenEnv  string `yaml:"token_env"`

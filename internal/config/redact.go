@@ -66,8 +66,8 @@ func (s Server) LogValue() slog.Value {
 
 // String prints the GitHub settings without the token or private key.
 func (g GitHub) String() string {
-	return fmt.Sprintf("{Simulated:%t BaseURL:%s App:%v TokenFile:%s TokenEnv:%s Token:%s}",
-		g.Simulated, g.BaseURL, g.App, g.TokenFile, g.TokenEnv, mask(g.Token != ""))
+	return fmt.Sprintf("{Simulated:%t BaseURL:%s App:%v ExtraApps:%v TokenFile:%s TokenEnv:%s Token:%s}",
+		g.Simulated, g.BaseURL, g.App, g.ExtraApps, g.TokenFile, g.TokenEnv, mask(g.Token != ""))
 }
 
 // LogValue logs the GitHub settings without the token or private key.
@@ -81,6 +81,9 @@ func (g GitHub) LogValue() slog.Value {
 	}
 	if g.App != nil {
 		attrs = append(attrs, slog.Any("app", *g.App))
+	}
+	for i, a := range g.ExtraApps {
+		attrs = append(attrs, slog.Any(fmt.Sprintf("extra_apps[%d]", i), a))
 	}
 	return slog.GroupValue(attrs...)
 }

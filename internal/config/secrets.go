@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/pem"
+	"fmt"
 	"strings"
 )
 
@@ -27,14 +28,11 @@ func (c *Config) resolveSecrets(src sources) problems {
 	if c.GitHub.TokenFile != "" || c.GitHub.TokenEnv != "" {
 		c.GitHub.Token = string(src.read(&p, "github.token", c.GitHub.TokenFile, c.GitHub.TokenEnv, true))
 	}
-	if app := c.GitHub.App; app != nil && (app.PrivateKeyFile != "" || app.PrivateKeyEnv != "") {
-		// A PEM block is kept byte for byte.
-		app.PrivateKey = src.read(&p, "github.app.private_key", app.PrivateKeyFile, app.PrivateKeyEnv, false)
-		if app.PrivateKey != nil {
-			if block, _ := pem.Decode(app.PrivateKey); block == nil {
-				p.add(secretField("github.app.private_key", app.PrivateKeyFile), "not a PEM-encoded private key")
-			}
-		}
+	if app := c.GitHub.App; app != nil {
+		app.readKey(&p, src, "github.app")
+	}
+	for i := range c.GitHub.ExtraApps {
+		c.GitHub.ExtraApps[i].readKey(&p, src, fmt.Sprintf("github.extra_apps[%d]", i))
 	}
 	if c.Server.APITokenFile != "" || c.Server.APITokenEnv != "" {
 		c.Server.APIToken = string(src.read(&p, "server.api_token", c.Server.APITokenFile, c.Server.APITokenEnv, true))
@@ -106,4 +104,18 @@ func trimOneNewline(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// readKey reads the App's private key (a PEM block, kept byte for byte),
+// naming problems after field.
+func (a *App) readKey(p *problems, src sources, field string) {
+	if a.PrivateKeyFile == "" && a.PrivateKeyEnv == "" {
+		return
+	}
+	a.PrivateKey = src.read(p, field+".private_key", a.PrivateKeyFile, a.PrivateKeyEnv, false)
+	if a.PrivateKey != nil {
+		if block, _ := pem.Decode(a.PrivateKey); block == nil {
+			p.add(secretField(field+".private_key", a.PrivateKeyFile), "not a PEM-encoded private key")
+		}
+	}
 }

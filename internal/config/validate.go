@@ -76,18 +76,38 @@ func (g *GitHub) validate(p *problems) {
 		p.add("github.budget.max_in_flight", "must be 1–100 (GitHub refuses more than 100 concurrent requests); 0 means the default, 10")
 	}
 	if g.App != nil {
-		if g.App.ID <= 0 {
-			p.add("github.app.id", "must be > 0 (the App's numeric id)")
+		g.App.validate(p, "github.app", "0 = the installation that sent each webhook")
+	}
+	if len(g.ExtraApps) > 0 && g.App == nil {
+		p.add("github.extra_apps", "extra Apps lend their budget to github.app: set app too (a token has one budget)")
+	}
+	seen := map[int64]string{}
+	if g.App != nil {
+		seen[g.App.ID] = "github.app"
+	}
+	for i := range g.ExtraApps {
+		field := fmt.Sprintf("github.extra_apps[%d]", i)
+		a := &g.ExtraApps[i]
+		a.validate(p, field, "0 = the installation found for each owner")
+		if first, dup := seen[a.ID]; dup && a.ID > 0 {
+			p.add(field+".id", "App %d is already %s: each App adds its own budget once", a.ID, first)
 		}
-		if g.App.InstallationID < 0 {
-			p.add("github.app.installation_id", "must be ≥ 0 (0 = the installation that sent each webhook)")
-		}
-		switch {
-		case g.App.PrivateKeyFile == "" && g.App.PrivateKeyEnv == "":
-			p.add("github.app", "set private_key_file or private_key_env")
-		case g.App.PrivateKeyFile != "" && g.App.PrivateKeyEnv != "":
-			p.add("github.app", "set only one of private_key_file and private_key_env")
-		}
+		seen[a.ID] = field
+	}
+}
+
+func (a *App) validate(p *problems, field, installationHint string) {
+	if a.ID <= 0 {
+		p.add(field+".id", "must be > 0 (the App's numeric id)")
+	}
+	if a.InstallationID < 0 {
+		p.add(field+".installation_id", "must be ≥ 0 (%s)", installationHint)
+	}
+	switch {
+	case a.PrivateKeyFile == "" && a.PrivateKeyEnv == "":
+		p.add(field, "set private_key_file or private_key_env")
+	case a.PrivateKeyFile != "" && a.PrivateKeyEnv != "":
+		p.add(field, "set only one of private_key_file and private_key_env")
 	}
 }
 

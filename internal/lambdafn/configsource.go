@@ -53,5 +53,8 @@ func clearStandIns(cfg *config.Config, role Role) {
 		if cfg.GitHub.App != nil {
 			cfg.GitHub.App.PrivateKey = nil
 		}
+		for i := range cfg.GitHub.ExtraApps {
+			cfg.GitHub.ExtraApps[i].PrivateKey = nil
+		}
 	}
 }

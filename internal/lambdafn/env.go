@@ -55,7 +55,11 @@ const (
 	EnvConfigParameter  = "RUNFLEET_CONFIG_PARAMETER"
 	EnvWebhookSecretARN = "RUNFLEET_WEBHOOK_SECRET_ARN"
 	EnvGitHubSecretARN  = "RUNFLEET_GITHUB_SECRET_ARN"
-	EnvLogLevel         = "LOG_LEVEL"
+	// EnvGitHubExtraSecretARNs lists, comma-separated, the secrets holding
+	// the private keys of github.extra_apps, in order: a config names the
+	// n-th as private_key_env: RUNFLEET_GITHUB_EXTRA_APP_KEY_<n> (from 1).
+	EnvGitHubExtraSecretARNs = "RUNFLEET_GITHUB_EXTRA_SECRET_ARNS"
+	EnvLogLevel              = "LOG_LEVEL"
 	// EnvInstanceTokenKeyARN names the Secrets Manager secret holding the
 	// instance token key: the metadata function verifies tokens with it,
 	// the worker mints them.
@@ -84,7 +88,9 @@ type Env struct {
 	ConfigParameter  string
 	WebhookSecretARN string
 	GitHubSecretARN  string
-	LogLevel         slog.Level
+	// GitHubExtraSecretARNs hold the extra Apps' private keys, in order.
+	GitHubExtraSecretARNs []string
+	LogLevel              slog.Level
 
 	InstanceTokenKeyARN string
 	MetadataURL         string
@@ -111,6 +117,8 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 		ConfigParameter:  get(EnvConfigParameter),
 		WebhookSecretARN: get(EnvWebhookSecretARN),
 		GitHubSecretARN:  get(EnvGitHubSecretARN),
+
+		GitHubExtraSecretARNs: splitList(get(EnvGitHubExtraSecretARNs)),
 
 		InstanceTokenKeyARN: get(EnvInstanceTokenKeyARN),
 		MetadataURL:         get(EnvMetadataURL),
@@ -191,4 +199,16 @@ func parseWorkerTimeout(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s %q is not a positive duration such as 300s", EnvWorkerTimeout, v)
 	}
 	return d, nil
+}
+
+// splitList reads a comma-separated list, without empty items (SAM joins
+// an empty CommaDelimitedList parameter into "").
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

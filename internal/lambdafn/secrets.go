@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -18,6 +20,9 @@ const (
 	SecretWebhook          = "RUNFLEET_WEBHOOK_SECRET"     // from RUNFLEET_WEBHOOK_SECRET_ARN
 	SecretGitHubPrivateKey = "RUNFLEET_GITHUB_PRIVATE_KEY" // from RUNFLEET_GITHUB_SECRET_ARN
 	SecretGitHubToken      = "RUNFLEET_GITHUB_TOKEN"       // from RUNFLEET_GITHUB_SECRET_ARN
+	// SecretGitHubExtraAppKey, followed by n (from 1), is the n-th extra
+	// App's private key, from the n-th of RUNFLEET_GITHUB_EXTRA_SECRET_ARNS.
+	SecretGitHubExtraAppKey = "RUNFLEET_GITHUB_EXTRA_APP_KEY_"
 )
 
 // SecretReader is the Secrets Manager call the functions make.
@@ -53,8 +58,15 @@ func (s *secretLookup) lookup(name string) (string, bool) {
 	case SecretGitHubPrivateKey, SecretGitHubToken:
 		arn, used = s.env.GitHubSecretARN, s.role.usesGitHub()
 	default:
-		s.unknown = append(s.unknown, name)
-		return "", false
+		n, ok := extraAppKey(name)
+		if !ok {
+			s.unknown = append(s.unknown, name)
+			return "", false
+		}
+		used = s.role.usesGitHub()
+		if n <= len(s.env.GitHubExtraSecretARNs) {
+			arn = s.env.GitHubExtraSecretARNs[n-1]
+		}
 	}
 	if !used {
 		return standIn, true
@@ -83,8 +95,8 @@ func (s *secretLookup) fetch(arn string) (string, error) {
 
 // hint explains, after a failed Parse, how secrets work on Lambda.
 func (s *secretLookup) hint() string {
-	msg := fmt.Sprintf("on Lambda, secret_env names are answered from Secrets Manager: %s from %s, %s and %s from %s; secret files cannot be read",
-		SecretWebhook, EnvWebhookSecretARN, SecretGitHubPrivateKey, SecretGitHubToken, EnvGitHubSecretARN)
+	msg := fmt.Sprintf("on Lambda, secret_env names are answered from Secrets Manager: %s from %s, %s and %s from %s, %s<n> from the n-th of %s; secret files cannot be read",
+		SecretWebhook, EnvWebhookSecretARN, SecretGitHubPrivateKey, SecretGitHubToken, EnvGitHubSecretARN, SecretGitHubExtraAppKey, EnvGitHubExtraSecretARNs)
 	if len(s.unknown) > 0 {
 		slices.Sort(s.unknown)
 		msg += fmt.Sprintf("; %v are not among them (server.* settings are for embedded mode only)", slices.Compact(s.unknown))
@@ -96,4 +108,14 @@ func (s *secretLookup) hint() string {
 // system holds only its code.
 func errNoFilesOnLambda(path string) ([]byte, error) {
 	return nil, fmt.Errorf("secret files are not available on Lambda (%s); use secret_env with a name answered from Secrets Manager", path)
+}
+
+// extraAppKey reads n from RUNFLEET_GITHUB_EXTRA_APP_KEY_<n>.
+func extraAppKey(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, SecretGitHubExtraAppKey)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	return n, err == nil && n >= 1
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/github/spread"
+	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/wiring"
 )
 
@@ -103,6 +105,26 @@ func TestDeliveryRecoveryIsOffWithAToken(t *testing.T) {
 	}
 }
 
+// Extra Apps make the port the spread over every App's client, which
+// reads the first App's delivery log and reports every App's calls.
+func TestExtraAppsSpreadTheCalls(t *testing.T) {
+	_, keyPEM := newKey(t)
+	gh, err := wiring.GitHub(&config.Config{GitHub: config.GitHub{App: &config.App{ID: 1, PrivateKey: keyPEM},
+		ExtraApps: []config.App{{ID: 2, PrivateKey: keyPEM}, {ID: 3, PrivateKey: keyPEM}}}}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := gh.(*spread.GitHub); !ok {
+		t.Fatalf("got %T, want the spread over three Apps", gh)
+	}
+	if _, ok := gh.(github.DeliveryLog); !ok {
+		t.Fatal("the spread reads no delivery log")
+	}
+	if _, ok := gh.(promexport.GitHubTelemetry); !ok {
+		t.Fatal("the spread reports no call counts")
+	}
+}
+
 func TestGitHubModes(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	_, keyPEM := newKey(t)
@@ -117,6 +139,7 @@ func TestGitHubModes(t *testing.T) {
 		{"app without a loaded key", config.GitHub{App: &config.App{ID: 1}}, false, "github.app"},
 		{"app with a bad key", config.GitHub{App: &config.App{ID: 1, PrivateKey: []byte("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n")}}, false, "github.app"},
 		{"nothing", config.GitHub{}, false, "github"},
+		{"extra App without a loaded key", config.GitHub{App: &config.App{ID: 1, PrivateKey: keyPEM}, ExtraApps: []config.App{{ID: 2, PrivateKey: keyPEM}, {ID: 3}}}, false, "github.extra_apps[1]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

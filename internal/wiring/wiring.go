@@ -16,6 +16,7 @@ import (
 	"github.com/runfleet/runfleet/internal/github/budget/storemeter"
 	"github.com/runfleet/runfleet/internal/github/rest"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/internal/github/spread"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/providers"
@@ -95,23 +96,7 @@ func GitHub(cfg *config.Config, log *slog.Logger, shared store.Budgets) (github.
 			"github_simulated", true)
 		return ghsim.New(), nil
 	case gh.App != nil:
-		if len(gh.App.PrivateKey) == 0 {
-			return nil, fieldError("github.app", "the App's private key was not loaded (set private_key_file or private_key_env)")
-		}
-		client, err := rest.New(rest.Options{
-			BaseURL:        gh.BaseURL,
-			AppID:          gh.App.ID,
-			InstallationID: gh.App.InstallationID,
-			PrivateKey:     gh.App.PrivateKey,
-			Budget:         budgetLimits(gh.Budget),
-			Meters:         meters,
-			Logger:         log,
-		})
-		if err != nil {
-			return nil, fieldError("github.app", "%v", err)
-		}
-		log.Info("GitHub: authenticating as an App", "app_id", gh.App.ID, "installation_id", gh.App.InstallationID, "base_url", baseURLOrDefault(gh.BaseURL))
-		return client, nil
+		return apps(gh, log, meters)
 	case gh.Token != "":
 		client, err := rest.New(rest.Options{BaseURL: gh.BaseURL, Token: gh.Token, Budget: budgetLimits(gh.Budget), Meters: meters, Logger: log})
 		if err != nil {
@@ -139,4 +124,39 @@ func fieldError(field, format string, args ...any) error {
 // (zero fields keep the budget package's defaults).
 func budgetLimits(b config.GitHubBudget) budget.Limits {
 	return budget.Limits{PointsPerMinute: b.PointsPerMinute, MaxInFlight: b.MaxInFlight}
+}
+
+// apps is the GitHub port over the App and the extra Apps that lend it
+// their budget: one client, or the spread over all of them.
+func apps(gh config.GitHub, log *slog.Logger, meters func(string) budget.Meter) (github.GitHub, error) {
+	all := append([]config.App{*gh.App}, gh.ExtraApps...)
+	clients := make([]spread.App, 0, len(all))
+	for i, app := range all {
+		field := "github.app"
+		if i > 0 {
+			field = fmt.Sprintf("github.extra_apps[%d]", i-1)
+		}
+		if len(app.PrivateKey) == 0 {
+			return nil, fieldError(field, "the App's private key was not loaded (set private_key_file or private_key_env)")
+		}
+		client, err := rest.New(rest.Options{
+			BaseURL:        gh.BaseURL,
+			AppID:          app.ID,
+			InstallationID: app.InstallationID,
+			PrivateKey:     app.PrivateKey,
+			Budget:         budgetLimits(gh.Budget),
+			Meters:         meters,
+			Logger:         log,
+		})
+		if err != nil {
+			return nil, fieldError(field, "%v", err)
+		}
+		clients = append(clients, client)
+	}
+	log.Info("GitHub: authenticating as an App", "app_id", gh.App.ID, "installation_id", gh.App.InstallationID,
+		"extra_apps", len(gh.ExtraApps), "base_url", baseURLOrDefault(gh.BaseURL))
+	if len(clients) == 1 {
+		return clients[0], nil
+	}
+	return spread.New(clients, log)
 }

@@ -1,0 +1,71 @@
+package spread
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/rest"
+)
+
+// errNoDeliveryLog: the first App's client keeps no delivery log.
+var errNoDeliveryLog = errors.New("spread: the first App's client reads no delivery log")
+
+// ListDeliveries reads the first App's webhook delivery log: it is the
+// App whose webhooks runfleet receives.
+func (g *GitHub) ListDeliveries(ctx context.Context, cursor string) ([]github.Delivery, string, error) {
+	log, ok := g.apps[0].(github.DeliveryLog)
+	if !ok {
+		return nil, "", errNoDeliveryLog
+	}
+	return log.ListDeliveries(ctx, cursor)
+}
+
+// GetDelivery reads one delivery of the first App's log.
+func (g *GitHub) GetDelivery(ctx context.Context, id int64) (*github.Delivery, error) {
+	log, ok := g.apps[0].(github.DeliveryLog)
+	if !ok {
+		return nil, errNoDeliveryLog
+	}
+	return log.GetDelivery(ctx, id)
+}
+
+// telemetry is what each App's rest client reports about its calls.
+type telemetry interface {
+	Calls() rest.CallCounts
+	RateLimits() map[int64]rest.RateLimit
+}
+
+// Calls sums every App's calls.
+func (g *GitHub) Calls() rest.CallCounts {
+	sum := rest.CallCounts{ByOperation: map[string]int64{}, ByResult: map[rest.CallKey]int64{}}
+	for _, a := range g.apps {
+		t, ok := a.(telemetry)
+		if !ok {
+			continue
+		}
+		c := t.Calls()
+		sum.Total += c.Total
+		for k, v := range c.ByOperation {
+			sum.ByOperation[k] += v
+		}
+		for k, v := range c.ByResult {
+			sum.ByResult[k] += v
+		}
+	}
+	return sum
+}
+
+// RateLimits joins every App's installations' primary budgets
+// (installation ids are unique across Apps).
+func (g *GitHub) RateLimits() map[int64]rest.RateLimit {
+	out := map[int64]rest.RateLimit{}
+	for _, a := range g.apps {
+		if t, ok := a.(telemetry); ok {
+			maps.Copy(out, t.RateLimits())
+		}
+	}
+	return out
+}
+var _ github.DeliveryLog = (*GitHub)(nil)
