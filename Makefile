@@ -111,7 +111,7 @@ chaos: runfleet
 
 ## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve (docs/benchmarks.md)
 bench: runfleet
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/serve ./internal/queue/local ./internal/store/bolt 2>&1 | tee $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/serve ./internal/queue/local ./internal/store/bolt ./internal/github/rest 2>&1 | tee $(BIN)/bench.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench.txt
 	$(GO) run ./cmd/runfleet-bench -bin $(BIN)/runfleet -out $(BIN)/bench-load.md
 

@@ -11,6 +11,7 @@ import (
 	"github.com/runfleet/runfleet/internal/github/budget"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/github/spread"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/webhook"
@@ -45,12 +46,19 @@ type worldOptions struct {
 	clock *testclock.Clock
 	// budget is the client's budget limits (default the client's).
 	budget budget.Limits
+	// extraApps are more Apps (ids testAppID+1, …) installed on the test
+	// org, their clients and the first spread (internal/github/spread).
+	extraApps int
 }
 
 func newWorld(t testing.TB, o worldOptions) *world {
 	t.Helper()
 	if o.defaultInstallation == 0 {
 		o.defaultInstallation = testInstallationID
+	}
+	for i := 1; i <= o.extraApps; i++ {
+		o.fakeOptions = append(o.fakeOptions, githubtest.WithApp(testAppID+int64(i), appKey().PublicKey),
+			githubtest.WithAppInstallation(testAppID+int64(i), testInstallationID+int64(1000*i), testOrg))
 	}
 	w := &world{fake: fakeGitHub(t, o.fakeOptions...)}
 	opts := enginetest.Options{
@@ -68,12 +76,29 @@ func newWorld(t testing.TB, o worldOptions) *world {
 			if o.clock != nil {
 				ro.Now, ro.Sleep = o.clock.Now, o.clock.Sleep
 			}
-			gh, err := rest.New(ro)
+			var apps []spread.App
+			for i := 0; i <= o.extraApps; i++ {
+				ro.AppID = testAppID + int64(i)
+				if i > 0 {
+					ro.InstallationID = 0 // found for the org
+				}
+				gh, err := rest.New(ro)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					w.gh = gh
+				}
+				apps = append(apps, gh)
+			}
+			if len(apps) == 1 {
+				return w.gh
+			}
+			g, err := spread.New(apps, log)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.gh = gh
-			return gh
+			return g
 		},
 	}
 	if o.clock != nil {
