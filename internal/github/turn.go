@@ -22,6 +22,11 @@ type Turn struct {
 	At time.Time `json:"at"`
 	// Cost is the points promised: the turn is for a call of that cost.
 	Cost int `json:"cost"`
+	// Epoch names the budget state that promised it: a process's own
+	// budget is new at each start, and a turn the process before it gave
+	// was promised from a bucket that is gone — honoured by the new one,
+	// it would go unpaid, past the limit. Such a turn is void.
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 type turnKey struct{}

@@ -27,8 +27,16 @@ type Config struct {
 	// come into play.
 	LongTail bool
 
-	GitHub   GitHubFaults
-	Webhooks WebhookFaults
+	GitHub GitHubFaults
+	// GitHubLimit is GitHub's secondary limit: points a minute per
+	// installation over a sliding 60 s window (a GET costs 1, a POST or
+	// DELETE 5); past it GitHub refuses, and each call during the
+	// penalty extends it. 0: no limit. BudgetPointsPerMinute is runfleet's
+	// own budget (github.budget.points_per_minute), which must keep it
+	// from ever being refused.
+	GitHubLimit           int
+	BudgetPointsPerMinute int
+	Webhooks              WebhookFaults
 	Provider ProviderFaults
 	Crashes  CrashFaults
 	World    WorldRates
@@ -140,6 +148,8 @@ func DefaultConfig(seed uint64) Config {
 			RateLimited:      0.02,
 			BusyLie:          0.2,
 		},
+		GitHubLimit:           900,
+		BudgetPointsPerMinute: 810,
 		Webhooks: WebhookFaults{
 			Dropped:     0.05,
 			Duplicated:  0.10,

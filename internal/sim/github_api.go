@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/budget"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -20,6 +21,9 @@ import (
 type githubAPI struct {
 	g *githubWorld
 	p *process
+	// budget paces the installation's calls (github_limit.go); the
+	// process's own, as each `runfleet serve` process has its own.
+	budget *budget.Budget
 }
 
 var _ github.GitHub = (*githubAPI)(nil)
@@ -44,41 +48,66 @@ const (
 // call is the round trip of one request: it reaches GitHub (sent) unless
 // the process was already gone, and its answer comes back after a latency.
 // When the process dies meanwhile, the request may still have taken effect.
+//
+// Before it is sent, runfleet's budget may hold it (a *RateLimitError,
+// nothing sent); GitHub's secondary limit may refuse it, as may the fault
+// model (a 429 with Retry-After): either refusal is returned as the
+// call's error, and runfleet's budget is told, as the adapter's pacer
+// tells it.
 func (a *githubAPI) call(ctx context.Context, op string, job int64) (ghFault, error) {
 	w := a.g.w
+	release, err := a.paced(ctx, op)
+	if err != nil {
+		return ghOK, err
+	}
+	defer release()
 	if err := a.p.enter(ctx); err != nil {
 		return ghOK, errNotSent
 	}
 	w.stats.inc("github.calls." + op)
 	a.g.charge(job, op)
+	refused := a.limited(ctx, op)
 	fault := ghOK
-	if w.faultsOn {
+	if w.faultsOn && refused == nil {
 		f := w.cfg.GitHub
 		switch x := w.rng.Float64(); {
 		case x < f.ServerError:
 			fault = ghServerError
 		case x < f.ServerError+f.RateLimited:
-			fault = ghRateLimited
+			refused = a.injectedLimit(ctx, op)
 		case x < f.ServerError+f.RateLimited+f.ErrorAfterEffect:
 			fault = ghErrorAfterEffect
 		}
 	}
-	return fault, a.p.sleep(ctx, between(w.rng, 50*time.Millisecond, 400*time.Millisecond))
+	if err := a.p.sleep(ctx, between(w.rng, 50*time.Millisecond, 400*time.Millisecond)); err != nil {
+		return fault, err
+	}
+	if refused != nil {
+		return ghOK, refused
+	}
+	return fault, nil
+}
+
+// injectedLimit is the fault model's 429 with Retry-After.
+func (a *githubAPI) injectedLimit(ctx context.Context, op string) error {
+	w := a.g.w
+	w.stats.inc("fault.github.429." + op)
+	retry := between(w.rng, time.Second, time.Minute).Truncate(time.Second)
+	w.tr.add("github %s -> 429 retry-after %s", op, retry)
+	r := budget.Refusal{RetryAfter: retry, Secondary: true, Message: "You have exceeded a secondary rate limit"}
+	if a.budget != nil && !appCall(op) {
+		return a.budget.Refuse(ctx, r)
+	}
+	return &github.RateLimitError{RetryAt: w.now().Add(retry), Secondary: true, Message: r.Message}
 }
 
 // refuse turns a fault decided before the effect into GitHub's answer.
 func (a *githubAPI) refuse(op string, fault ghFault) error {
 	w := a.g.w
-	switch fault {
-	case ghServerError:
+	if fault == ghServerError {
 		w.stats.inc("fault.github.5xx." + op)
 		w.tr.add("github %s -> 502", op)
 		return &apiError{status: 502, op: op}
-	case ghRateLimited:
-		w.stats.inc("fault.github.429." + op)
-		retry := between(w.rng, time.Second, time.Minute).Truncate(time.Second)
-		w.tr.add("github %s -> 429 retry-after %s", op, retry)
-		return &github.RateLimitError{RetryAt: w.now().Add(retry), Secondary: true, Message: "You have exceeded a secondary rate limit"}
 	}
 	return nil
 }

@@ -37,6 +37,9 @@ type githubWorld struct {
 	// lastJobID is the highest job id handed out: a re-run's new job gets
 	// the next.
 	lastJobID int64
+	// limit is GitHub's secondary limit on the installation
+	// (github_limit.go).
+	limit secondaryLimit
 }
 
 // GitHub's job statuses as the REST API and webhooks name them.
@@ -118,7 +121,8 @@ func (r *ghRunner) running() bool {
 }
 
 func newGitHubWorld(w *world) *githubWorld {
-	return &githubWorld{w: w, jobByID: map[int64]*ghJob{}, byID: map[int64]*ghRunner{}, nextID: 100}
+	return &githubWorld{w: w, jobByID: map[int64]*ghJob{}, byID: map[int64]*ghRunner{}, nextID: 100,
+		limit: secondaryLimit{perMinute: w.cfg.GitHubLimit}}
 }
 
 // register adds a runner registration (offline until a machine starts it).

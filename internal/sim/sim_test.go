@@ -35,6 +35,7 @@ func seedConfig(seed uint64, jobs int) Config {
 	if seed%4 == 1 {
 		cfg.MinIdle = 1
 	}
+	tightLimits(&cfg)
 	return cfg
 }
 

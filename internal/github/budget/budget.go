@@ -58,6 +58,9 @@ type Stats struct {
 	// that keeps them, and TurnsTaken the calls that went in one.
 	Turns      int64
 	TurnsTaken int64
+	// TurnsVoid are turns a budget state gone since had given (a process
+	// restarted): those calls queued again.
+	TurnsVoid int64
 	// Held are the calls refused here while a penalty GitHub imposed
 	// lasted.
 	Held int64
@@ -73,11 +76,19 @@ func New(opts Options) (*Budget, error) {
 		return nil, fmt.Errorf("github budget %s: %w", opts.Name, err)
 	}
 	b := &Budget{name: opts.Name, limits: l, meter: opts.Meter, now: opts.Now, sleep: opts.Sleep, slots: make(chan struct{}, l.MaxInFlight)}
-	if b.meter == nil {
-		b.meter = &Memory{}
-	}
 	if b.now == nil {
 		b.now = time.Now
+	}
+	if b.meter == nil {
+		// A process's own budget starts empty: the process does not know
+		// what was spent with the credential in the last minute — by the
+		// process it replaces, restarted after a crash — and a full bucket
+		// on top of that could go past GitHub's limit by a burst at each
+		// restart. Empty, a restart adds nothing; the first calls wait a
+		// moment (a JIT config, 0.4 s at the default). A shared meter
+		// keeps what every process spent.
+		now := b.now()
+		b.meter = &Memory{state: State{At: now, Epoch: uint64(now.UnixNano())}}
 	}
 	if b.sleep == nil {
 		b.sleep = sleep
@@ -130,7 +141,11 @@ func (b *Budget) ReadyAt(ctx context.Context, cost int) (time.Time, error) {
 func (b *Budget) Wait(ctx context.Context, cost int) (release func(), err error) {
 	start := b.now()
 	if t := github.TakeTurn(ctx, b.name, cost); t != nil {
-		return b.waitTurn(ctx, start, t)
+		release, void, err := b.waitTurn(ctx, start, t)
+		if !void {
+			return release, err
+		}
+		// Given by a budget state gone since: queue again, as any call.
 	}
 	at, seq, err := b.reserve(ctx, start, cost)
 	if err != nil {
@@ -169,7 +184,7 @@ func (b *Budget) reserve(ctx context.Context, now time.Time, cost int) (time.Tim
 			at, seq = s.take(b.limits, now, cost)
 		case turnable && keepsTurns:
 			turnAt, _ := s.take(b.limits, now, cost)
-			refused.RetryAt, refused.Turn = turnAt, &github.Turn{Budget: b.name, At: turnAt, Cost: cost}
+			refused.RetryAt, refused.Turn = turnAt, &github.Turn{Budget: b.name, At: turnAt, Cost: cost, Epoch: s.Epoch}
 		}
 	})
 	if errors.Is(err, ErrMeterContended) {
@@ -239,33 +254,38 @@ func (b *Budget) penalty(s *State) *github.RateLimitError {
 // with the turn, so it takes none now; it waits for the turn's time (at
 // most MaxWait: a turn delivered early is handed back, kept) and a slot.
 // A penalty GitHub imposed since holds it, and the turn is lost: the
-// points it promised went unspent, which only slows the pace.
-func (b *Budget) waitTurn(ctx context.Context, start time.Time, t *github.Turn) (func(), error) {
+// points it promised went unspent, which only slows the pace. A turn of
+// another state (void: the process that gave it is gone) is not honoured.
+func (b *Budget) waitTurn(ctx context.Context, start time.Time, t *github.Turn) (release func(), void bool, err error) {
 	var held *github.RateLimitError
-	err := b.meter.Update(ctx, func(s *State) {
-		held = nil
+	err = b.meter.Update(ctx, func(s *State) {
+		held, void = nil, s.Epoch != t.Epoch
 		if start.Before(s.PenaltyUntil) {
 			held = b.penalty(s)
 		}
 	})
 	if err != nil && !errors.Is(err, ErrMeterContended) {
-		return nil, fmt.Errorf("github budget %s: %w", b.name, err)
+		return nil, false, fmt.Errorf("github budget %s: %w", b.name, err)
+	}
+	if void {
+		b.count(func(s *Stats) { s.TurnsVoid++ })
+		return nil, true, nil
 	}
 	if held != nil {
 		b.count(func(s *Stats) { s.Held++ })
-		return nil, held
+		return nil, false, held
 	}
 	if t.At.Sub(start) > b.limits.MaxWait {
 		early := *t
 		b.count(func(s *Stats) { s.Paced++ })
-		return nil, &github.RateLimitError{RetryAt: t.At, Paced: true, Turn: &early,
+		return nil, false, &github.RateLimitError{RetryAt: t.At, Paced: true, Turn: &early,
 			Message: fmt.Sprintf("%s: the call's turn is at %s", b.name, t.At.UTC().Format(time.RFC3339))}
 	}
 	if err := b.sleepUntil(ctx, t.At); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := b.acquire(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	b.count(func(s *Stats) {
 		s.TurnsTaken++
@@ -274,7 +294,7 @@ func (b *Budget) waitTurn(ctx context.Context, start time.Time, t *github.Turn) 
 			s.WaitSeconds += waited.Seconds()
 		}
 	})
-	return b.releaser(), nil
+	return b.releaser(), false, nil
 }
 
 // releaser gives back the slot a call holds, once however often called.

@@ -12,13 +12,37 @@ import (
 	"github.com/runfleet/runfleet/internal/testclock"
 )
 
+// newBudget is a budget that has been idle a minute: its bucket is full.
 func newBudget(t *testing.T, clock *testclock.Clock, l budget.Limits) *budget.Budget {
 	t.Helper()
 	b, err := budget.New(budget.Options{Name: "test", Limits: l, Now: clock.Now, Sleep: clock.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
+	clock.Advance(time.Minute)
 	return b
+}
+
+// A new budget starts empty: the process does not know what was spent
+// with the credential in the last minute (by the process it replaces),
+// so its first call waits for the refill rather than adding a burst.
+func TestANewBudgetStartsEmpty(t *testing.T) {
+	clock := testclock.At(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
+	b, err := budget.New(budget.Options{Name: "test", Now: clock.Now, Sleep: clock.Sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := clock.Now()
+	release, err := b.Wait(context.Background(), budget.WriteCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	l := b.Limits()
+	want := time.Duration(float64(budget.WriteCost) / (float64(l.PointsPerMinute-l.Burst) / 60) * float64(time.Second))
+	if waited := clock.Now().Sub(start); waited < want-time.Millisecond {
+		t.Fatalf("the first call went after %s; want it to wait for the refill (%s)", waited, want)
+	}
 }
 
 // The budget's promise: over any 60 s window, whatever the calls and

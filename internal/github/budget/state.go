@@ -21,6 +21,9 @@ type State struct {
 	// Seq counts the points taken; a refund is honoured only for the
 	// latest taking (see refund).
 	Seq uint64 `json:"seq,omitempty"`
+	// Epoch names this state (github.Turn's Epoch): set when it is made,
+	// from its clock.
+	Epoch uint64 `json:"epoch,omitempty"`
 
 	// PenaltyUntil: GitHub refused a call and said to wait until then.
 	// Nothing is sent to GitHub before it.
@@ -62,10 +65,12 @@ func (m *Memory) Update(_ context.Context, fn func(*State)) error {
 	return nil
 }
 
-// advance refills the bucket up to now. A zero state starts full.
+// advance refills the bucket up to now. A zero state starts full: a
+// shared record never written (a process-local budget starts empty
+// instead: see New).
 func (s *State) advance(l Limits, now time.Time) {
 	if s.At.IsZero() {
-		s.Points, s.At = float64(l.Burst), now
+		s.Points, s.At, s.Epoch = float64(l.Burst), now, uint64(now.UnixNano())
 		return
 	}
 	if now.After(s.At) {

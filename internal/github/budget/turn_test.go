@@ -155,3 +155,32 @@ func TestPenaltyHoldsACallInItsTurn(t *testing.T) {
 		t.Fatalf("in its turn during a penalty: %v; want held", err)
 	}
 }
+
+// A turn the process before this one was given is void here: its points
+// were promised from a bucket that is gone, so the call queues again like
+// any other instead of going unpaid (past GitHub's limit).
+func TestATurnFromABudgetGoneSinceIsVoid(t *testing.T) {
+	clock := testclock.At(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
+	before := newBudget(t, clock, budget.Limits{PointsPerMinute: 12, Burst: 5})
+	if release, err := before.Wait(github.WithTurns(context.Background()), budget.WriteCost); err == nil {
+		release()
+	}
+	_, err := before.Wait(github.WithTurns(context.Background()), budget.WriteCost)
+	var rl *github.RateLimitError
+	if !errors.As(err, &rl) || rl.Turn == nil {
+		t.Fatalf("want a turn, got %v", err)
+	}
+	clock.Advance(time.Millisecond)
+	after := newBudget(t, clock, budget.Limits{PointsPerMinute: 12, Burst: 5}) // the restarted process's
+	clock.AdvanceTo(rl.Turn.At)
+	// The new budget has room (a minute passed): the call takes its
+	// points, as any call would.
+	release, err := after.Wait(github.WithTurn(context.Background(), rl.Turn), budget.WriteCost)
+	if err != nil {
+		t.Fatalf("the old turn in a new budget: %v; want the call to take points like any", err)
+	}
+	release()
+	if st := after.Stats(); st.TurnsVoid != 1 || st.TurnsTaken != 0 {
+		t.Fatalf("stats %+v; want one void turn and none taken", st)
+	}
+}

@@ -132,11 +132,11 @@ func burst(tb testing.TB, jobs, extraApps int) burstResult {
 		r.firstAttempt = r.firstAttempt && inst.CreateAttempt == 1 && inst.Status == runner.StatusRunning
 	}
 	r.tau = kendallTau(order)
-	// The floor: every JIT registration's points at the budgets' pace,
-	// less the buckets they start with.
+	// The floor: every JIT registration's points at the budgets' pace
+	// (each bucket starts empty).
 	l := w.gh.Limits()
 	r.pointsPerMin = l.PointsPerMinute * r.apps
-	r.floor = time.Duration(float64(jobs*budget.WriteCost-l.Burst*r.apps) / float64(r.pointsPerMin) * float64(time.Minute))
+	r.floor = time.Duration(float64(jobs*budget.WriteCost) / float64(r.pointsPerMin) * float64(time.Minute))
 	r.callsPerJob = float64(w.fake.CallCount("*")) / float64(jobs)
 	return r
 }

@@ -68,4 +68,5 @@ func (g *GitHub) RateLimits() map[int64]rest.RateLimit {
 	}
 	return out
 }
+
 var _ github.DeliveryLog = (*GitHub)(nil)

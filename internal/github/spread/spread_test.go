@@ -129,11 +129,8 @@ func TestAnAppThatCannotCallHandsTheCallToAnother(t *testing.T) {
 	clock := &testclock.Clock{}             // App JWTs are signed on real time
 	srv, g, clients := apps(t, clock, 3, 2) // App 102 is not installed on the org
 	ctx := context.Background()
-	if _, err := g.GenerateJITConfig(ctx, github.JITRequest{Owner: owner, Name: "runfleet-a-0", Labels: []string{"self-hosted"}}); err != nil {
-		t.Fatal(err)
-	}
-	srv.Inject(githubtest.RouteOrgJITConfig, githubtest.SecondaryRateLimit(time.Hour).Times(1))
-	for i := 1; i <= 20; i++ {
+	register := func(i int) {
+		t.Helper()
 		for {
 			_, err := g.GenerateJITConfig(ctx, github.JITRequest{Owner: owner, Name: fmt.Sprintf("runfleet-a-%d", i), Labels: []string{"self-hosted"}})
 			var paced *github.RateLimitError
@@ -144,8 +141,13 @@ func TestAnAppThatCannotCallHandsTheCallToAnother(t *testing.T) {
 			if err != nil {
 				t.Fatalf("runner %d: %v", i, err)
 			}
-			break
+			return
 		}
+	}
+	register(0)
+	srv.Inject(githubtest.RouteOrgJITConfig, githubtest.SecondaryRateLimit(time.Hour).Times(1))
+	for i := 1; i <= 20; i++ {
+		register(i)
 	}
 	refused := -1
 	for i, c := range clients {

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/github/budget"
+)
+
+// GitHub's secondary limit as the simulation plays it, and runfleet's
+// budget in front of it. GitHub counts the points of the calls it
+// answered in the last 60 s; a call that would go past the limit is
+// refused (403, retry-after 60 s) and starts a penalty, and every call
+// during the penalty is refused and extends it. runfleet's budget (the
+// real internal/github/budget, on the simulation's clock) paces the
+// port's calls before they reach GitHub, as the REST adapter's pacer does,
+// so GitHub must never refuse one: a refusal the fault model did not
+// inject is a broken invariant.
+
+// penaltyFor is how long a refusal's penalty lasts (GitHub's retry-after).
+const penaltyFor = time.Minute
+
+// secondaryLimit is GitHub's side: one installation's window.
+type secondaryLimit struct {
+	perMinute    int
+	spent        []spend
+	penaltyUntil time.Time
+}
+
+type spend struct {
+	at   time.Time
+	cost int
+}
+
+// admit charges a call of cost at now, or refuses it.
+func (l *secondaryLimit) admit(now time.Time, cost int) (refused bool) {
+	if l.perMinute == 0 {
+		return false
+	}
+	if now.Before(l.penaltyUntil) {
+		l.penaltyUntil = now.Add(penaltyFor)
+		return true
+	}
+	kept, sum := l.spent[:0], 0
+	for _, s := range l.spent {
+		if now.Sub(s.at) < time.Minute {
+			kept, sum = append(kept, s), sum+s.cost
+		}
+	}
+	l.spent = kept
+	if sum+cost > l.perMinute {
+		l.penaltyUntil = now.Add(penaltyFor)
+		return true
+	}
+	l.spent = append(l.spent, spend{now, cost})
+	return false
+}
+
+// opCost is a port call's points: the writes are a POST or a DELETE.
+func opCost(op string) int {
+	switch op {
+	case "generate_jit", "remove_runner", "rerun_job":
+		return budget.WriteCost
+	}
+	return budget.ReadCost
+}
+
+// appCalls are the calls made as the App (its webhook delivery log): they
+// spend the App's budget, not the installation's.
+func appCall(op string) bool { return op == "list_deliveries" || op == "get_delivery" }
+
+// newBudget is a process's budget for the installation, on the
+// simulation's clock: its waits are the calling task's virtual sleeps.
+func newBudget(w *world, p *process) *budget.Budget {
+	b, err := budget.New(budget.Options{
+		Name:   "installation:1",
+		Limits: budget.Limits{PointsPerMinute: w.cfg.BudgetPointsPerMinute, MaxInFlight: 100},
+		Now:    w.clock.Now,
+		Sleep:  p.sleep,
+	})
+	if err != nil {
+		panic("sim: budget limits: " + err.Error())
+	}
+	return b
+}
+
+// tightLimits gives one seed in four a GitHub whose limit a burst reaches
+// (a GitHub Enterprise Server with lower limits, or an installation shared
+// with other tools): 60, 150 or 300 points a minute, runfleet's budget set
+// to 90 % of it, as an operator would. Drawn from a stream of its own, so
+// the other draws of the seed are not moved by it.
+func tightLimits(cfg *Config) {
+	r := rand.New(rand.NewPCG(cfg.Seed, 0x5ec0da11))
+	if r.IntN(4) != 0 {
+		return
+	}
+	cfg.GitHubLimit = []int{60, 150, 300}[r.IntN(3)]
+	cfg.BudgetPointsPerMinute = cfg.GitHubLimit * 9 / 10
+}
+
+// paced waits for the call's budget, or returns why runfleet holds it:
+// the call was not sent.
+func (a *githubAPI) paced(ctx context.Context, op string) (release func(), err error) {
+	if appCall(op) || a.budget == nil {
+		return func() {}, nil
+	}
+	release, err = a.budget.Wait(ctx, opCost(op))
+	if err != nil {
+		a.g.w.stats.inc("github.held_by_budget." + op)
+		a.g.w.tr.add("github %s held by runfleet's budget: %v", op, err)
+	}
+	return release, err
+}
+
+// limited is GitHub's answer to a call its secondary limit refuses, told
+// to runfleet's budget as the adapter's pacer tells it.
+func (a *githubAPI) limited(ctx context.Context, op string) error {
+	w := a.g.w
+	if appCall(op) || !a.g.limit.admit(w.now(), opCost(op)) {
+		return nil
+	}
+	w.stats.inc("github.secondary_refusals")
+	w.violate("no secondary-limit refusal unless injected as a fault",
+		"GitHub refused %s: runfleet's budget (%d points a minute) let it past GitHub's limit (%d)", op, w.cfg.BudgetPointsPerMinute, w.cfg.GitHubLimit)
+	r := budget.Refusal{RetryAfter: penaltyFor, Secondary: true, Message: "You have exceeded a secondary rate limit"}
+	if a.budget != nil {
+		a.budget.Refuse(ctx, r)
+	}
+	return &github.RateLimitError{RetryAt: w.now().Add(penaltyFor), Secondary: true, Message: r.Message}
+}
