@@ -37,9 +37,9 @@ type Config struct {
 	GitHubLimit           int
 	BudgetPointsPerMinute int
 	Webhooks              WebhookFaults
-	Provider ProviderFaults
-	Crashes  CrashFaults
-	World    WorldRates
+	Provider              ProviderFaults
+	Crashes               CrashFaults
+	World                 WorldRates
 
 	// MinIdle is the linux pool's min_idle (warm runners).
 	MinIdle int
