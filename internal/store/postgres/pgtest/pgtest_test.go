@@ -37,3 +37,19 @@ func connect(t *testing.T, dsn string) *pgx.Conn {
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	return conn
 }
+
+// Two schemas are apart in the same way, through the DSN's search_path.
+func TestSchemasAreApart(t *testing.T) {
+	ctx := context.Background()
+	a, b := connect(t, pgtest.NewSchema(t)), connect(t, pgtest.NewSchema(t))
+	if _, err := a.Exec(ctx, "CREATE TABLE only_here (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	if err := b.QueryRow(ctx, "SELECT to_regclass('only_here') IS NOT NULL").Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	if found {
+		t.Fatal("a table made in one test schema is visible in another")
+	}
+}
