@@ -31,7 +31,7 @@ func (s *Store) PutRunnerCredentials(ctx context.Context, c store.RunnerCredenti
 		return err
 	}
 	now := s.now()
-	tag, err := s.pool.Exec(ctx, putCredentialsSQL, c.Instance, c.CreateAttempt, c.EncodedJITConfig, now.Add(ttl), now)
+	tag, err := s.pool.Exec(ctx, putCredentialsSQL, c.Instance, c.CreateAttempt, c.EncodedJITConfig, ceilMicro(now.Add(ttl)), now)
 	if err != nil {
 		return fmt.Errorf("postgres: put runner credentials of %q: %w", c.Instance, err)
 	}

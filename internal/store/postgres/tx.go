@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -47,10 +48,20 @@ var (
 	_ querier = (pgx.Tx)(nil)
 )
 
-// nullTime is t, or NULL for the zero time (a record with no expiry).
-func nullTime(t interface{ IsZero() bool }) any {
+// nullTime is an expiry column's value: NULL for the zero time (a record
+// with no expiry), else t at PostgreSQL's microsecond precision.
+func nullTime(t time.Time) any {
 	if t.IsZero() {
 		return nil
+	}
+	return ceilMicro(t)
+}
+
+// ceilMicro rounds t up to a whole microsecond. PostgreSQL would round a
+// finer time to the nearest one, and an expiry must never come early.
+func ceilMicro(t time.Time) time.Time {
+	if c := t.Truncate(time.Microsecond); !c.Equal(t) {
+		return c.Add(time.Microsecond)
 	}
 	return t
 }
