@@ -18,7 +18,8 @@ const serveDescription = `Runs runfleet in embedded mode: the webhook endpoint (
 operator API (/api/v1/), the status page (GET /), a health check
 (GET /healthz), queue workers and the reconciler, with state in the store
 store.kind names (bolt, the default: store.dir/state.db, store and queue in
-one file that this process alone may open). Logs go to stderr: text when stderr is a terminal, JSON lines
+one file that this process alone may open; postgres: store and queue in the
+database whose DSN store.dsn_env or store.dsn_file holds). Logs go to stderr: text when stderr is a terminal, JSON lines
 otherwise (--log-format).
 
 The config is checked in full before anything starts; every problem is

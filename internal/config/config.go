@@ -139,6 +139,15 @@ type Store struct {
 	// it, and the instance token key serve generates when the config
 	// names none. Default ./runfleet-data.
 	Dir string `yaml:"dir"`
+	// DSNFile / DSNEnv (postgres): the file or environment variable
+	// holding the database's DSN, e.g.
+	// postgres://runfleet:PASSWORD@db:5432/runfleet. It carries the
+	// password, so it is never in the YAML, and serve logs only its host
+	// and database.
+	DSNFile string `yaml:"dsn_file"`
+	DSNEnv  string `yaml:"dsn_env"`
+	// DSN is resolved at load; never in YAML.
+	DSN string `yaml:"-" json:"-"`
 }
 
 // Engine tunes the lifecycle engine.

@@ -104,3 +104,20 @@ func (a App) LogValue() slog.Value {
 		slog.String("private_key", mask(len(a.PrivateKey) > 0)),
 	)
 }
+
+// String prints the store settings without the DSN, which holds the
+// database password.
+func (s Store) String() string {
+	return fmt.Sprintf("{Kind:%s Dir:%s DSNFile:%s DSNEnv:%s DSN:%s}", s.Kind, s.Dir, s.DSNFile, s.DSNEnv, mask(s.DSN != ""))
+}
+
+// LogValue logs the store settings without the DSN.
+func (s Store) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("kind", s.Kind),
+		slog.String("dir", s.Dir),
+		slog.String("dsn_file", s.DSNFile),
+		slog.String("dsn_env", s.DSNEnv),
+		slog.String("dsn", mask(s.DSN != "")),
+	)
+}

@@ -18,7 +18,7 @@ type sources struct {
 const MinInstanceTokenKeyBytes = 32
 
 // resolveSecrets fills Webhook.Secret, GitHub.Token, GitHub.App.PrivateKey,
-// Server.APIToken and Server.InstanceTokenKey. Problems name the field and the variable or file,
+// Server.APIToken, Server.InstanceTokenKey and Store.DSN. Problems name the field and the variable or file,
 // never the value.
 func (c *Config) resolveSecrets(src sources) problems {
 	var p problems
@@ -39,6 +39,9 @@ func (c *Config) resolveSecrets(src sources) problems {
 	}
 	if c.Server.MetricsTokenFile != "" || c.Server.MetricsTokenEnv != "" {
 		c.Server.MetricsToken = string(src.read(&p, "server.metrics_token", c.Server.MetricsTokenFile, c.Server.MetricsTokenEnv, true))
+	}
+	if c.Store.DSNFile != "" || c.Store.DSNEnv != "" {
+		c.Store.DSN = string(src.read(&p, "store.dsn", c.Store.DSNFile, c.Store.DSNEnv, true))
 	}
 	if c.Server.InstanceTokenKeyFile != "" || c.Server.InstanceTokenKeyEnv != "" {
 		key := src.read(&p, "server.instance_token_key", c.Server.InstanceTokenKeyFile, c.Server.InstanceTokenKeyEnv, true)

@@ -44,6 +44,7 @@ func (c *Config) validate() problems {
 	c.Webhook.validate(&p)
 	c.Server.validate(&p)
 	c.Store.validate(&p)
+	c.validateSharedStore(&p)
 	c.Engine.validate(&p)
 	c.Metadata.validate(&p)
 	c.validatePools(&p)

@@ -1,6 +1,7 @@
 // Package serve assembles embedded mode, `runfleet serve`: one process with
-// the store and the durable work queue store.kind chooses (today bolt: one
-// bbolt file under store.dir holding both; state.go), an HTTP server (webhook intake, operator API, status page, runner
+// the store and the durable work queue store.kind chooses (bolt: one bbolt
+// file under store.dir holding both; postgres: one database holding both;
+// state.go), an HTTP server (webhook intake, operator API, status page, runner
 // bootstrap endpoints, /metrics, health check), queue workers and the
 // reconciler ticker, all over the same engine the Lambda functions use.
 package serve

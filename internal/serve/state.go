@@ -1,17 +1,21 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/queue/local"
+	pgqueue "github.com/runfleet/runfleet/internal/queue/postgres"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
+	"github.com/runfleet/runfleet/internal/store/postgres"
 )
 
 // File names under store.dir (kind bolt). The work queue lives in
@@ -25,8 +29,8 @@ const (
 
 // state is where serve keeps its state, as store.kind chose it: the store,
 // the work queue that follows it, and what the kind implies for the rest
-// of the process. A store several replicas share (PostgreSQL) is one more
-// case in openState and nothing else in Run.
+// of the process. A store several replicas may share (PostgreSQL) is one
+// more case in openState and nothing else in Run.
 type state struct {
 	store store.Store
 	queue queue.Queue
@@ -52,6 +56,8 @@ func openState(cfg *config.Config, log *slog.Logger) (*state, error) {
 	switch cfg.Store.Kind {
 	case config.StoreBolt:
 		return openBolt(cfg, log)
+	case config.StorePostgres:
+		return openPostgres(cfg)
 	default:
 		return nil, &config.FieldError{Field: "store.kind",
 			Problem: fmt.Sprintf("kind %q cannot be opened by this build (one of %s)", cfg.Store.Kind, strings.Join(config.StoreKinds, ", "))}
@@ -95,4 +101,47 @@ func warnLegacyQueue(log *slog.Logger, dir string) {
 	if _, err := os.Stat(path); err == nil {
 		log.Warn("ignoring queue file of an earlier runfleet: the queue now lives in "+StateFile+"; delete it once this version runs", "path", path)
 	}
+}
+
+// postgresOpenTimeout bounds connecting and migrating at start: a
+// database that does not answer is reported, not waited on forever.
+const postgresOpenTimeout = 30 * time.Second
+
+// openPostgres opens the store and, in the same database over the same
+// pool (postgres.OpenWithQueue), the queue: an instance and its create
+// message commit in one transaction. Other serve processes may share the
+// database, so this one is not the sole owner: what was in flight at start
+// may be another's live work, and is recovered by the reconciler's
+// timeouts and the queue's visibility timeouts, not at start. The store
+// purges nothing by itself, so it is the purger (replicas purging at once
+// remove each row once).
+func openPostgres(cfg *config.Config) (*state, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), postgresOpenTimeout)
+	defer cancel()
+	where := postgres.Where(cfg.Store.DSN)
+	st, err := postgres.OpenWithQueue(ctx, cfg.Store.DSN, pgqueue.Options{
+		MaxReceives:       cfg.Engine.MaxReceives,
+		DefaultVisibility: cfg.Engine.VisibilityTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("serve: open the postgres store %s (DSN from %s): %w", where, dsnSource(cfg), err)
+	}
+	return &state{
+		store:       st,
+		queue:       st.Queue(),
+		deadLetters: st.Queue(),
+		purger:      st,
+		soleOwner:   false,
+		where:       "postgres:" + where,
+		close:       st.Close,
+	}, nil
+}
+
+// dsnSource names where the DSN came from, for errors: the field and the
+// variable or file, never the DSN.
+func dsnSource(cfg *config.Config) string {
+	if cfg.Store.DSNFile != "" {
+		return "store.dsn_file " + cfg.Store.DSNFile
+	}
+	return "store.dsn_env " + cfg.Store.DSNEnv
 }

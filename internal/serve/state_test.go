@@ -35,10 +35,10 @@ func TestOpenStateFollowsStoreKind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg.Store.Kind = "postgres"
+	cfg.Store.Kind = "sqlite"
 	_, err = openState(cfg, log)
 	var fe *config.FieldError
-	if !errors.As(err, &fe) || fe.Field != "store.kind" || !strings.Contains(fe.Problem, "one of bolt") {
+	if !errors.As(err, &fe) || fe.Field != "store.kind" || !strings.Contains(fe.Problem, "one of bolt, postgres") {
 		t.Errorf("unknown kind: %v, want a store.kind error naming the kinds", err)
 	}
 }

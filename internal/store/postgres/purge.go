@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// purgeBatch bounds one purge statement, so a large backlog (a database
+// left for weeks) is removed in steps rather than one long transaction.
+const purgeBatch = 1000
+
+// Each purge names its condition twice: in the batch's subquery, and on
+// the rows deleted, which PostgreSQL re-checks against a row changed since
+// the subquery read it — an instance re-created under an expired name is
+// live again and must stay.
+const (
+	purgeInstancesSQL = `
+DELETE FROM runfleet_instances WHERE status = 'deleted' AND expires_at <= $1 AND name IN (
+	SELECT name FROM runfleet_instances WHERE status = 'deleted' AND expires_at <= $1 LIMIT $2)`
+	purgeJobsSQL = `
+DELETE FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting') AND expires_at <= $1 AND key IN (
+	SELECT key FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting') AND expires_at <= $1 LIMIT $2)`
+	purgeCredentialsSQL = `
+DELETE FROM runfleet_credentials WHERE expires_at <= $1 AND instance IN (
+	SELECT instance FROM runfleet_credentials WHERE expires_at <= $1 LIMIT $2)`
+)
+
+// PurgeExpired implements store.Purger: deleted instances and settled jobs
+// past their retention. It reads only the expiry indexes. Replicas may
+// purge at once: each row goes once.
+func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
+	instances, err := s.purge(ctx, purgeInstancesSQL)
+	if err != nil {
+		return instances, err
+	}
+	jobs, err := s.purge(ctx, purgeJobsSQL)
+	return instances + jobs, err
+}
+
+// PurgeExpiredCredentials implements store.Purger.
+func (s *Store) PurgeExpiredCredentials(ctx context.Context) (int, error) {
+	return s.purge(ctx, purgeCredentialsSQL)
+}
+
+// purge runs one batch statement until a batch removes less than a full
+// batch, and returns how many rows went.
+func (s *Store) purge(ctx context.Context, sql string) (int, error) {
+	now, total := s.now(), 0
+	for {
+		tag, err := s.pool.Exec(ctx, sql, now, purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("postgres: purge expired: %w", err)
+		}
+		total += int(tag.RowsAffected())
+		if tag.RowsAffected() < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// sortDeleted orders deleted instances most recently deleted first, then
+// by name, as bolt lists them.
+func sortDeleted(list []*runner.Instance) {
+	slices.SortFunc(list, func(a, b *runner.Instance) int {
+		return cmp.Or(b.StatusChangedAt.Compare(a.StatusChangedAt), cmp.Compare(a.Name, b.Name))
+	})
+}
