@@ -27,13 +27,13 @@ type cli struct {
 const mainUsage = `runfleet: autoscaler for GitHub Actions self-hosted runners.
 
 Usage:
-  runfleet serve --config FILE [--log-level LEVEL] [--log-format text|json]
+  runfleet serve --config FILE [--listen HOST:PORT] [--log-level LEVEL] [--log-format text|json]
   runfleet instances list [--pool POOL] [--status S[,S…]] [--all] [-o table|json]
   runfleet instances show NAME [-o table|json]
   runfleet instances delete NAME [--force] [-o table|json]
   runfleet jobs list [--pool POOL] [-o table|json]
   runfleet reconcile [-o table|json]
-  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [-o table|json]
+  runfleet webhook send FILE [--secret S] [--server URL | --url URL] [--event EVENT] [--delivery ID] [-o table|json]
   runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [-o table|json] [--log-level LEVEL]
   runfleet version [-o table|json]
   runfleet help [COMMAND]
@@ -41,7 +41,7 @@ Usage:
 serve runs embedded mode: the webhook endpoint, the operator API, the status
 page (http://HOST:PORT/), workers and the reconciler in one process. The
 instances, jobs and reconcile commands operate a running server through its
-operator API:
+operator API, and webhook send delivers to its /webhook:
   --server URL    server to talk to (env RUNFLEET_SERVER; default ` + defaultServer + `)
   --token TOKEN   the server's operator API token (env RUNFLEET_API_TOKEN)
 provider check runs a pool's provider directly, without a server, to vet it.
