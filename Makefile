@@ -37,7 +37,7 @@ PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
 .PHONY: all build runfleet release image lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
-	lint-go lint-repo lint-template lambda-check template-tools \
+	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
 all: build
@@ -173,7 +173,7 @@ fuzz:
 ## lint: formatting, vet, staticcheck; no tracked file over 1 MB and no
 ## broken link in the docs; cfn-lint and the SAM transform of template.yaml;
 ## SAM's build of every function checked
-lint: lint-go lint-repo lint-template lambda-check
+lint: lint-go lint-repo lint-template lambda-check lint-deploy
 
 ## lint-repo: no tracked file over REPO_MAX_BYTES (a committed binary stays in
 ## every clone's history), and every relative link in README.md and docs/
@@ -201,6 +201,34 @@ lint-go:
 	@for pkg in ./cmd/runfleet $$(ls -d ./functions/*); do \
 	  if GOOS=linux GOARCH=arm64 $(GO) list -tags lambda.norpc -deps $$pkg | grep -E '^(text|html)/template$$'; then \
 	    echo "$$pkg must not link text/template or html/template"; exit 1; fi; done
+
+## lint-deploy: embedded mode's deployment files: the Prometheus alert
+## rules (promtool check and its unit tests) and the systemd unit
+## (systemd-analyze verify, on a copy naming an installed binary), with the
+## Go tests that tie them to the metrics, runbook and hardening rules
+PROMTOOL ?= promtool
+lint-deploy: promtool
+	$(PROMTOOL) check rules deploy/prometheus/runfleet-alerts.yaml
+	$(PROMTOOL) test rules deploy/prometheus/runfleet-alerts.test.yaml
+	@if command -v systemd-analyze >/dev/null; then \
+	  tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	  sed "s|/usr/local/bin/runfleet|$$(command -v true)|" deploy/systemd/runfleet.service > "$$tmp/runfleet.service"; \
+	  out="$$(systemd-analyze verify "$$tmp/runfleet.service" 2>&1)"; \
+	  if echo "$$out" | grep -q runfleet.service; then echo "$$out"; exit 1; fi; \
+	  echo "systemd-analyze verify deploy/systemd/runfleet.service: ok"; \
+	else echo "lint-deploy: systemd-analyze not installed; the unit was not verified"; fi
+	$(GO) test -count=1 -run 'Prometheus|Systemd|Runbook' ./infra
+
+# promtool comes with Debian's prometheus package; installed with apt-get
+# when missing (as root or with sudo), like chromium.
+promtool:
+	@if ! command -v $(PROMTOOL) >/dev/null; then \
+	  echo "installing promtool (apt-get install prometheus) for the alert rules"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends prometheus >/dev/null || \
+	    { $$sudo apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends prometheus >/dev/null; }; \
+	fi; \
+	command -v $(PROMTOOL) >/dev/null || { echo "promtool is missing and could not be installed; run as root: apt-get install prometheus (or set PROMTOOL=/path/to/promtool)" >&2; exit 1; }
 
 lint-template: template-tools
 	$(CFNLINT) -t template.yaml
