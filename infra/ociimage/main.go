@@ -37,7 +37,7 @@ func run(args []string) error {
 		return err
 	}
 	if *version == "" || *out == "" || fs.NArg() == 0 {
-		return fmt.Errorf("usage: ociimage -version V -out DIR [-archive FILE] [-ca-bundle FILE] OS/ARCH=BINARY...")
+		return fmt.Errorf("usage: ociimage -version V -out DIR [-archive FILE] [-ca-bundle FILE] OS/ARCH=BINARY…")
 	}
 	o := options{version: *version, revision: *revision, out: *out, created: time.Unix(0, 0).UTC()}
 	if *created != "" {
