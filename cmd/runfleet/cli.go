@@ -27,13 +27,15 @@ type cli struct {
 const mainUsage = `runfleet: autoscaler for GitHub Actions self-hosted runners.
 
 Usage:
-  runfleet serve --config FILE [--log-level LEVEL] [--log-format text|json]
+  runfleet serve --config FILE [--listen HOST:PORT] [--log-level LEVEL] [--log-format text|json]
   runfleet instances list [--pool POOL] [--status S[,S…]] [--all] [-o table|json]
   runfleet instances show NAME [-o table|json]
   runfleet instances delete NAME [--force] [-o table|json]
   runfleet jobs list [--pool POOL] [-o table|json]
   runfleet reconcile [-o table|json]
-  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [-o table|json]
+  runfleet webhook send FILE [--secret S] [--server URL | --url URL] [--event EVENT] [--delivery ID] [-o table|json]
+  runfleet backup FILE [--server URL] [--token TOKEN]
+  runfleet restore FILE --store-dir DIR
   runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [-o table|json] [--log-level LEVEL]
   runfleet version [-o table|json]
   runfleet help [COMMAND]
@@ -41,7 +43,8 @@ Usage:
 serve runs embedded mode: the webhook endpoint, the operator API, the status
 page (http://HOST:PORT/), workers and the reconciler in one process. The
 instances, jobs and reconcile commands operate a running server through its
-operator API:
+operator API (backup copies its store), and webhook send delivers to its
+/webhook:
   --server URL    server to talk to (env RUNFLEET_SERVER; default ` + defaultServer + `)
   --token TOKEN   the server's operator API token (env RUNFLEET_API_TOKEN)
 provider check runs a pool's provider directly, without a server, to vet it.
@@ -72,6 +75,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.webhook(ctx, rest)
 	case "provider":
 		return c.provider(ctx, rest)
+	case "backup":
+		return c.backup(ctx, rest)
+	case "restore":
+		return c.restore(rest)
 	case "version", "--version":
 		return c.version(rest)
 	case "help", "-h", "-help", "--help":
@@ -90,7 +97,7 @@ func (c *cli) help(args []string) int {
 	// Each command prints its own usage for -h; asked for by name, it goes
 	// to stdout.
 	switch args[0] {
-	case "serve", "instances", "jobs", "reconcile", "webhook", "provider", "version":
+	case "serve", "instances", "jobs", "reconcile", "webhook", "provider", "backup", "restore", "version":
 		return run(context.Background(), append(args, "-h"), c.getenv, c.stdout, c.stdout)
 	default:
 		fmt.Fprintf(c.stderr, "runfleet: no help for unknown command %q\n\n%s", args[0], mainUsage)

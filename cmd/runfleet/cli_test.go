@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("-h printed the token from the environment: %s", res.stderr)
 	}
 	res = runCLI(t, nil, "version")
-	if res.code != exitOK || !strings.HasPrefix(res.stdout, "runfleet "+version+" (go") {
+	if res.code != exitOK || !strings.HasPrefix(res.stdout, "runfleet "+version+" (") || !strings.Contains(res.stdout, runtime.Version()) {
 		t.Errorf("version: %+v", res)
 	}
 }

@@ -28,8 +28,9 @@ listed and the exit status is 2. SIGINT or SIGTERM shuts down gracefully
 signal exits at once.`
 
 func (c *cli) serve(args []string) int {
-	fs := c.newFlags("serve", "runfleet serve --config FILE [--log-level LEVEL] [--log-format text|json]", serveDescription)
+	fs := c.newFlags("serve", "runfleet serve --config FILE [--listen HOST:PORT] [--log-level LEVEL] [--log-format text|json]", serveDescription)
 	configPath := fs.String("config", c.getenv("RUNFLEET_CONFIG"), "config file (env RUNFLEET_CONFIG); see examples/local.yaml")
+	listen := fs.String("listen", c.getenv("RUNFLEET_LISTEN"), "address to serve on, HOST:PORT, instead of the config's server.listen (env RUNFLEET_LISTEN)")
 	levelName := fs.String("log-level", "info", "least severe log level written: debug, info, warn or error")
 	formatName := fs.String("log-format", "", "log line format: text or json (default: text when stderr is a terminal, else json)")
 	positional, status, done := parse(fs, args)
@@ -54,6 +55,11 @@ func (c *cli) serve(args []string) int {
 	if err != nil {
 		fmt.Fprintf(c.stderr, "runfleet: %v\n", err)
 		return exitUsage
+	}
+	if *listen != "" {
+		if err := cfg.OverrideListen(*listen); err != nil {
+			return c.usageError(fs, "%v", err)
+		}
 	}
 	log := telemetry.NewLoggerFormat(c.stderr, format, level, "controller_id", cfg.ControllerID)
 	slog.SetDefault(log)

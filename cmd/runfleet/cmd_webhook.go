@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	neturl "net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/httpapi"
@@ -14,7 +16,7 @@ import (
 )
 
 const webhookUsage = `Usage:
-  runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [-o table|json]
+  runfleet webhook send FILE [--secret S] [--server URL | --url URL] [--event EVENT] [--delivery ID] [-o table|json]
 
 Sends a webhook payload to runfleet exactly as GitHub delivers one, for
 trying runfleet without GitHub. Run 'runfleet webhook send -h' for flags.
@@ -24,7 +26,10 @@ const sendDescription = `Signs FILE (a JSON payload; "-" reads stdin) with the w
 (X-Hub-Signature-256), POSTs it with X-GitHub-Event and X-GitHub-Delivery set
 as GitHub sets them, and prints runfleet's answer. Example payloads are in
 examples/payloads/. Reuse a --delivery id to simulate GitHub redelivering it.
-Exits 1 unless runfleet answered 2xx.`
+It goes to the server's /webhook: --server, or RUNFLEET_SERVER, as for every
+other command. --url (or RUNFLEET_WEBHOOK_URL) gives the whole endpoint
+instead, for one that is not <server>/webhook, such as the AWS stack's
+WebhookUrl. Exits 1 unless runfleet answered 2xx.`
 
 // sendTimeout bounds one delivery; GitHub itself gives up after 10 s, but a
 // person trying things out can wait longer.
@@ -48,9 +53,10 @@ func (c *cli) webhook(ctx context.Context, args []string) int {
 }
 
 func (c *cli) webhookSend(ctx context.Context, args []string) int {
-	fs := c.newFlags("webhook send", "runfleet webhook send FILE [--secret S] [--url URL] [--event EVENT] [--delivery ID] [-o table|json]", sendDescription)
+	fs := c.newFlags("webhook send", "runfleet webhook send FILE [--secret S] [--server URL | --url URL] [--event EVENT] [--delivery ID] [-o table|json]", sendDescription)
 	secretFlag := fs.String("secret", "", "webhook secret (env RUNFLEET_WEBHOOK_SECRET; the variable is safer: flags show in ps)")
-	url := fs.String("url", c.envOr("RUNFLEET_WEBHOOK_URL", defaultServer+"/webhook"), "webhook endpoint (env RUNFLEET_WEBHOOK_URL)")
+	server := fs.String("server", c.envOr("RUNFLEET_SERVER", defaultServer), "runfleet server URL; the delivery goes to its /webhook (env RUNFLEET_SERVER)")
+	url := fs.String("url", c.getenv("RUNFLEET_WEBHOOK_URL"), "the whole webhook endpoint, instead of <server>/webhook (env RUNFLEET_WEBHOOK_URL)")
 	event := fs.String("event", webhook.EventWorkflowJob, "X-GitHub-Event to send")
 	delivery := fs.String("delivery", "", "X-GitHub-Delivery to send (default: a fresh random id)")
 	asJSON := new(bool)
@@ -73,6 +79,7 @@ func (c *cli) webhookSend(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	*url = webhookEndpoint(fs, *server, *url)
 
 	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
@@ -100,6 +107,21 @@ func (c *cli) webhookSend(ctx context.Context, args []string) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// webhookEndpoint is where a delivery goes. A flag beats the environment,
+// so --server given on the command line wins over RUNFLEET_WEBHOOK_URL set
+// in the shell; between two of the same kind, the whole URL wins.
+func webhookEndpoint(fs *flag.FlagSet, server, url string) string {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["server"] && !set["url"] {
+		return strings.TrimRight(server, "/") + "/webhook"
+	}
+	if url != "" {
+		return url
+	}
+	return strings.TrimRight(server, "/") + "/webhook"
 }
 
 func readPayload(path string) ([]byte, error) {

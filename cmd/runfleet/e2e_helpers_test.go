@@ -198,7 +198,6 @@ func (r *running) cliEnv() map[string]string {
 		"RUNFLEET_SERVER":         r.url,
 		"RUNFLEET_API_TOKEN":      testAPIToken,
 		"RUNFLEET_WEBHOOK_SECRET": testSecret,
-		"RUNFLEET_WEBHOOK_URL":    r.url + "/webhook",
 	}
 }
 

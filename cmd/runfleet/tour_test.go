@@ -29,7 +29,6 @@ func startTourServe(t *testing.T) (*running, map[string]string) {
 		"RUNFLEET_SERVER":         srv.url,
 		"RUNFLEET_API_TOKEN":      "dev-api-token",
 		"RUNFLEET_WEBHOOK_SECRET": "dev-webhook-secret",
-		"RUNFLEET_WEBHOOK_URL":    srv.url + "/webhook",
 	}
 }
 

@@ -73,24 +73,24 @@ func TestParseYAMLErrorsNameTheField(t *testing.T) {
 		{"syntax", "pools: [\n", []string{"not valid YAML: line 1: did not find expected node content"}},
 		{"unknown top-level field", validYAML + "colour: blue\n", []string{"colour: line 14: unknown field"}},
 		{"unknown pool field", replace(t, "    max_runners: 3\n", "    max_runners: 3\n    lables: [x]\n"),
-			[]string{"pools[0].lables: line 12: unknown field"}},
+			[]string{"pools[0].lables: line 12: unknown field; did you mean \"labels\"?"}},
 		{"unknown nested field", replace(t, "  simulated: true\n", "  simulated: true\n  app:\n    idd: 3\n"),
-			[]string{"github.app.idd: line 6: unknown field"}},
+			[]string{"github.app.idd: line 6: unknown field; did you mean \"id\"?"}},
 		{"resolved secrets are not YAML", replace(t, "  secret_env: HOOK_SECRET\n", "  secret_env: HOOK_SECRET\n  secret: abc\n"),
 			[]string{"webhook.secret: line 7: unknown field"}},
 		{"wrong type", replace(t, "max_runners: 3", "max_runners: ten"),
-			[]string{"pools[0].max_runners: line 11: cannot unmarshal !!str `ten` into int"}},
+			[]string{`pools[0].max_runners: line 11: must be a whole number, not "ten"`}},
 		{"bad duration", validYAML + "engine:\n  reconcile_interval: soon\n",
-			[]string{"engine.reconcile_interval: line 15: cannot unmarshal !!str `soon` into time.Duration"}},
+			[]string{`engine.reconcile_interval: line 15: must be a duration such as 30s, 5m or 1h30m, not "soon"`}},
 		{"bare number duration", validYAML + "engine:\n  reconcile_interval: 30\n",
-			[]string{"engine.reconcile_interval: line 15: cannot unmarshal !!int `30` into time.Duration"}},
+			[]string{`engine.reconcile_interval: line 15: 30 has no unit: write "30s" for 30 seconds ("30m" for minutes, "30h" for hours)`}},
 		{"labels not a list", replace(t, "labels: [self-hosted, linux, x64]", "labels: linux"),
-			[]string{"pools[0].labels: line 10: cannot unmarshal !!str `linux` into []string"}},
+			[]string{`pools[0].labels: line 10: must be a list, such as [a, b], not "linux"`}},
 		{"pools not a list", replace(t, "pools:\n", "pools: 3\nx:\n"),
 			[]string{"pools: line 7: must be a list", "x: line 8: unknown field"}},
 		{"section not a mapping", validYAML + "engine: fast\n", []string{"engine: line 14: must be a mapping of fields"}},
 		{"every problem reported", validYAML + "colour: blue\nengine:\n  workerz: 3\n",
-			[]string{"colour: line 14: unknown field", "engine.workerz: line 16: unknown field"}},
+			[]string{"colour: line 14: unknown field", `engine.workerz: line 16: unknown field; did you mean "workers"?`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,7 +123,7 @@ pools:
     lables: [oops]
 `
 	_, err := parse(t, yaml, defaultEnv())
-	assertMessages(t, err, "pools[2].lables: line 17: unknown field")
+	assertMessages(t, err, `pools[2].lables: line 17: unknown field; did you mean "labels"?`)
 	if got := len(messages(t, err)); got != 1 {
 		t.Errorf("want exactly one problem, got %d: %v", got, err)
 	}

@@ -59,7 +59,7 @@ func TestShapesValidation(t *testing.T) {
 		want  []string
 	}{
 		{"unknown key", "      families: [m7g]\n      max_cpu: 4\n      max_memory: 16\n      max_gpu: 1\n",
-			[]string{"pools[0].shapes.max_gpu: line 16: unknown field"}},
+			[]string{`pools[0].shapes.max_gpu: line 16: unknown field; did you mean "max_cpu"?`}},
 		{"limits required", "      spot: true\n",
 			[]string{
 				"pools[0].shapes.families: required: the instance families jobs may ask for, cheapest first (e.g. [c7g, m7g])",
@@ -79,7 +79,7 @@ func TestShapesValidation(t *testing.T) {
 				`pools[0].shapes.images.win: "windows-2022": must be an AMI id (ami-…) or "resolve:ssm:<parameter>"`,
 			}},
 		{"wrong type", "      families: m7g\n      max_cpu: four\n      max_memory: 16\n",
-			[]string{"pools[0].shapes.families: line 13: cannot unmarshal !!str `m7g` into []string", "pools[0].shapes.max_cpu: line 14: cannot unmarshal !!str `four` into int"}},
+			[]string{`pools[0].shapes.families: line 13: must be a list, such as [a, b], not "m7g"`, `pools[0].shapes.max_cpu: line 14: must be a whole number, not "four"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

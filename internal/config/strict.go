@@ -11,39 +11,113 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// decodeStrict decodes one YAML document into a Config, refusing unknown
-// fields. yaml.v3's own errors name Go types and line numbers; the node walk
-// first reports every unknown field and badly typed value by its YAML path,
-// which is what a user can find in their file.
-func decodeStrict(data []byte) (*Config, error) {
+// decoded is a document read as far as it could be: the Config its valid
+// parts give, the problems found on the way, and which fields those
+// problems stand for, so that validation does not report them again.
+type decoded struct {
+	cfg      *Config
+	problems problems
+	// shadowed are the fields the problems are about (a badly typed value,
+	// the field a misspelt key meant); "" stands for the whole document.
+	shadowed []string
+	// meant are the fields misspelt keys meant: a problem of their parent
+	// that names them ("webhook: set secret_file or secret_env") is the
+	// misspelling too.
+	meant []string
+	// onlyTop, when not nil, is the top-level keys whose sections could be
+	// read (after a syntax error elsewhere); validation is kept to them.
+	onlyTop map[string]bool
+}
+
+// decode reads one YAML document into a Config. Unknown fields and badly
+// typed values are problems, found by a walk of the node tree that names
+// each by its YAML path (yaml.v3's own errors name Go types); the rest of
+// the document is still decoded, so validation can report the problems of
+// the valid parts in the same run. A syntax error stops the YAML parser,
+// but not the checks of the top-level sections it is not in (sections.go).
+// The error is for a document that cannot be read at all.
+func decode(data []byte) (*decoded, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &FieldError{Problem: "config is empty"}
 		}
-		return nil, &FieldError{Problem: "not valid YAML: " + yamlMessage(err)}
+		return decodeSections(data, err), nil
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		return nil, &FieldError{Problem: "config must be a single YAML document"}
 	}
 
-	w := walker{expanding: map[*yaml.Node]bool{}, seen: map[walked]bool{}}
+	w := newWalker()
 	w.checkNode(&root, reflect.TypeFor[Config](), "")
+	d := &decoded{cfg: &Config{}, problems: w.found, shadowed: w.shadowed, meant: w.meant}
 	if len(w.found) > 0 {
-		return nil, errors.Join(w.found...)
+		// What decodes, decodes; the walk has reported the rest.
+		_ = root.Decode(d.cfg)
+		return d, nil
 	}
-
-	// The walk above mirrors yaml.v3's rules; KnownFields is the backstop in
+	// The walk mirrors yaml.v3's rules; KnownFields is the backstop in
 	// case the two ever disagree.
 	strict := yaml.NewDecoder(bytes.NewReader(data))
 	strict.KnownFields(true)
-	var cfg Config
-	if err := strict.Decode(&cfg); err != nil {
+	if err := strict.Decode(d.cfg); err != nil {
 		return nil, &FieldError{Problem: yamlMessage(err)}
 	}
-	return &cfg, nil
+	return d, nil
+}
+
+// keep drops the validation problems the decoding problems already stand
+// for (a max_runners of "ten" is not also "must be ≥ 1"), and, after a
+// syntax error, those of sections that could not be read.
+func (d *decoded) keep(found problems) problems {
+	var kept problems
+	for _, err := range found {
+		field := ""
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			field = fe.Field
+		}
+		if d.isShadowed(field) || (fe != nil && d.namesAMeantField(fe)) {
+			continue
+		}
+		if d.onlyTop != nil && !d.onlyTop[topKey(field)] {
+			continue
+		}
+		kept = append(kept, err)
+	}
+	return kept
+}
+
+func (d *decoded) isShadowed(field string) bool {
+	for _, s := range d.shadowed {
+		if s == "" || field == s || strings.HasPrefix(field, s+".") || strings.HasPrefix(field, s+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *decoded) namesAMeantField(fe *FieldError) bool {
+	for _, m := range d.meant {
+		parent, name := "", m
+		if i := strings.LastIndex(m, "."); i >= 0 {
+			parent, name = m[:i], m[i+1:]
+		}
+		if fe.Field == parent && strings.Contains(fe.Problem, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// topKey is the top-level key of a field path: "pools" for "pools[1].name".
+func topKey(field string) string {
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		return field[:i]
+	}
+	return field
 }
 
 // walker checks a document's nodes against Config. Aliases make the node
@@ -53,8 +127,20 @@ func decodeStrict(data []byte) (*Config, error) {
 // once and a small file cannot make the walk exponential.
 type walker struct {
 	found     problems
+	shadowed  []string
+	meant     []string
 	expanding map[*yaml.Node]bool
 	seen      map[walked]bool
+}
+
+func newWalker() *walker {
+	return &walker{expanding: map[*yaml.Node]bool{}, seen: map[walked]bool{}}
+}
+
+// problem records a problem with the value at path.
+func (w *walker) problem(path, format string, args ...any) {
+	w.found.add(path, format, args...)
+	w.shadowed = append(w.shadowed, path)
 }
 
 type walked struct {
@@ -70,7 +156,7 @@ func (w *walker) checkNode(n *yaml.Node, t reflect.Type, path string) {
 		n = n.Alias
 	}
 	if w.expanding[n] {
-		w.found.add(path, "line %d: alias *%s is inside the value it names", alias.Line, alias.Value)
+		w.problem(path, "line %d: alias *%s is inside the value it names", alias.Line, alias.Value)
 		return
 	}
 	w.expanding[n] = true
@@ -96,22 +182,26 @@ func (w *walker) checkNode(n *yaml.Node, t reflect.Type, path string) {
 		w.checkMapping(n, t, path)
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		if n.Kind != yaml.SequenceNode {
-			w.found.add(path, "line %d: must be a list", n.Line)
+			w.problem(path, "line %d: must be a list", n.Line)
 			return
 		}
 		for i, item := range n.Content {
 			w.checkNode(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
 		}
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for i, item := range n.Content {
+			w.checkNode(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
 	default:
-		if err := n.Decode(reflect.New(t).Interface()); err != nil {
-			w.found.add(path, "%s", yamlMessage(err))
+		if problem := valueProblem(n, t); problem != "" {
+			w.problem(path, "%s", problem)
 		}
 	}
 }
 
 func (w *walker) checkMapping(n *yaml.Node, t reflect.Type, path string) {
 	if n.Kind != yaml.MappingNode {
-		w.found.add(path, "line %d: must be a mapping of fields", n.Line)
+		w.problem(path, "line %d: must be a mapping of fields", n.Line)
 		return
 	}
 	fields := yamlFields(t)
@@ -128,17 +218,34 @@ func (w *walker) checkMapping(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		if first, dup := set[key.Value]; dup {
-			w.found.add(field, "line %d: set twice (first at line %d)", key.Line, first)
+			w.problem(field, "line %d: set twice (first at line %d)", key.Line, first)
 			continue
 		}
 		set[key.Value] = key.Line
 		ft, ok := fields[key.Value]
 		if !ok {
-			w.found.add(field, "line %d: unknown field", key.Line)
+			w.unknownField(field, key, fields, path)
 			continue
 		}
 		w.checkNode(value, ft, field)
 	}
+}
+
+// unknownField reports a key t does not have, with the field it most
+// likely meant; that field's own problems (say, "required") are then not
+// reported too: the fix is the spelling.
+func (w *walker) unknownField(field string, key *yaml.Node, fields map[string]reflect.Type, path string) {
+	known := make(map[string]bool, len(fields))
+	for name := range fields {
+		known[name] = true
+	}
+	if meant := suggestField(key.Value, known); meant != "" {
+		w.found.add(field, "line %d: unknown field; did you mean %q?", key.Line, meant)
+		w.shadowed = append(w.shadowed, joinPath(path, meant))
+		w.meant = append(w.meant, joinPath(path, meant))
+		return
+	}
+	w.found.add(field, "line %d: unknown field", key.Line)
 }
 
 // checkMerge follows a YAML merge key ("<<: *anchor" or a list of anchors).

@@ -39,12 +39,15 @@ type Options struct {
 	Token string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Backup, when set, serves GET /api/v1/backup; nil answers 501.
+	Backup BackupFunc
 }
 
 // api serves the routes once a request is authorised.
 type api struct {
-	engine Engine
-	log    *slog.Logger
+	engine   Engine
+	log      *slog.Logger
+	backupTo BackupFunc
 }
 
 // New returns the handler for everything under Prefix. Mount it with
@@ -57,7 +60,7 @@ func New(opts Options) http.Handler {
 	if opts.Token == "" {
 		return disabled{}
 	}
-	a := &api{engine: opts.Engine, log: log}
+	a := &api{engine: opts.Engine, log: log, backupTo: opts.Backup}
 	return &guard{token: digest(opts.Token), log: log, next: a.routes()}
 }
 
@@ -68,12 +71,14 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("DELETE "+Prefix+"instances/{name}", a.deleteInstance)
 	mux.HandleFunc("POST "+Prefix+"reconcile", a.reconcile)
 	mux.HandleFunc("GET "+Prefix+"jobs", a.listJobs)
+	mux.HandleFunc("GET "+Prefix+"backup", a.backup)
 	// Method-less patterns catch the wrong methods on known paths, so those
 	// get a JSON 405 rather than the mux's plain-text one.
 	mux.Handle(Prefix+"instances", methodNotAllowed("GET"))
 	mux.Handle(Prefix+"instances/{name}", methodNotAllowed("GET, DELETE"))
 	mux.Handle(Prefix+"reconcile", methodNotAllowed("POST"))
 	mux.Handle(Prefix+"jobs", methodNotAllowed("GET"))
+	mux.Handle(Prefix+"backup", methodNotAllowed("GET"))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such operator API route: "+r.Method+" "+r.URL.Path)
 	})

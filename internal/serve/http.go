@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -43,7 +44,7 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 	if cfg.Server.MetricsAddress == "" {
 		mux.Handle("GET /metrics", metricsHandler(rec, cfg.Server.MetricsToken, log))
 	}
-	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: cfg.Server.APIToken, Logger: log}))
+	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: cfg.Server.APIToken, Logger: log, Backup: backupOf(st)}))
 	mux.Handle("/{$}", statuspage.New(statuspage.Options{Source: eng, Recorder: page, Token: cfg.Server.APIToken, Logger: log}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
@@ -52,6 +53,17 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 		})
 	})
 	return mux, nil
+}
+
+// backupOf is the store's online backup, when its kind has one (bolt:
+// `runfleet backup`); nil otherwise.
+func backupOf(st store.Store) httpapi.BackupFunc {
+	if b, ok := st.(interface {
+		WriteBackup(w io.Writer) (int64, error)
+	}); ok {
+		return b.WriteBackup
+	}
+	return nil
 }
 
 // healthz answers 200 {"status":"ok"} when both the store and the queue can

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/runfleet/runfleet/internal/github/budget"
+	"github.com/runfleet/runfleet/internal/metadata"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// Where a key is used: embedded mode (`runfleet serve`), the AWS stack's
+// Lambda functions, or both.
+const (
+	both  = "both"
+	serve = "serve"
+)
+
+// keyDoc is what docs/config.md says about a key beyond what the types
+// say (its path, type and any default applyDefaults fills in).
+type keyDoc struct {
+	modes string
+	// unit of a number, when it has one.
+	unit string
+	// fallback is the default of a key whose zero value is defaulted
+	// elsewhere than applyDefaults (the GitHub client, the breaker, the
+	// metadata endpoint); the test refuses one for a key applyDefaults
+	// already fills.
+	fallback string
+	doc      string
+}
+
+// keyDocs documents every key of Config. TestConfigReferenceIsComplete
+// fails when a key of the types has no entry here or an entry names no
+// key, so a new setting cannot ship undocumented.
+var keyDocs = map[string]keyDoc{
+	"controller_id": {modes: both, doc: "Names this installation: it goes into the name and tags of every runner and machine runfleet makes, so two installations never touch each other's. 1–64 lower-case letters, digits or `-`. **Required.** On AWS the stack's `ControllerId` parameter must repeat it."},
+
+	"github.simulated":                   {modes: both, doc: "`true` replaces GitHub with an in-process simulation (demos and tests; logged loudly at start). Exactly one of `simulated`, `app` and `token_file`/`token_env` is set."},
+	"github.base_url":                    {modes: both, doc: "GitHub Enterprise Server's API root, e.g. `https://ghes.example.com/api/v3`. Empty: api.github.com."},
+	"github.app":                         {modes: both, doc: "Authenticate as a GitHub App ([github-app.md](github-app.md)): the recommended way."},
+	"github.app.id":                      {modes: both, doc: "The App's numeric id (its settings page). **Required** with `app`."},
+	"github.app.installation_id":         {modes: both, doc: "A fixed installation id. `0`: the installation that sent each webhook, and for other calls the one GitHub says covers the pool's owner."},
+	"github.app.private_key_file":        {modes: serve, doc: "File holding the App's private key (PEM). One of `private_key_file` and `private_key_env` is required with `app`."},
+	"github.app.private_key_env":         {modes: both, doc: "Environment variable holding the App's private key (PEM). On AWS: `RUNFLEET_GITHUB_PRIVATE_KEY`, answered from `GitHubSecretArn`."},
+	"github.token_file":                  {modes: serve, doc: "File holding a personal access token, instead of an App."},
+	"github.token_env":                   {modes: both, doc: "Environment variable holding a personal access token, instead of an App. On AWS: `RUNFLEET_GITHUB_TOKEN`, answered from `GitHubSecretArn`."},
+	"github.budget.points_per_minute":    {modes: both, unit: "points a minute", fallback: fmt.Sprint(budget.DefaultPointsPerMinute), doc: "GitHub's secondary limit paced per credential: a GET costs 1 point, a write 5. At most 900, GitHub's limit ([github-budget.md](github-budget.md))."},
+	"github.budget.max_in_flight":        {modes: both, unit: "requests", fallback: fmt.Sprint(budget.DefaultMaxInFlight), doc: "GitHub requests in flight at once per credential and process. At most 100, GitHub's limit."},
+	"webhook.secret_file":                {modes: serve, doc: "File holding the webhook secret GitHub signs deliveries with. One of `secret_file` and `secret_env` is **required**."},
+	"webhook.secret_env":                 {modes: both, doc: "Environment variable holding the webhook secret. On AWS: `RUNFLEET_WEBHOOK_SECRET`, answered from `WebhookSecretArn`."},
+	"webhook.max_body_bytes":             {modes: both, unit: "bytes", doc: "Larger deliveries are refused with 413. `workflow_job` payloads are a few KB; at most 26214400 (25 MiB, the most GitHub sends)."},
+	"server.listen":                      {modes: serve, doc: "HOST:PORT the webhook, operator API, status page, `/healthz` and (unless `metrics_address`) `/metrics` are served on. `serve --listen` and `RUNFLEET_LISTEN` override it."},
+	"server.public_url":                  {modes: serve, doc: "How runner machines reach this server (`<public_url>/metadata/…`). Setting it turns runner bootstrap on ([runner-bootstrap.md](runner-bootstrap.md)). On AWS the stack's `MetadataUrl` plays this part."},
+	"server.api_token_file":              {modes: serve, doc: "File holding the operator API's bearer token. With neither `api_token_file` nor `api_token_env`, the operator API is off (404) and the status page answers loopback clients only."},
+	"server.api_token_env":               {modes: serve, doc: "Environment variable holding the operator API's bearer token."},
+	"server.instance_token_key_file":     {modes: serve, doc: "File holding the key (at least 32 bytes) that signs runner machines' instance tokens. Empty: `serve` generates one in `store.dir` and keeps it."},
+	"server.instance_token_key_env":      {modes: serve, doc: "Environment variable holding the instance token key."},
+	"server.metrics_address":             {modes: serve, doc: "HOST:PORT of a listener of its own for `GET /metrics`. Empty: `/metrics` is on `listen`."},
+	"server.metrics_token_file":          {modes: serve, doc: "File holding a bearer token `GET /metrics` requires. Empty: `/metrics` is open to whoever reaches it."},
+	"server.metrics_token_env":           {modes: serve, doc: "Environment variable holding the `/metrics` bearer token."},
+	"store.kind":                         {modes: serve, doc: "Where `serve` keeps state (records and work queue): `bolt`, one file `<dir>/state.db` one process owns. On AWS state is the stack's DynamoDB table and SQS queue."},
+	"store.dir":                          {modes: serve, doc: "Directory of the bolt store (`state.db`) and the generated instance token key. Back it up with `runfleet backup` ([embedded-mode.md](embedded-mode.md#backup-and-restore))."},
+	"engine.workers":                     {modes: serve, doc: "Work queue consumers (creates and deletes in parallel). On AWS: the stack's `WorkerMaxConcurrency`."},
+	"engine.reconcile_interval":          {modes: serve, doc: "Time between reconcile passes (a pass also runs at start). On AWS: the stack's `ReconcileSchedule`."},
+	"engine.delete_backoff_min":          {modes: both, doc: "First delay before a failed delete is tried again; it doubles each time."},
+	"engine.delete_backoff_max":          {modes: both, doc: "Longest delay between tries of a failed delete. At least `delete_backoff_min`."},
+	"engine.max_receives":                {modes: serve, doc: "Tries of one work message before it is dead-lettered (`runfleet_dead_letters`). On AWS: the stack's `MaxReceiveCount`."},
+	"engine.visibility_timeout":          {modes: serve, doc: "How long a taken work message stays hidden before another worker may take it (a worker that died). On AWS: fixed by the template (1800 s)."},
+	"metadata.runner_version":            {modes: both, fallback: metadata.DefaultRunnerVersion, doc: "The actions/runner release the install script downloads when a machine's image has none, e.g. `2.328.0`."},
+	"metadata.ca_cert_bundle":            {modes: both, doc: "PEM certificates runner machines should trust besides their own (served at `system/cert-bundle`); not a secret."},
+	"pools":                              {modes: both, doc: "The runner pools. At least one is **required**; a job goes to the first pool whose labels cover its labels."},
+	"pools[].name":                       {modes: both, doc: "The pool's name, unique, in runner and machine names: 1–64 lower-case letters, digits or `-`. **Required.**"},
+	"pools[].owner":                      {modes: both, doc: "Whose runners: `org`, `org/repo` or `enterprise:slug`. **Required.**"},
+	"pools[].labels":                     {modes: both, doc: "The runners' labels; a job matches when each of its labels is among them (case-insensitive, `self-hosted` implied). **Required**, at most 100, no `runfleet/` shape labels."},
+	"pools[].min_idle":                   {modes: both, unit: "runners", doc: "Warm runners the reconciler keeps ready. At most `max_runners`."},
+	"pools[].max_runners":                {modes: both, unit: "runners", doc: "Most live instances at once; jobs beyond it wait for capacity. **Required**, at least 1."},
+	"pools[].runner_group":               {modes: both, doc: "Runner group, by name, the runners join (organization and enterprise pools). Empty: the default group."},
+	"pools[].bootstrap_timeout":          {modes: both, doc: "Bounds a create call and how long a runner may take to come online before it is replaced (GARM's default)."},
+	"pools[].provider_timeout":           {modes: both, doc: "Bounds every provider call but create (delete, list)."},
+	"pools[].provider.type":              {modes: both, doc: "The provider: `simulated`, `external` (a GARM provider binary, [providers-external.md](providers-external.md)) or `ec2` ([providers-ec2.md](providers-ec2.md)). **Required.**"},
+	"pools[].provider.settings":          {modes: both, doc: "The provider type's own settings, documented with each provider."},
+	"pools[].shapes":                     {modes: both, doc: "Lets the pool's jobs ask for a machine shape with `runfleet/…` labels ([providers-ec2.md](providers-ec2.md#shapes-and-policy)); `ec2` and `simulated` only. Absent: no shapes."},
+	"pools[].shapes.families":            {modes: both, doc: "Instance families the pool may launch, cheapest first. **Required** with `shapes`."},
+	"pools[].shapes.max_cpu":             {modes: both, unit: "vCPUs", doc: "Largest CPU count a job may ask for. **Required** with `shapes`."},
+	"pools[].shapes.max_memory":          {modes: both, unit: "GiB", doc: "Largest memory a job may ask for. **Required** with `shapes`."},
+	"pools[].shapes.max_disk":            {modes: both, unit: "GiB", doc: "Largest root volume a job may ask for. `0`: no disk requests."},
+	"pools[].shapes.spot":                {modes: both, doc: "Whether a job may ask for spot (`runfleet/spot=true`)."},
+	"pools[].shapes.images":              {modes: both, doc: "Images a job may name (`runfleet/image=<alias>`): alias → AMI id or `resolve:ssm:<parameter>`."},
+	"pools[].spot_breaker.interruptions": {modes: both, unit: "interruptions", fallback: fmt.Sprint(runner.DefaultSpotBreakerInterruptions), doc: "Spot interruptions within `window` that turn the pool's spot off ([providers-ec2.md](providers-ec2.md#spot-interruption))."},
+	"pools[].spot_breaker.window":        {modes: both, fallback: durationWords(runner.DefaultSpotBreakerWindow), doc: "The window the interruptions are counted in."},
+	"pools[].spot_breaker.cooldown":      {modes: both, fallback: durationWords(runner.DefaultSpotBreakerCooldown), doc: "How long the pool stays on on-demand once the breaker opens."},
+}
