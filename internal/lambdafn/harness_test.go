@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,8 +180,15 @@ func newStack(t testing.TB, opts stackOptions) *stack {
 	return s
 }
 
+// parseTestConfig parses a test config for what the harness reads of it
+// (its pools), every secret answered with a stand-in of the right form.
 func parseTestConfig(yaml string) (*config.Config, error) {
-	return config.Parse([]byte(yaml), func(string) (string, bool) { return testSecret, true }, nil)
+	return config.Parse([]byte(yaml), func(name string) (string, bool) {
+		if strings.Contains(name, "PRIVATE_KEY") || strings.Contains(name, "APP_KEY") {
+			return "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n", true
+		}
+		return testSecret, true
+	}, nil)
 }
 
 func disableChecksum(o *dynamodb.Options) {
