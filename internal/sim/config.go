@@ -36,6 +36,10 @@ type Config struct {
 	// from ever being refused.
 	GitHubLimit           int
 	BudgetPointsPerMinute int
+	// Apps is how many GitHub Apps runfleet calls through (github.app and
+	// extra_apps), each its own installation, budget and limit; 1 by
+	// default. The first is the one whose webhooks it receives.
+	Apps int
 	Webhooks              WebhookFaults
 	Provider              ProviderFaults
 	Crashes               CrashFaults

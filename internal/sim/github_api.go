@@ -24,6 +24,10 @@ type githubAPI struct {
 	// budget paces the installation's calls (github_limit.go); the
 	// process's own, as each `runfleet serve` process has its own.
 	budget *budget.Budget
+	// installation is the App installation the calls authenticate as:
+	// 1 for the App whose webhooks runfleet receives, 2, 3, … for extra
+	// Apps (github_limit.go).
+	installation int64
 }
 
 var _ github.GitHub = (*githubAPI)(nil)
@@ -65,6 +69,9 @@ func (a *githubAPI) call(ctx context.Context, op string, job int64) (ghFault, er
 		return ghOK, errNotSent
 	}
 	w.stats.inc("github.calls." + op)
+	if w.cfg.Apps > 1 {
+		w.stats.inc("github.calls_by_installation." + strconv.FormatInt(a.installation, 10))
+	}
 	a.g.charge(job, op)
 	refused := a.limited(ctx, op)
 	fault := ghOK

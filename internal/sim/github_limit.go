@@ -3,10 +3,12 @@ package sim
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/budget"
+	"github.com/runfleet/runfleet/internal/github/spread"
 )
 
 // GitHub's secondary limit as the simulation plays it, and runfleet's
@@ -71,11 +73,11 @@ func opCost(op string) int {
 // spend the App's budget, not the installation's.
 func appCall(op string) bool { return op == "list_deliveries" || op == "get_delivery" }
 
-// newBudget is a process's budget for the installation, on the
+// newBudget is a process's budget for an installation, on the
 // simulation's clock: its waits are the calling task's virtual sleeps.
-func newBudget(w *world, p *process) *budget.Budget {
+func newBudget(w *world, p *process, installation int64) *budget.Budget {
 	b, err := budget.New(budget.Options{
-		Name:   "installation:1",
+		Name:   "installation:" + strconv.FormatInt(installation, 10),
 		Limits: budget.Limits{PointsPerMinute: w.cfg.BudgetPointsPerMinute, MaxInFlight: 100},
 		Now:    w.clock.Now,
 		Sleep:  p.sleep,
@@ -91,13 +93,59 @@ func newBudget(w *world, p *process) *budget.Budget {
 // with other tools): 60, 150 or 300 points a minute, runfleet's budget set
 // to 90 % of it, as an operator would. Drawn from a stream of its own, so
 // the other draws of the seed are not moved by it.
+//
+// And one seed in three calls GitHub through 2 or 3 Apps (extra_apps), so
+// calls move between installations, each with its own budget and limit,
+// and an App GitHub refused hands its call to another.
 func tightLimits(cfg *Config) {
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5ec0da11))
-	if r.IntN(4) != 0 {
-		return
+	if r.IntN(4) == 0 {
+		cfg.GitHubLimit = []int{60, 150, 300}[r.IntN(3)]
+		cfg.BudgetPointsPerMinute = cfg.GitHubLimit * 9 / 10
 	}
-	cfg.GitHubLimit = []int{60, 150, 300}[r.IntN(3)]
-	cfg.BudgetPointsPerMinute = cfg.GitHubLimit * 9 / 10
+	if r.IntN(3) == 0 {
+		cfg.Apps = 2 + r.IntN(2)
+	}
+}
+
+// limitOf is GitHub's secondary limit on one installation.
+func (g *githubWorld) limitOf(installation int64) *secondaryLimit {
+	l := g.limits[installation]
+	if l == nil {
+		l = &secondaryLimit{perMinute: g.w.cfg.GitHubLimit}
+		g.limits[installation] = l
+	}
+	return l
+}
+
+// gitHubPort is the port a process calls GitHub through: one App's
+// client, or the spread over several (internal/github/spread), as the
+// wiring makes it from github.app and github.extra_apps.
+func (w *world) gitHubPort(p *process) github.GitHub {
+	apps := make([]spread.App, 0, max(w.cfg.Apps, 1))
+	for i := range max(w.cfg.Apps, 1) {
+		installation := int64(i + 1)
+		apps = append(apps, &githubAPI{g: w.gh, p: p, installation: installation, budget: newBudget(w, p, installation)})
+	}
+	if len(apps) == 1 {
+		return apps[0]
+	}
+	g, err := spread.New(apps, nil)
+	if err != nil {
+		panic("sim: " + err.Error())
+	}
+	return g
+}
+
+// ReadyAt says when the App's budget lets a call of method go (spread
+// orders the Apps by it).
+func (a *githubAPI) ReadyAt(ctx context.Context, _ github.Owner, method string) (time.Time, error) {
+	return a.budget.ReadyAt(ctx, budget.Cost(method))
+}
+
+// HasBudget reports whether the budget a turn names is this App's.
+func (a *githubAPI) HasBudget(name string) bool {
+	return name == "installation:"+strconv.FormatInt(a.installation, 10)
 }
 
 // paced waits for the call's budget, or returns why runfleet holds it:
@@ -118,12 +166,12 @@ func (a *githubAPI) paced(ctx context.Context, op string) (release func(), err e
 // to runfleet's budget as the adapter's pacer tells it.
 func (a *githubAPI) limited(ctx context.Context, op string) error {
 	w := a.g.w
-	if appCall(op) || !a.g.limit.admit(w.now(), opCost(op)) {
+	if appCall(op) || !a.g.limitOf(a.installation).admit(w.now(), opCost(op)) {
 		return nil
 	}
 	w.stats.inc("github.secondary_refusals")
 	w.violate("no secondary-limit refusal unless injected as a fault",
-		"GitHub refused %s: runfleet's budget (%d points a minute) let it past GitHub's limit (%d)", op, w.cfg.BudgetPointsPerMinute, w.cfg.GitHubLimit)
+		"GitHub refused %s (installation %d): runfleet's budget (%d points a minute) let it past GitHub's limit (%d)", op, a.installation, w.cfg.BudgetPointsPerMinute, w.cfg.GitHubLimit)
 	r := budget.Refusal{RetryAfter: penaltyFor, Secondary: true, Message: "You have exceeded a secondary rate limit"}
 	if a.budget != nil {
 		a.budget.Refuse(ctx, r)

@@ -37,9 +37,9 @@ type githubWorld struct {
 	// lastJobID is the highest job id handed out: a re-run's new job gets
 	// the next.
 	lastJobID int64
-	// limit is GitHub's secondary limit on the installation
+	// limits are GitHub's secondary limits, one per installation
 	// (github_limit.go).
-	limit secondaryLimit
+	limits map[int64]*secondaryLimit
 }
 
 // GitHub's job statuses as the REST API and webhooks name them.
@@ -122,7 +122,7 @@ func (r *ghRunner) running() bool {
 
 func newGitHubWorld(w *world) *githubWorld {
 	return &githubWorld{w: w, jobByID: map[int64]*ghJob{}, byID: map[int64]*ghRunner{}, nextID: 100,
-		limit: secondaryLimit{perMinute: w.cfg.GitHubLimit}}
+		limits: map[int64]*secondaryLimit{}}
 }
 
 // register adds a runner registration (offline until a machine starts it).

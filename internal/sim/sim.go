@@ -169,7 +169,7 @@ func (w *world) start() {
 		ControllerID:    controllerID,
 		Store:           storeIface,
 		Queue:           p.queue,
-		GitHub:          &githubAPI{g: w.gh, p: p, budget: newBudget(w, p)},
+		GitHub:          w.gitHubPort(p),
 		Providers:       map[string]providers.Provider{},
 		Pools:           w.pools,
 		Now:             w.clock.Now,
