@@ -39,11 +39,11 @@ type Config struct {
 	// Apps is how many GitHub Apps runfleet calls through (github.app and
 	// extra_apps), each its own installation, budget and limit; 1 by
 	// default. The first is the one whose webhooks it receives.
-	Apps int
-	Webhooks              WebhookFaults
-	Provider              ProviderFaults
-	Crashes               CrashFaults
-	World                 WorldRates
+	Apps     int
+	Webhooks WebhookFaults
+	Provider ProviderFaults
+	Crashes  CrashFaults
+	World    WorldRates
 
 	// MinIdle is the linux pool's min_idle (warm runners).
 	MinIdle int
