@@ -145,7 +145,14 @@
 //   - no create asks for spot (CreateRequest.OnDemandOnly false) once its
 //     pool's spot breaker record is open (checked as the create reaches
 //     the provider; a create decided at the very instant of the trip is
-//     not held to it).
+//     not held to it);
+//   - no secondary-limit refusal unless injected as a fault: GitHub's
+//     limit (per installation, sliding 60 s, penalties calls extend) never
+//     refuses a call runfleet's budget let through (github_limit.go);
+//   - waiting for GitHub's budget never uses up an attempt: a create whose
+//     JIT registration the budget held back (or GitHub's limit refused)
+//     goes back to pending_create with its attempt given back — not an
+//     error, not a replacement.
 //
 // At quiescence — faults off (crashes, fault rates, lies), approvals
 // through, the world drained (no job running, none a pool could serve

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/budget"
 	"github.com/runfleet/runfleet/internal/github/spread"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 // GitHub's secondary limit as the simulation plays it, and runfleet's
@@ -128,13 +131,38 @@ func (w *world) gitHubPort(p *process) github.GitHub {
 		apps = append(apps, &githubAPI{g: w.gh, p: p, installation: installation, budget: newBudget(w, p, installation)})
 	}
 	if len(apps) == 1 {
-		return apps[0]
+		return &heldRecorder{port: apps[0].(*githubAPI), g: w.gh}
 	}
 	g, err := spread.New(apps, nil)
 	if err != nil {
 		panic("sim: " + err.Error())
 	}
-	return g
+	return &heldRecorder{port: g, g: w.gh}
+}
+
+// port is what gitHubPort wraps: the GitHub port and the App's delivery
+// log, as the wiring's client is.
+type port interface {
+	github.GitHub
+	github.DeliveryLog
+}
+
+// heldRecorder is the port the engine calls: it notes each JIT
+// registration the engine was told to wait for (a *RateLimitError from
+// the port as a whole — one App's refusal that another App made good is
+// not one), for checkBudgetWait.
+type heldRecorder struct {
+	port
+	g *githubWorld
+}
+
+func (h *heldRecorder) GenerateJITConfig(ctx context.Context, req github.JITRequest) (*github.JITConfig, error) {
+	cfg, err := h.port.GenerateJITConfig(ctx, req)
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) {
+		h.g.heldCreate(req.Name, h.g.w.sched.who())
+	}
+	return cfg, err
 }
 
 // ReadyAt says when the App's budget lets a call of method go (spread
@@ -177,4 +205,42 @@ func (a *githubAPI) limited(ctx context.Context, op string) error {
 		a.budget.Refuse(ctx, r)
 	}
 	return &github.RateLimitError{RetryAt: w.now().Add(penaltyFor), Secondary: true, Message: r.Message}
+}
+
+// heldCreate notes that the JIT registration of instance name, made by the
+// task who, was held back by runfleet's budget or refused by GitHub's
+// limit: nothing was made.
+func (g *githubWorld) heldCreate(name, who string) {
+	if g.heldJIT == nil {
+		g.heldJIT = map[string]string{}
+	}
+	g.heldJIT[name] = who
+}
+
+// checkBudgetWait holds the engine to "waiting for GitHub's budget never
+// uses up an attempt": the write that ends a create whose JIT call was
+// held back (the same task's next write from creating) puts the instance
+// back to pending_create with the attempt it claimed given back — not an
+// error, not a replacement.
+func (g *githubWorld) checkBudgetWait(ctx context.Context, st store.Store, from runner.Status, next *runner.Instance) {
+	who, held := g.heldJIT[next.Name]
+	switch {
+	case !held:
+		return
+	case from == runner.StatusPendingCreate && next.Status == runner.StatusCreating:
+		delete(g.heldJIT, next.Name) // a new claim: the wait ended unwritten
+		return
+	case from != runner.StatusCreating || who != g.w.sched.who():
+		return
+	}
+	delete(g.heldJIT, next.Name)
+	cur, err := st.GetInstance(ctx, next.Name)
+	if err != nil {
+		return
+	}
+	if next.Status != runner.StatusPendingCreate || next.CreateAttempt != cur.CreateAttempt-1 {
+		g.w.violateAbout([]string{next.Name}, "waiting for GitHub's budget never uses up an attempt",
+			"instance %s: its JIT registration was held back for GitHub's budget, and the create ended %s with attempt %d (claimed %d)",
+			next.Name, next.Status, next.CreateAttempt, cur.CreateAttempt)
+	}
 }

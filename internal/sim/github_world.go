@@ -40,6 +40,10 @@ type githubWorld struct {
 	// limits are GitHub's secondary limits, one per installation
 	// (github_limit.go).
 	limits map[int64]*secondaryLimit
+	// heldJIT names the instances whose JIT registration runfleet's budget
+	// or GitHub's limit held back, by the task that made the call
+	// (checkBudgetWait).
+	heldJIT map[string]string
 }
 
 // GitHub's job statuses as the REST API and webhooks name them.

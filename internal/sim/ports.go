@@ -97,6 +97,7 @@ func describeAdmission(op string, a store.Admission) string {
 }
 
 func (s *storePort) UpdateInstance(ctx context.Context, from runner.Status, next *runner.Instance) error {
+	s.p.w.gh.checkBudgetWait(ctx, s.Store, from, next)
 	return s.write(ctx, "update_instance "+next.Name+" "+string(from)+"->"+string(next.Status), true, func() error { return s.Store.UpdateInstance(ctx, from, next) })
 }
 
