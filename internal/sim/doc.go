@@ -152,7 +152,11 @@
 //   - waiting for GitHub's budget never uses up an attempt: a create whose
 //     JIT registration the budget held back (or GitHub's limit refused)
 //     goes back to pending_create with its attempt given back — not an
-//     error, not a replacement.
+//     error, not a replacement;
+//   - oldest first under GitHub's limit, within a minute: no create
+//     registers its runner while another, which began waiting for the
+//     budget a minute or more before it did (in the same process, with
+//     one App), still waits.
 //
 // At quiescence — faults off (crashes, fault rates, lies), approvals
 // through, the world drained (no job running, none a pool could serve

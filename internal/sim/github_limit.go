@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -159,10 +161,70 @@ type heldRecorder struct {
 func (h *heldRecorder) GenerateJITConfig(ctx context.Context, req github.JITRequest) (*github.JITConfig, error) {
 	cfg, err := h.port.GenerateJITConfig(ctx, req)
 	var rl *github.RateLimitError
-	if errors.As(err, &rl) {
+	switch {
+	case errors.As(err, &rl):
 		h.g.heldCreate(req.Name, h.g.w.sched.who())
+		h.g.waitsForBudget(req.Name)
+	case err == nil:
+		h.g.checkOldestFirst(req.Name)
+	default:
+		h.g.stopsWaiting(req.Name)
 	}
 	return cfg, err
+}
+
+// oldestFirstBound is how far out of order creates held back for GitHub's
+// budget may go: a create whose wait began this much later than another's
+// must not register its runner while that one still waits. Within it,
+// creates due together are taken by whichever worker is free.
+const oldestFirstBound = time.Minute
+
+// budgetWait is a create waiting for GitHub's budget: since when, and in
+// which process (a turn does not outlive its process).
+type budgetWait struct {
+	since time.Time
+	gen   int
+}
+
+// waitsForBudget notes that instance name's create waits for the budget,
+// from its first hold on.
+func (g *githubWorld) waitsForBudget(name string) {
+	if g.waiting == nil {
+		g.waiting = map[string]budgetWait{}
+	}
+	if _, ok := g.waiting[name]; !ok {
+		g.waiting[name] = budgetWait{since: g.w.now(), gen: g.w.proc.gen}
+	}
+}
+
+// stopsWaiting forgets a create that no longer waits for the budget (it
+// failed otherwise, or its instance is on its way out).
+func (g *githubWorld) stopsWaiting(name string) { delete(g.waiting, name) }
+
+// checkOldestFirst holds the engine to "oldest first within a stated
+// bound" when instance name registers its runner: no create of this
+// process that began waiting for the budget oldestFirstBound or more
+// before name did is still waiting. Checked with one App only: with
+// several, each App's line is its own.
+func (g *githubWorld) checkOldestFirst(name string) {
+	w := g.w
+	mine, ok := g.waiting[name]
+	delete(g.waiting, name)
+	if w.cfg.Apps > 1 {
+		return
+	}
+	if !ok {
+		mine = budgetWait{since: w.now(), gen: w.proc.gen}
+	}
+	for _, other := range slices.Sorted(maps.Keys(g.waiting)) {
+		wait := g.waiting[other]
+		if wait.gen == w.proc.gen && mine.since.Sub(wait.since) >= oldestFirstBound {
+			w.violateAbout([]string{name, other}, "oldest first under GitHub's limit, within a minute",
+				"instance %s registered its runner (waiting for the budget since %s) while %s, waiting since %s, still waits",
+				name, mine.since.Sub(Epoch), other, wait.since.Sub(Epoch))
+			return
+		}
+	}
 }
 
 // ReadyAt says when the App's budget lets a call of method go (spread
@@ -223,6 +285,9 @@ func (g *githubWorld) heldCreate(name, who string) {
 // back to pending_create with the attempt it claimed given back — not an
 // error, not a replacement.
 func (g *githubWorld) checkBudgetWait(ctx context.Context, st store.Store, from runner.Status, next *runner.Instance) {
+	if !next.Status.Live() || next.Status.PendingDeletion() || next.Status == runner.StatusError || next.Status == runner.StatusDeleting {
+		g.stopsWaiting(next.Name)
+	}
 	who, held := g.heldJIT[next.Name]
 	switch {
 	case !held:

@@ -44,6 +44,8 @@ type githubWorld struct {
 	// or GitHub's limit held back, by the task that made the call
 	// (checkBudgetWait).
 	heldJIT map[string]string
+	// waiting are the creates waiting for the budget (checkOldestFirst).
+	waiting map[string]budgetWait
 }
 
 // GitHub's job statuses as the REST API and webhooks name them.
