@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/leader"
 	"github.com/runfleet/runfleet/internal/store"
 )
@@ -60,5 +61,30 @@ func (r *replica) runLeading(ctx context.Context, name string, ttl time.Duration
 	err := leader.Run(ctx, leader.Options{Leases: r.leases, Name: name, Holder: r.holder, TTL: ttl, Logger: log}, work)
 	if err != nil {
 		log.Error("cannot take turns on the lease; this replica does not run "+name, "lease", name, "error", err)
+	}
+}
+
+// warnProcessLocal tells the operator of a shared store what cannot be
+// shared: the simulated GitHub and the simulated provider keep their
+// runners and machines in this process, so another replica (whose
+// reconciler may be the one running) sees none of them and takes them
+// for gone. One serve on the database is fine; several need a real GitHub
+// and a real provider (or the external fake one, whose state is a file).
+func warnProcessLocal(cfg *config.Config, r *replica, log *slog.Logger) {
+	if r == nil {
+		return
+	}
+	var local []string
+	if cfg.GitHub.Simulated {
+		local = append(local, "github.simulated")
+	}
+	for _, p := range cfg.Pools {
+		if p.Provider.Type == "simulated" {
+			local = append(local, "pools["+p.Name+"].provider simulated")
+		}
+	}
+	if len(local) > 0 {
+		log.Warn("simulated in this process only: run a single serve on this database, or replicas will take each other's runners and machines for gone",
+			"process_local", local)
 	}
 }

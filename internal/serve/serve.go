@@ -89,6 +89,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	defer func() { err = errors.Join(err, st.close()) }()
 	rep := newReplica(st)
+	warnProcessLocal(cfg, rep, log)
 	// 2b. GitHub, each credential's budget shared through the store when
 	// replicas share it.
 	gh, err := buildGitHub(cfg, st, log)
