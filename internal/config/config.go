@@ -158,6 +158,10 @@ type Engine struct {
 	DeleteBackoffMax  time.Duration `yaml:"delete_backoff_max"` // default 5m
 	MaxReceives       int           `yaml:"max_receives"`       // dead-letter after; default 10
 	VisibilityTimeout time.Duration `yaml:"visibility_timeout"` // default 5m
+	// TakeoverGrace: how long past its bound unfinished work waits before
+	// the reconciler takes it over (serve only; the Lambda functions keep
+	// the engine's default).
+	TakeoverGrace time.Duration `yaml:"takeover_grace"` // default 1m
 }
 
 // Pool is a set of identical runners serving jobs whose labels it covers.

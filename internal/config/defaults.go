@@ -15,6 +15,9 @@ const (
 	DefaultDeleteBackoffMax  = 5 * time.Minute
 	DefaultMaxReceives       = 10
 	DefaultVisibilityTimeout = 5 * time.Minute
+	// DefaultTakeoverGrace is engine.DefaultTakeoverGrace (config does not
+	// import the engine).
+	DefaultTakeoverGrace = time.Minute
 	// DefaultBootstrapTimeout is GARM's: long enough for a cold VM image.
 	DefaultBootstrapTimeout = 20 * time.Minute
 	// DefaultProviderTimeout bounds a delete or a list.
@@ -36,6 +39,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Engine.DeleteBackoffMax, DefaultDeleteBackoffMax)
 	setDefault(&c.Engine.MaxReceives, DefaultMaxReceives)
 	setDefault(&c.Engine.VisibilityTimeout, DefaultVisibilityTimeout)
+	setDefault(&c.Engine.TakeoverGrace, DefaultTakeoverGrace)
 	for i := range c.Pools {
 		setDefault(&c.Pools[i].BootstrapTimeout, DefaultBootstrapTimeout)
 		setDefault(&c.Pools[i].ProviderTimeout, DefaultProviderTimeout)

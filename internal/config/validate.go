@@ -200,6 +200,7 @@ func (e *Engine) validate(p *problems) {
 		{"engine.delete_backoff_min", int64(e.DeleteBackoffMin)},
 		{"engine.delete_backoff_max", int64(e.DeleteBackoffMax)},
 		{"engine.visibility_timeout", int64(e.VisibilityTimeout)},
+		{"engine.takeover_grace", int64(e.TakeoverGrace)},
 	} {
 		if d.value < 0 {
 			p.add(d.field, "must be > 0")

@@ -52,6 +52,13 @@ type Options struct {
 	// bootstrap timeout. On Lambda it is the worker function's timeout: no
 	// worker outlives that.
 	CreatingTimeout time.Duration
+	// TakeoverGrace is how long past its bound unfinished work may sit
+	// before the reconciler takes it over: a pending create or delete
+	// whose message looks lost is re-sent, creating past CreatingTimeout
+	// and deleting past the provider timeout are recovered. It is also the
+	// margin for clocks that disagree: the bound is measured from a time
+	// another process may have written. Default DefaultTakeoverGrace.
+	TakeoverGrace time.Duration
 	// ConfirmWindow is how far apart two "not busy" readings of an active
 	// runner must be before it is reaped (default 30s).
 	ConfirmWindow time.Duration
@@ -123,6 +130,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if opts.ConfirmWindow <= 0 {
 		opts.ConfirmWindow = 30 * time.Second
+	}
+	if opts.TakeoverGrace <= 0 {
+		opts.TakeoverGrace = DefaultTakeoverGrace
 	}
 	if opts.Memory == nil {
 		opts.Memory = NewMemory()

@@ -53,10 +53,12 @@ type ReconcileReport struct {
 	Live []LiveCount `json:"live"`
 }
 
-// lostMessageGrace is how long past its due time a pending instance may sit
-// before the reconciler assumes its queue message was lost and re-sends it.
-// Re-sending is always safe: workers admit one claimant by compare-and-set.
-const lostMessageGrace = time.Minute
+// DefaultTakeoverGrace is Options.TakeoverGrace's default: how long past
+// its due time a pending instance may sit before the reconciler assumes
+// its queue message was lost and re-sends it (always safe: workers admit
+// one claimant by compare-and-set), and how long past its worker's bound a
+// creating or deleting instance waits before it is recovered.
+const DefaultTakeoverGrace = time.Minute
 
 // Reconcile walks the live instances (never the deleted history) and
 // restarts whatever a crash, a lost message or a hung call left behind:
@@ -109,7 +111,8 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 	if inst.NextAttemptAt.After(due) {
 		due = inst.NextAttemptAt
 	}
-	overdue := now.Sub(due) > lostMessageGrace
+	grace := e.opts.TakeoverGrace
+	overdue := now.Sub(due) > grace
 	switch inst.Status {
 	case runner.StatusPendingCreate:
 		if overdue {
@@ -124,13 +127,13 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 			return e.send(ctx, deleteMessage(inst, EventMeta{}, inst.Attempts), 0)
 		}
 	case runner.StatusCreating:
-		if now.Sub(inst.StatusChangedAt) > e.creatingTimeout(inst.Pool)+lostMessageGrace {
+		if now.Sub(inst.StatusChangedAt) > e.creatingTimeout(inst.Pool)+grace {
 			rep.StuckCreating++
 			log.Warn("instance stuck in creating past its worker's bound; recovering")
 			return e.recoverCreating(ctx, log, inst, "reconciler")
 		}
 	case runner.StatusDeleting:
-		if now.Sub(inst.StatusChangedAt) > e.providerTimeout(inst.Pool)+lostMessageGrace {
+		if now.Sub(inst.StatusChangedAt) > e.providerTimeout(inst.Pool)+grace {
 			rep.StuckDeleting++
 			log.Warn("instance stuck in deleting; recovering")
 			return e.recoverDeleting(ctx, log, inst)

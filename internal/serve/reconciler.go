@@ -40,8 +40,8 @@ func (r *reconciler) run(ctx context.Context) {
 	}
 }
 
-// pass logs only when it did something or failed: a quiet fleet makes
-// quiet logs.
+// pass logs at info level only when it did something or failed: a quiet
+// fleet makes quiet logs.
 func (r *reconciler) pass(ctx context.Context) {
 	rep, err := r.engine.Reconcile(ctx)
 	if ctx.Err() != nil {
@@ -59,6 +59,10 @@ func (r *reconciler) pass(ctx context.Context) {
 	}
 	if acted(rep) || purged > 0 {
 		r.log.Info("reconcile pass", "report", rep, "purged_records", purged)
+	} else {
+		// At debug level every pass is seen, which shows an operator (and
+		// the replicas test) which replica reconciles.
+		r.log.Debug("reconcile pass", "examined", rep.Examined)
 	}
 }
 

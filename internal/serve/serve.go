@@ -76,19 +76,26 @@ func Run(ctx context.Context, opts Options) (err error) {
 		}
 	}()
 
-	// 1. The config, checked in full before anything is opened. The GitHub
-	// client is built here: it opens nothing, and a config it refuses is
-	// reported with the providers' problems.
-	gh, err := checkConfig(cfg, log)
-	if err != nil {
+	// 1. The config, checked in full before anything is opened: a GitHub
+	// config the client refuses is reported with the providers' problems.
+	if err := checkConfig(cfg); err != nil {
 		return err
 	}
-	// 2. The store and the queue, of the kind store.kind names.
+	// 2. The store and the queue, of the kind store.kind names, and this
+	// process's name among the replicas when the store is shared.
 	st, err := openState(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.close()) }()
+	rep := newReplica(st)
+	warnProcessLocal(cfg, rep, log)
+	// 2b. GitHub, each credential's budget shared through the store when
+	// replicas share it.
+	gh, err := buildGitHub(cfg, st, log)
+	if err != nil {
+		return err
+	}
 	// 3. The metrics recorder, which reads the store, the queue and GitHub.
 	rec := newRecorder(cfg, st.store, st.deadLetters, gh)
 	// 4. The providers, under this installation's pool ids, observed.
@@ -114,7 +121,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	warnDeadLetters(ctx, st, cfg, log)
-	logStart(log, cfg, st, srv.addr(), opts)
+	logStart(log, cfg, st, rep, srv.addr(), opts)
 	// 7. The workers and 8. the reconciler, in the background. They get
 	// their own context, cancelled only once the HTTP servers have
 	// finished their requests: a webhook accepted during shutdown is
@@ -123,7 +130,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer stopWork()
 	var background sync.WaitGroup
 	startWorkers(workCtx, &background, cfg, opts, eng, st, log)
-	startReconciler(workCtx, &background, cfg, eng, st, rec, log)
+	startReconciler(workCtx, &background, cfg, eng, st, rep, rec, log)
 
 	serving = true
 	err = srv.serveUntil(ctx, opts.ShutdownTimeout, log)
@@ -158,18 +165,26 @@ func (opts *Options) closeListeners() {
 }
 
 // checkConfig checks what config.Parse cannot: the providers this build
-// has, with their settings, and the GitHub client, which it returns. Every
-// problem comes back at once. The providers are built for real once the
-// store has given the installation id their pool ids derive from.
-func checkConfig(cfg *config.Config, log *slog.Logger) (github.GitHub, error) {
+// has, with their settings, and the GitHub client. Every problem comes
+// back at once. Both are built for real later: the providers once the
+// store has given the installation id their pool ids derive from, the
+// GitHub client once the store its budgets may share is open.
+func checkConfig(cfg *config.Config) error {
 	_, perr := wiring.Providers(cfg, "config-check")
-	// One process: each credential's budget lives in it. (Replicas on a
-	// store they share would pass it, as the Lambda functions do.)
-	gh, gerr := wiring.GitHub(cfg, log, nil)
-	if err := errors.Join(perr, gerr); err != nil {
-		return nil, err
+	_, gerr := wiring.GitHub(cfg, slog.New(slog.DiscardHandler), nil)
+	return errors.Join(perr, gerr)
+}
+
+// buildGitHub is the GitHub client. On a store one process owns, each
+// credential's budget lives in the process; on a store replicas share it
+// lives in the store, as on Lambda, so that together they keep to
+// GitHub's limits rather than each spending a budget of its own.
+func buildGitHub(cfg *config.Config, st *state, log *slog.Logger) (github.GitHub, error) {
+	var shared store.Budgets
+	if !st.soleOwner {
+		shared = st.store
 	}
-	return gh, nil
+	return wiring.GitHub(cfg, log, shared)
 }
 
 // buildProviders makes one provider per pool under the store's
@@ -194,6 +209,13 @@ func buildEngine(cfg *config.Config, st *state, gh github.GitHub, provs map[stri
 	o.InstallationID = installationID
 	o.Deliveries = wiring.Deliveries(cfg, gh)
 	o.Observer = observer
+	// A worker's create is bounded by the visibility timeout (the queue
+	// hands its message to another worker then anyway): an instance
+	// creating longer than that has lost its worker — to a crash of this
+	// process or of another replica — and the reconciler recovers it
+	// after the takeover grace, never sooner.
+	o.CreatingTimeout = cfg.Engine.VisibilityTimeout
+	o.TakeoverGrace = cfg.Engine.TakeoverGrace
 	eng, err := engine.New(boot.engineOptions(o))
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -241,14 +263,17 @@ func startWorkers(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, o
 }
 
 // startReconciler starts the reconcile ticker, which also purges expired
-// records when the store does not expire them itself.
-func startReconciler(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, eng *engine.Engine, st *state, rec metrics.Recorder, log *slog.Logger) {
+// records when the store does not expire them itself. Among replicas it
+// runs in the one holding the reconciler lease (replica.go).
+func startReconciler(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, eng *engine.Engine, st *state, rep *replica,
+	rec metrics.Recorder, log *slog.Logger) {
 	r := &reconciler{engine: eng, purger: st.purger, interval: cfg.Engine.ReconcileInterval, log: log, metrics: rec}
-	wg.Go(func() { r.run(ctx) })
+	ttl := reconcilerLeaseTTL(cfg.Engine.ReconcileInterval)
+	wg.Go(func() { rep.runLeading(ctx, ReconcilerLease, ttl, log, r.run) })
 }
 
 // logStart writes the one line that tells an operator where everything is.
-func logStart(log *slog.Logger, cfg *config.Config, st *state, addr net.Addr, opts Options) {
+func logStart(log *slog.Logger, cfg *config.Config, st *state, rep *replica, addr net.Addr, opts Options) {
 	base := "http://" + addr.String()
 	api := base + "/api/v1/"
 	if cfg.Server.APIToken == "" {
@@ -276,6 +301,9 @@ func logStart(log *slog.Logger, cfg *config.Config, st *state, addr net.Addr, op
 	if cfg.Server.PublicURL != "" {
 		metadataURL, _ := metadata.BaseURLs(cfg.Server.PublicURL)
 		attrs = append(attrs, "public_url", cfg.Server.PublicURL, "metadata_url", metadataURL)
+	}
+	if rep != nil {
+		attrs = append(attrs, "replica", rep.holder)
 	}
 	if opts.Version != "" {
 		attrs = append(attrs, "version", opts.Version)

@@ -1,0 +1,200 @@
+// Package leader runs work that must run in one process at a time among
+// processes sharing a store — the reconciler of several `runfleet serve`
+// replicas today, one listener per runner scale set next — while that
+// process holds a named lease (store.Leases, runner.Lease).
+//
+// A process that cannot renew the lease stops the work before the lease
+// expires by its own clock; a process that dies stops renewing, and
+// another takes the lease once it has expired. The work itself must still
+// be safe if two copies overlap for a moment (clocks that disagree by more
+// than the margin, a pause longer than the TTL): every write runfleet makes
+// is conditional, so the lease makes the work run once, it does not make
+// it correct.
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+// Options say which lease to hold, as whom, and for how long.
+type Options struct {
+	// Leases keeps the lease (the store the processes share). Required.
+	Leases store.Leases
+	// Name is the lease's name, the same in every process ("reconciler",
+	// "listener/<scale set>"). Required.
+	Name string
+	// Holder names this process, unique among the processes (and among
+	// this process's past lives: a restarted process must not pass for
+	// its predecessor). Required; see HolderID.
+	Holder string
+	// TTL is how long an acquire or renew holds the lease: how long the
+	// others wait after this process dies. Renewed every TTL/3. Required.
+	TTL time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Run holds the lease whenever it can and runs work while it does, until
+// ctx is done. work gets a context that ends when the lease is lost, when
+// it could not be renewed in time, or when ctx ends; Run waits for work to
+// return before it tries to take the lease again, so one process never runs
+// two copies. When work returns on its own the lease is released and taken
+// again after a renewal period. On the way out a held lease is released, so
+// another process need not wait for it to expire.
+func Run(ctx context.Context, o Options, work func(ctx context.Context)) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		held := acquire(ctx, o)
+		if held == nil {
+			return nil
+		}
+		o.Logger.Info("lease acquired: this process now runs "+o.Name, "lease", o.Name, "holder", o.Holder, "expires_at", held.ExpiresAt)
+		hold(ctx, o, held, work)
+		if !sleep(ctx, o.renewEvery()) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (o *Options) check() error {
+	if o.Leases == nil || o.Name == "" || o.Holder == "" || o.TTL <= 0 {
+		return fmt.Errorf("leader: lease %q needs a store, a name, a holder and a positive TTL", o.Name)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return nil
+}
+
+// renewEvery is how often a holder renews and a standby tries to acquire:
+// two renewals may fail before the lease is at risk.
+func (o *Options) renewEvery() time.Duration { return o.TTL / 3 }
+
+// margin is how long before the lease's expiry by its own clock a holder
+// that could not renew stops acting: the others take the lease by their
+// clocks, which may run ahead of this one's by up to that much.
+func (o *Options) margin() time.Duration { return o.TTL / 6 }
+
+// acquire tries to take the lease until it has it (returned) or ctx is
+// done (nil). While another holds it, it tries again when that holding
+// expires or after a renewal period, whichever is first: a standby takes
+// over from a dead holder right after its lease expires.
+func acquire(ctx context.Context, o Options) *runner.Lease {
+	lastHolder := ""
+	for {
+		held, err := o.Leases.AcquireLease(ctx, o.Name, o.Holder, o.TTL, time.Now())
+		if err == nil {
+			return held
+		}
+		wait := o.renewEvery()
+		var other *runner.LeaseHeldError
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.As(err, &other):
+			if other.Holder != lastHolder {
+				o.Logger.Info("lease held by another process; standing by", "lease", o.Name, "holder", o.Holder,
+					"held_by", other.Holder, "expires_at", other.ExpiresAt)
+				lastHolder = other.Holder
+			}
+			// A little past the expiry: the clocks may disagree.
+			wait = min(wait, time.Until(other.ExpiresAt)+o.margin()/4)
+		default:
+			o.Logger.Warn("acquiring the lease failed; trying again", "lease", o.Name, "holder", o.Holder, "error", err, "retry_in", wait)
+		}
+		if !sleep(ctx, max(wait, time.Millisecond)) {
+			return nil
+		}
+	}
+}
+
+// hold runs work while held lasts, renewing it every renewal period, and
+// returns once work has returned.
+func hold(ctx context.Context, o Options, held *runner.Lease, work func(context.Context)) {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		work(wctx)
+	}()
+	// Fires a margin before the lease expires by this process's clock,
+	// unless a renewal moves it.
+	deadline := time.NewTimer(time.Until(held.ExpiresAt.Add(-o.margin())))
+	defer deadline.Stop()
+	renew := time.NewTicker(o.renewEvery())
+	defer renew.Stop()
+	for {
+		select {
+		case <-done:
+			why := "the work returned"
+			if ctx.Err() != nil {
+				why = "shutting down"
+			}
+			release(o, held, why)
+			return
+		case <-ctx.Done():
+			stop()
+			<-done
+			release(o, held, "shutting down")
+			return
+		case <-deadline.C:
+			o.Logger.Warn("lease not renewed in time: this process stops running "+o.Name, "lease", o.Name, "holder", o.Holder, "expires_at", held.ExpiresAt)
+			stop()
+			<-done
+			return
+		case <-renew.C:
+			next, err := o.Leases.RenewLease(ctx, held, o.TTL, time.Now())
+			switch {
+			case err == nil:
+				held = next
+				deadline.Reset(time.Until(held.ExpiresAt.Add(-o.margin())))
+			case errors.Is(err, runner.ErrLeaseLost):
+				o.Logger.Warn("lease lost: this process stops running "+o.Name, "lease", o.Name, "holder", o.Holder, "error", err)
+				stop()
+				<-done
+				return
+			case ctx.Err() == nil:
+				o.Logger.Warn("renewing the lease failed; trying again before it expires", "lease", o.Name, "holder", o.Holder,
+					"error", err, "expires_at", held.ExpiresAt)
+			}
+		}
+	}
+}
+
+// releaseTimeout bounds the release on the way out: a database that does
+// not answer must not hold up a shutdown (the lease then expires).
+const releaseTimeout = 5 * time.Second
+
+// release frees the lease so the next holder need not wait for its expiry.
+func release(o Options, held *runner.Lease, why string) {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if err := o.Leases.ReleaseLease(ctx, held); err != nil {
+		o.Logger.Warn("releasing the lease failed; it expires by itself", "lease", o.Name, "holder", o.Holder, "error", err, "expires_at", held.ExpiresAt)
+		return
+	}
+	o.Logger.Info("lease released: "+why, "lease", o.Name, "holder", o.Holder)
+}
+
+// sleep waits d or until ctx is done, reporting whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
