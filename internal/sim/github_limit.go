@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"slices"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
