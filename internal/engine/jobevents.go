@@ -93,12 +93,30 @@ func (lg *Ledger) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 		return out, nil
 	}
 	out.Instance, out.Pool = taken.Name, taken.Pool
+	if earlierRegistration(taken, ev) {
+		log.Info("in_progress names an earlier registration of this runner name (a create retried since); the instance is not bound",
+			"github_runner_id", taken.GitHubRunnerID, "event_runner_id", ev.RunnerID)
+		return out, nil
+	}
 	bound, changed, err := lg.mutateFrom(ctx, name, taken, func(cur *runner.Instance) (*runner.Instance, error) {
 		// An instance on its way out keeps its status: binding it would only
 		// race the delete worker's compare-and-set.
-		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting ||
+		if !cur.Status.Live() || cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || earlierRegistration(cur, ev) ||
 			cur.RunnerStatus == runner.RunnerActive && cur.ActiveJobID == ev.JobID {
 			return nil, errNoChange
+		}
+		if cur.RunnerStatus == runner.RunnerTerminated {
+			// The runner finished a job (ephemeral: it is done); this
+			// in_progress arrived after that job's completed. It says which
+			// job the runner ran — kept, for an interruption learnt later —
+			// but must not make the runner look busy, or its create
+			// retryable, again.
+			if cur.ActiveJobID != 0 {
+				return nil, errNoChange
+			}
+			next := cur.Clone()
+			next.ActiveJobID, next.ActiveRunAttempt, next.UpdatedAt = ev.JobID, ev.RunAttempt, lg.now()
+			return next, nil
 		}
 		next := cur.Clone()
 		next.RunnerStatus = runner.RunnerActive
@@ -113,7 +131,7 @@ func (lg *Ledger) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 	}
 	out.Result = ResultBound
 	if changed {
-		log.Info("runner bound to job", "runner_status", runner.RunnerActive)
+		log.Info("runner bound to job", "runner_status", bound.RunnerStatus)
 		if job != nil && !job.QueuedAt.IsZero() {
 			lg.observer.JobWaited(job.Pool, StageStarted, lg.now().Sub(job.QueuedAt))
 		}
@@ -172,6 +190,11 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 	}
 	if inst == nil || runnerless && inst.RunnerStatus == runner.RunnerActive {
 		log.Info("job completed; no instance of ours to remove")
+		return out, nil
+	}
+	if !runnerless && earlierRegistration(inst, ev) {
+		log.Info("completed names an earlier registration of this runner name (a create retried since); the instance is left alone",
+			"github_runner_id", inst.GitHubRunnerID, "event_runner_id", ev.RunnerID)
 		return out, nil
 	}
 	if !runnerless {
@@ -290,4 +313,12 @@ func (lg *Ledger) ourInstance(ctx context.Context, runnerName string) (*runner.I
 		return nil, nil
 	}
 	return inst, err
+}
+
+// earlierRegistration reports whether ev is about an earlier registration
+// of inst's runner name: a create retried after its runner was registered
+// (and, maybe, ran a job) registers a new runner under the same name, with
+// a new id. Only when both ids are known.
+func earlierRegistration(inst *runner.Instance, ev runner.JobEvent) bool {
+	return ev.RunnerID != 0 && inst.GitHubRunnerID != 0 && ev.RunnerID != inst.GitHubRunnerID
 }

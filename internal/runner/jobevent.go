@@ -31,6 +31,11 @@ type JobEvent struct {
 	InstallationID int64
 	// RunnerName is the runner that took the job; "" while queued.
 	RunnerName string
+	// RunnerID is GitHub's id of that runner's registration (0 when the
+	// event does not say): an instance whose create was retried registers
+	// a new runner under the same name, and an event about the earlier
+	// registration must not be taken for the new one.
+	RunnerID int64
 	// Conclusion is GitHub's conclusion of a completed job (an open set:
 	// success, failure, cancelled, …).
 	Conclusion string

@@ -74,6 +74,11 @@ func servesJob(inst *runner.Instance) bool {
 	if inst.JobID == 0 || (inst.ActiveJobID != 0 && inst.ActiveJobID != inst.JobID) {
 		return false
 	}
+	// A runner that finished a job (GitHub named it in a completed) is done
+	// — ephemeral — whatever its instance's status: it serves no job.
+	if inst.RunnerStatus == runner.RunnerTerminated {
+		return false
+	}
 	switch inst.Status {
 	case runner.StatusPendingCreate, runner.StatusCreating, runner.StatusRunning, runner.StatusStopped, runner.StatusUnknown:
 		return true

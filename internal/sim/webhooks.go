@@ -31,7 +31,7 @@ func (g *githubWorld) emit(j *ghJob, action runner.JobAction) {
 		CompletedAt:    j.CompletedAt,
 	}
 	if action == runner.ActionInProgress || (action == runner.ActionCompleted && j.runner != nil) {
-		payload.RunnerName = j.runner.Name
+		payload.RunnerName, payload.RunnerID = j.runner.Name, j.runner.ID
 	}
 	w.stats.inc("webhook.emitted")
 	id := fmt.Sprintf("d%06d-%d-%s", w.stats.Get("webhook.emitted"), j.ID, action)

@@ -103,6 +103,9 @@ func (ev *WorkflowJobEvent) JobEvent() runner.JobEvent {
 		Labels:     job.Labels,
 		RunnerName: job.Runner(),
 	}
+	if job.RunnerID != nil {
+		out.RunnerID = *job.RunnerID
+	}
 	if job.Conclusion != nil {
 		out.Conclusion = *job.Conclusion
 	}
