@@ -192,12 +192,12 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 		log.Info("job completed; no instance of ours to remove")
 		return out, nil
 	}
-	if !runnerless && earlierRegistration(inst, ev) {
-		log.Info("completed names an earlier registration of this runner name (a create retried since); the instance is left alone",
-			"github_runner_id", inst.GitHubRunnerID, "event_runner_id", ev.RunnerID)
-		return out, nil
-	}
 	if !runnerless {
+		if earlierRegistration(inst, ev) {
+			log.Info("completed names an earlier registration of this runner name (a create retried since); the instance is left alone",
+				"github_runner_id", inst.GitHubRunnerID, "event_runner_id", ev.RunnerID)
+			return out, nil
+		}
 		if err := lg.handOver(ctx, log, job, inst); err != nil {
 			return out, err
 		}
