@@ -150,26 +150,11 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 	out := Outcome{Action: string(ev.Action), Result: ResultIgnored}
 	var job *runner.Job
 	if matched {
-		status := runner.JobClosed
-		interrupted, err := lg.interruptedRun(ctx, log, ev)
-		if err != nil {
+		var err error
+		if job, err = lg.settleCompleted(ctx, log, meta, pool, ev); err != nil {
 			return out, err
 		}
-		if interrupted {
-			status = runner.JobRerun
-		}
-		if job, err = lg.settleJob(ctx, pool, ev, status); err != nil {
-			return out, fmt.Errorf("record job %d %s: %w", ev.JobID, status, err)
-		}
 		out.Pool = pool.Name
-		if job.Status == runner.JobRerun {
-			// Also re-sent when the job was in rerun already: an earlier
-			// delivery may have failed between its write and its send.
-			if err := lg.send(ctx, rerunMessage(job, meta), 0); err != nil {
-				return out, fmt.Errorf("enqueue the re-run of job %d: %w", ev.JobID, err)
-			}
-			log.Info("job failed on an interrupted machine; re-run requested", "instance", job.Interrupted, "conclusion", ev.Conclusion)
-		}
 	}
 	name := ev.RunnerName
 	runnerless := name == ""
@@ -226,6 +211,32 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 	}
 	log.Info("job completed; instance scheduled for delete", "status", next.Status)
 	return out, nil
+}
+
+// settleCompleted records a completed job in the ledger: closed, or owed
+// its re-run when an interruption failed it (the re-run message sent).
+func (lg *Ledger) settleCompleted(ctx context.Context, log *slog.Logger, meta EventMeta, pool *runner.Pool, ev runner.JobEvent) (*runner.Job, error) {
+	status := runner.JobClosed
+	interrupted, err := lg.interruptedRun(ctx, log, ev)
+	if err != nil {
+		return nil, err
+	}
+	if interrupted {
+		status = runner.JobRerun
+	}
+	job, err := lg.settleJob(ctx, pool, ev, status)
+	if err != nil {
+		return nil, fmt.Errorf("record job %d %s: %w", ev.JobID, status, err)
+	}
+	if job.Status == runner.JobRerun {
+		// Also re-sent when the job was in rerun already: an earlier
+		// delivery may have failed between its write and its send.
+		if err := lg.send(ctx, rerunMessage(job, meta), 0); err != nil {
+			return nil, fmt.Errorf("enqueue the re-run of job %d: %w", ev.JobID, err)
+		}
+		log.Info("job failed on an interrupted machine; re-run requested", "instance", job.Interrupted, "conclusion", ev.Conclusion)
+	}
+	return job, nil
 }
 
 // jobCompleted is the instance once job jobID, which it was made for or
