@@ -329,7 +329,10 @@ func (lg *Ledger) ourInstance(ctx context.Context, runnerName string) (*runner.I
 // earlierRegistration reports whether ev is about an earlier registration
 // of inst's runner name: a create retried after its runner was registered
 // (and, maybe, ran a job) registers a new runner under the same name, with
-// a new id. Only when both ids are known.
+// a new id — a higher one: GitHub numbers runners in the order they are
+// registered. Only when both ids are known; an event about a later
+// registration than the one recorded (a retried create whose new id is
+// not written yet) is the instance's own.
 func earlierRegistration(inst *runner.Instance, ev runner.JobEvent) bool {
-	return ev.RunnerID != 0 && inst.GitHubRunnerID != 0 && ev.RunnerID != inst.GitHubRunnerID
+	return ev.RunnerID != 0 && inst.GitHubRunnerID != 0 && ev.RunnerID < inst.GitHubRunnerID
 }

@@ -19,14 +19,15 @@ import (
 // registration binds, and deletes, nothing.
 func TestEventsAboutAnEarlierRegistrationOfTheNameLeaveTheInstanceAlone(t *testing.T) {
 	w := enginetest.NewWorld(t, enginetest.Options{})
+	w.Deliver(enginetest.Event(runner.ActionQueued, 6000, "")) // a runner registered before
 	w.Deliver(enginetest.Event(runner.ActionQueued, 6001, ""))
 	w.Drain()
 	name := enginetest.InstanceName(6001)
 	inst := w.Instance(name)
-	if inst.Status != runner.StatusRunning || inst.GitHubRunnerID == 0 {
+	if inst.Status != runner.StatusRunning || inst.GitHubRunnerID < 2 {
 		t.Fatalf("instance after its create: %+v", inst)
 	}
-	earlier := inst.GitHubRunnerID + 1000
+	earlier := inst.GitHubRunnerID - 1 // GitHub numbers runners in order
 	for _, action := range []runner.JobAction{runner.ActionInProgress, runner.ActionCompleted} {
 		ev := enginetest.Event(action, 6002, name)
 		ev.RunnerID = earlier

@@ -65,7 +65,8 @@ func templateEnv(t *testing.T, function string, d deployment) map[string]string 
 	return env
 }
 
-// resolve evaluates a template value: a scalar, !Ref, !GetAtt or !If.
+// resolve evaluates a template value: a scalar, !Ref, !GetAtt, !If or
+// !Join of a list parameter.
 // Anything else is an error.
 func (d deployment) resolve(n *yaml.Node, params yamlNode) (string, error) {
 	switch tag := n.ShortTag(); {
@@ -91,6 +92,10 @@ func (d deployment) resolve(n *yaml.Node, params yamlNode) (string, error) {
 			return d.resolve(n.Content[1], params)
 		}
 		return d.resolve(n.Content[2], params)
+	case tag == "!Join" && n.Kind == yaml.SequenceNode && len(n.Content) == 2:
+		// A list parameter joined, as the extra Apps' secret ARNs are: its
+		// default, a comma-separated string, is the joined value.
+		return d.resolve(n.Content[1], params)
 	case strings.HasPrefix(tag, "!!") && n.Kind == yaml.ScalarNode:
 		return n.Value, nil
 	default:
