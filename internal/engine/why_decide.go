@@ -95,6 +95,20 @@ func decideOpen(f WhyFacts) WhyAnswer {
 		return WhyAnswer{Reason: WhyPoolGone, Sentence: "waits in pool " + j.Pool + ", which is no longer configured: no runner is made for it"}
 	}
 	last := lastMade(f.Instances)
+	// A full pool comes first: no backoff ending makes a runner while it
+	// is full. A job refused for capacity retries on a backoff of its own.
+	if f.MaxRunners > 0 && f.Usage >= f.MaxRunners {
+		s := fmt.Sprintf("waits for capacity: pool %s at max_runners %d/%d", j.Pool, f.Usage, f.MaxRunners)
+		if last != nil && last.Status.Live() {
+			s += fmt.Sprintf(" (its previous runner %s is %s)", last.Name, last.Status)
+		}
+		a := WhyAnswer{Reason: WhyCapacity, Sentence: s + "; next attempt when a runner of the pool is deleted, and on every reconcile pass"}
+		if j.NextAttemptAt.After(f.Now) {
+			a.NextAttemptAt = j.NextAttemptAt
+			a.Sentence = s + "; next attempt at " + stamp(j.NextAttemptAt) + ", or sooner when a runner of the pool is deleted"
+		}
+		return a
+	}
 	if j.NextAttemptAt.After(f.Now) {
 		a := WhyAnswer{Reason: WhyProviderBackoff, NextAttemptAt: j.NextAttemptAt}
 		if last != nil && last.ProviderFault != "" {
@@ -105,14 +119,6 @@ func decideOpen(f WhyFacts) WhyAnswer {
 				stamp(j.NextAttemptAt), lastName(last))
 		}
 		return a
-	}
-	if f.MaxRunners > 0 && f.Usage >= f.MaxRunners {
-		s := fmt.Sprintf("waits for capacity: pool %s at max_runners %d/%d", j.Pool, f.Usage, f.MaxRunners)
-		if last != nil && last.Status.Live() {
-			s += fmt.Sprintf(" (its previous runner %s is %s)", last.Name, last.Status)
-		}
-		return WhyAnswer{Reason: WhyCapacity, Sentence: s +
-			"; next attempt when a runner of the pool is deleted, and on every reconcile pass"}
 	}
 	return WhyAnswer{Reason: WhyNextRunner, Sentence: fmt.Sprintf(
 		"waits for its next runner, %s, to be made (pool %s at %d/%d); next attempt now, or on the next reconcile pass",

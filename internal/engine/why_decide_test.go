@@ -54,6 +54,10 @@ func TestDecideWhy(t *testing.T) {
 				inst(3, runner.StatusPendingDelete, nil)},
 			PoolKnown: true, MaxRunners: 1, Usage: 1}, engine.WhyCapacity,
 			[]string{"capacity", "max_runners 1/1", r3 + " is pending_delete"}, time.Time{}},
+		{"refused for capacity, retrying on its own backoff", engine.WhyFacts{
+			Job:       job(runner.JobOpen, func(j *runner.Job) { j.Made, j.Instance, j.NextAttemptAt = 0, "", later }),
+			PoolKnown: true, MaxRunners: 1, Usage: 1}, engine.WhyCapacity,
+			[]string{"capacity", "max_runners 1/1", "next attempt at " + later.Format(time.RFC3339)}, later},
 		{"waiting for GitHub's budget", engine.WhyFacts{Job: job(runner.JobOpen, nil),
 			Instances: []*runner.Instance{inst(1, runner.StatusPendingCreate, func(in *runner.Instance) { in.WaitingForGitHub = later })},
 			PoolKnown: true, MaxRunners: 5, Usage: 1}, engine.WhyGitHubBudget,
