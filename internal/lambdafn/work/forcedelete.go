@@ -54,7 +54,7 @@ func NewForceDelete(options OptionsFunc, log *slog.Logger) ForceDeleteHandler {
 //
 // or, to ask why a job waits (runfleet why), with nothing deleted:
 //
-//	  --payload '{"why": "7000000001"}' out.json
+//	--payload '{"why": "7000000001"}' out.json
 //
 // The function is the operator's one entry point on AWS, so it answers
 // both; a request names one or the other.
