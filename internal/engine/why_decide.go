@@ -46,6 +46,7 @@ const (
 	WhyGitHubBudget    = "github_budget"
 	WhyProviderBackoff = "provider_backoff"
 	WhyBooting         = "runner_booting"
+	WhyRunnerOnline    = "runner_online"
 	WhyCreating        = "runner_creating"
 	WhyCapacity        = "capacity"
 	WhyNextRunner      = "next_runner"
@@ -140,8 +141,12 @@ func decideCovered(f WhyFacts, inst *runner.Instance) WhyAnswer {
 		return WhyAnswer{Reason: WhyCreating, Sentence: fmt.Sprintf("runner %s is being created (%s since %s)",
 			inst.Name, inst.Status, stamp(inst.StatusChangedAt))}
 	case inst.RunnerStatus == runner.RunnerActive:
-		return WhyAnswer{Reason: WhyBooting, Sentence: fmt.Sprintf(
+		return WhyAnswer{Reason: WhyRunnerOnline, Sentence: fmt.Sprintf(
 			"runner %s has taken it; waiting for GitHub's in_progress", inst.Name)}
+	case inst.RunnerStatus == runner.RunnerIdle:
+		return WhyAnswer{Reason: WhyRunnerOnline, Sentence: fmt.Sprintf(
+			"runner %s is online and idle (running since %s); waiting for GitHub to give it the job",
+			inst.Name, stamp(inst.StatusChangedAt))}
 	}
 	return WhyAnswer{Reason: WhyBooting, Sentence: fmt.Sprintf("runner %s booting since %s (%s, runner %s)",
 		inst.Name, stamp(inst.StatusChangedAt), inst.Status, orUnknown(string(inst.RunnerStatus)))}
