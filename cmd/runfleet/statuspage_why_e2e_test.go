@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,13 +17,7 @@ func TestStatusPageShowsAnUnmatchedJobInChromium(t *testing.T) {
 	srv := startServe(t, t.TempDir(), false)
 	env := srv.cliEnv()
 
-	typo := strings.Replace(examplePayload(t, "queued.json"), `"x64"`, `"x46"`, 1)
-	typo = strings.ReplaceAll(typo, "7000000001", "7000000009")
-	file := filepath.Join(t.TempDir(), "queued-typo.json")
-	if err := os.WriteFile(file, []byte(typo), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if res := runCLI(t, env, "webhook", "send", file); res.code != exitOK {
+	if res := runCLI(t, env, "webhook", "send", payload(t, "queued-typo.json")); res.code != exitOK {
 		t.Fatalf("webhook send: %+v", res)
 	}
 	enginetest.Eventually(t, "the unmatched job in jobs list", func() bool {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,14 +75,8 @@ func TestTourWhyAndCountsThatAgree(t *testing.T) {
 	srv.waitStatus(t, broken+"-r2", runner.StatusPendingDelete)
 	eventuallyWhy(t, env, "7000000002", "waits for capacity: pool always-fails at max_runners 2/2", "is pending_delete")
 
-	// A job whose labels no pool has (a typo: x46).
-	typo := strings.ReplaceAll(examplePayload(t, "queued.json"), "7000000001", "7000000009")
-	typo = strings.Replace(typo, `"x64"`, `"x46"`, 1)
-	typoFile := filepath.Join(t.TempDir(), "queued-typo.json")
-	if err := os.WriteFile(typoFile, []byte(typo), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	send(typoFile)
+	// 5: a job whose labels no pool has (a typo: x46).
+	send(payload(t, "queued-typo.json"))
 	eventuallyWhy(t, env, "7000000009", "matches no pool", "no pool has x46", "nearest pool, linux-x64, lacks x46")
 	eventuallyWhy(t, env, "7000000404", "no record of job 7000000404")
 
