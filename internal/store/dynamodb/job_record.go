@@ -23,9 +23,11 @@ type jobRecord struct {
 	TTL     int64  `dynamodbav:"ttl,omitempty"`
 	WriteID string `dynamodbav:"write_id"`
 
-	ID             int64    `dynamodbav:"job_id"`
-	RunAttempt     int64    `dynamodbav:"run_attempt"`
-	Pool           string   `dynamodbav:"pool"`
+	ID         int64 `dynamodbav:"job_id"`
+	RunAttempt int64 `dynamodbav:"run_attempt"`
+	// Pool is omitted when empty (an unmatched job has none): pool is a key
+	// of the live index, and DynamoDB refuses an empty string there.
+	Pool           string   `dynamodbav:"pool,omitempty"`
 	Owner          string   `dynamodbav:"owner,omitempty"`
 	Repository     string   `dynamodbav:"repository,omitempty"`
 	RunID          int64    `dynamodbav:"run_id,omitempty"`
