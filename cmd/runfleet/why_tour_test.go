@@ -91,15 +91,6 @@ func TestTourWhyAndCountsThatAgree(t *testing.T) {
 	}, func() string { return last })
 }
 
-func examplePayload(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(payload(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // countsAgree reads each view once and reports whether they say: 1 job
 // waiting for capacity (always-fails), 1 open job there, 1 unmatched (by
 // labels), and 2 live instances in always-fails.
