@@ -97,7 +97,7 @@ var ReconcileBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 var Families = []Family{
 	{Webhooks, "Webhook deliveries by event, workflow_job action and result.", Counter, []string{LabelEvent, LabelAction, LabelResult}, nil},
 	{JobQueueSeconds, "Seconds from a job's queued event to each stage of getting its runner (created: provider create returned; online: runner reported idle; started: job in_progress on it).", Histogram, []string{LabelPool, LabelStage}, QueueBuckets},
-	{JobsWaitingForCapacity, "Open jobs with no live instance: the pool is at max_runners or the job waits for its next instance.", Gauge, []string{LabelPool}, nil},
+	{JobsWaitingForCapacity, "Open jobs no live instance covers (none made yet, or the one made is on its way out): the pool is at max_runners or the job waits for its next instance.", Gauge, []string{LabelPool}, nil},
 	{OpenJobs, "Open jobs (queued in GitHub, wanting a runner) by how long they have waited.", Gauge, []string{LabelPool, LabelAge}, nil},
 	{Instances, "Live instances by pool and status.", Gauge, []string{LabelPool, LabelStatus}, nil},
 	{InstancesStuck, "Instances past the bound of their status (the reconciler recovers them).", Gauge, []string{LabelPool, LabelStatus}, nil},
