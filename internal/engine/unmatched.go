@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -29,7 +30,9 @@ func (lg *Ledger) onUnmatched(ctx context.Context, log *slog.Logger, meta EventM
 	}
 	out.Reason = m.Reason
 	job := lg.newJob(&runner.Pool{}, ev, runner.JobUnmatched)
-	job.Owner = runner.Owner{}
+	// The job's organization (or user) authenticates the reconciler's
+	// question to GitHub about it (is it still queued?); no pool is its owner.
+	job.Owner = runner.Owner{Org: accountOf(ev)}
 	job.UnmatchedReason, job.UnmatchedDetail = m.Reason, m.Detail
 	job.Delivery, job.DeliverySource = meta.Key, string(meta.Source)
 	err := lg.store.CreateJob(ctx, job)
@@ -90,4 +93,13 @@ func (lg *Ledger) settleUnmatched(ctx context.Context, ev runner.JobEvent, statu
 		return nil
 	}
 	return err
+}
+
+// accountOf is the account the job's repository belongs to.
+func accountOf(ev runner.JobEvent) string {
+	if ev.Org != "" {
+		return ev.Org
+	}
+	account, _, _ := strings.Cut(ev.Repository, "/")
+	return account
 }

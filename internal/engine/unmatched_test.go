@@ -4,10 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // A queued job whose labels no pool has is recorded, with why in words,
@@ -80,5 +82,34 @@ func TestUnmatchedJobSettlesOnCompleted(t *testing.T) {
 	w.Deliver(ev)
 	if job := w.Job(2301); job.Status != runner.JobClosed || job.Conclusion != "cancelled" {
 		t.Fatalf("job = %+v; want closed, cancelled", job)
+	}
+}
+
+// An unmatched job whose completed was never delivered does not stay
+// listed until it expires: the reconciler asks GitHub about it every
+// waitingRecheck, keeps it while GitHub still holds it queued, and
+// settles it once GitHub says it completed.
+func TestReconcilerSettlesAnUnmatchedJobGitHubCompleted(t *testing.T) {
+	clock := &testclock.Clock{}
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now})
+	ev := enginetest.Event(runner.ActionQueued, 2401, "")
+	ev.Labels = []string{"self-hosted", "gpu"}
+	w.Deliver(ev)
+	reconcile := func() {
+		t.Helper()
+		clock.Advance(11 * time.Minute)
+		if _, err := w.Engine.Reconcile(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.GitHub.SetJob(2401, "queued", "", "")
+	reconcile()
+	if job := w.Job(2401); job.Status != runner.JobUnmatched || job.Owner.Org != enginetest.Owner {
+		t.Fatalf("job GitHub still holds queued: %+v; want unmatched, asked as %s", job, enginetest.Owner)
+	}
+	w.GitHub.SetJob(2401, "completed", "cancelled", "")
+	reconcile()
+	if job := w.Job(2401); job.Status != runner.JobClosed {
+		t.Fatalf("job GitHub completed: %s, want closed", job.Status)
 	}
 }
