@@ -71,7 +71,7 @@ type ForceDeleteRequest struct {
 type ForceDeleteResult struct {
 	OK       bool             `json:"ok"`
 	Message  string           `json:"message"`
-	Instance *runner.Instance `json:"instance,omitempty"`
+	Instance *runner.Instance `json:"instance"`
 	// Why is the job's timeline, for a {"why": JOB} request; Message is
 	// then its text, the answer on the first line.
 	Why *engine.Timeline `json:"why,omitempty"`
