@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/statuspage"
 )
@@ -17,14 +18,16 @@ const jobsUsage = `Usage:
 
 Lists the open demand of a running runfleet server: the jobs GitHub has
 queued that no runner has started yet, how long each has waited, and which
-are waiting for capacity. Run 'runfleet jobs list -h' for flags.
+are waiting for capacity or match no pool. Run 'runfleet jobs list -h' for
+flags; 'runfleet why JOB' says why one job waits.
 `
 
 const jobsListDescription = `Lists the open jobs (queued in GitHub, not started on a runner yet) oldest
 first, with how long each has waited since GitHub queued it and what it
 waits for: capacity (its pool is at max_runners, or its next runner is
-backing off), the runner being made for it, or an environment's approval.
-Started, finished and expired jobs are not listed.`
+backing off), the runner being made for it, an environment's approval, or
+a pool (no pool has its labels: the reason is shown). Started, finished and
+expired jobs are not listed. 'runfleet why JOB' tells one job's story.`
 
 func (c *cli) jobs(ctx context.Context, args []string) int {
 	if len(args) == 0 {
@@ -74,36 +77,37 @@ func (c *cli) jobsList(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-// waitingFor says what an open job waits for, as the table's WAITING FOR.
-func waitingFor(j *runner.Job, at time.Time) string {
-	switch {
-	case j.Status == runner.JobWaiting:
+// waitingFor says what an open job waits for, as the table's WAITING
+// FOR: the server's verdict (runner.WaitOf, the one definition the status
+// page and /metrics count with), with the detail the record adds.
+func waitingFor(j httpapi.Job, at time.Time) string {
+	switch j.Wait {
+	case runner.WaitApproval:
 		return "approval"
-	case j.Instance != "":
+	case runner.WaitUnmatched:
+		return "no pool: " + j.UnmatchedDetail
+	case runner.WaitRunner:
 		return "runner " + j.Instance
-	case j.NextAttemptAt.After(at):
-		return "capacity (next runner " + statuspage.Relative(j.NextAttemptAt, at) + ")"
-	default:
-		return "capacity"
 	}
+	if j.NextAttemptAt.After(at) {
+		return "capacity (next runner " + statuspage.Relative(j.NextAttemptAt, at) + ")"
+	}
+	return "capacity"
 }
 
-func capacityBound(j *runner.Job) bool {
-	return j.Status.WantsRunner() && j.Instance == ""
-}
-
-func writeJobTable(w io.Writer, jobs []*runner.Job, at time.Time) {
+func writeJobTable(w io.Writer, jobs []httpapi.Job, at time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tPOOL\tREPOSITORY\tSTATUS\tWAITED\tWAITING FOR")
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Key(), j.Pool, orDash(j.Repository), j.Status, age(j.QueuedAt, at), waitingFor(j, at))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Key(), orDash(j.Pool), orDash(j.Repository), j.Status, age(j.QueuedAt, at), waitingFor(j, at))
 	}
 	_ = tw.Flush()
 }
 
 // jobTotals is the last line: how many open jobs, how many wait for
-// capacity, and the longest wait.
-func jobTotals(jobs []*runner.Job, pool string, at time.Time) string {
+// capacity (counted as the status page and /metrics count them), how
+// many match no pool, and the longest wait.
+func jobTotals(jobs []httpapi.Job, pool string, at time.Time) string {
 	line := plural(len(jobs), "open job")
 	if len(jobs) == 0 {
 		line = "no open jobs"
@@ -115,22 +119,20 @@ func jobTotals(jobs []*runner.Job, pool string, at time.Time) string {
 		return line
 	}
 	var parts []string
-	capacity, approval := 0, 0
+	counts := map[runner.JobWait]int{}
 	var oldest time.Time
 	for _, j := range jobs {
-		if capacityBound(j) {
-			capacity++
-		}
-		if j.Status == runner.JobWaiting {
-			approval++
-		}
+		counts[j.Wait]++
 		if !j.QueuedAt.IsZero() && (oldest.IsZero() || j.QueuedAt.Before(oldest)) {
 			oldest = j.QueuedAt
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d waiting for capacity", capacity))
-	if approval > 0 {
-		parts = append(parts, fmt.Sprintf("%d waiting for approval", approval))
+	parts = append(parts, fmt.Sprintf("%d waiting for capacity", counts[runner.WaitCapacity]))
+	if n := counts[runner.WaitApproval]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting for approval", n))
+	}
+	if n := counts[runner.WaitUnmatched]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d matching no pool", n))
 	}
 	if !oldest.IsZero() {
 		parts = append(parts, "longest wait "+age(oldest, at))

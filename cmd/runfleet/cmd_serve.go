@@ -66,7 +66,8 @@ func (c *cli) serve(args []string) int {
 
 	ctx, stop := shutdownOnSignal(log)
 	defer stop()
-	err = serve.Run(ctx, serve.Options{Config: cfg, Logger: log, Version: version})
+	b := currentBuild()
+	err = serve.Run(ctx, serve.Options{Config: cfg, Logger: log, Version: b.version, Commit: b.commit})
 	var fieldErr *config.FieldError
 	switch {
 	case errors.As(err, &fieldErr):

@@ -7,21 +7,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/httpapi"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
 func TestJobTableSaysWhatEachJobWaitsFor(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	jobs := []*runner.Job{
-		{ID: 1, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-7 * 24 * time.Hour)},
-		{ID: 2, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-90 * time.Second), NextAttemptAt: at.Add(4 * time.Second)},
-		{ID: 3, RunAttempt: 2, Pool: "b", Status: runner.JobOpen, QueuedAt: at.Add(-5 * time.Second), Instance: "runfleet-b-3-2"},
-		{ID: 4, RunAttempt: 1, Pool: "b", Status: runner.JobWaiting, QueuedAt: at.Add(-time.Hour)},
+	jobs := []httpapi.Job{
+		{Job: &runner.Job{ID: 1, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-7 * 24 * time.Hour)}, Wait: runner.WaitCapacity},
+		{Job: &runner.Job{ID: 2, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-90 * time.Second), NextAttemptAt: at.Add(4 * time.Second)}, Wait: runner.WaitCapacity},
+		{Job: &runner.Job{ID: 3, RunAttempt: 2, Pool: "b", Status: runner.JobOpen, QueuedAt: at.Add(-5 * time.Second), Instance: "runfleet-b-3-2"}, Wait: runner.WaitRunner},
+		{Job: &runner.Job{ID: 4, RunAttempt: 1, Pool: "b", Status: runner.JobWaiting, QueuedAt: at.Add(-time.Hour)}, Wait: runner.WaitApproval},
+		// Named on the job, but on its way out: the server says capacity.
+		{Job: &runner.Job{ID: 5, RunAttempt: 1, Pool: "b", Status: runner.JobOpen, QueuedAt: at.Add(-time.Minute), Instance: "runfleet-b-5-1-r3"}, Wait: runner.WaitCapacity},
+		{Job: &runner.Job{ID: 6, RunAttempt: 1, Status: runner.JobUnmatched, QueuedAt: at.Add(-2 * time.Minute), UnmatchedDetail: "no pool has x46"}, Wait: runner.WaitUnmatched},
 	}
 	var buf bytes.Buffer
 	writeJobTable(&buf, jobs, at)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "JOB") {
+	if len(lines) != 7 || !strings.HasPrefix(lines[0], "JOB") {
 		t.Fatalf("table:\n%s", buf.String())
 	}
 	for i, want := range [][]string{
@@ -29,6 +33,8 @@ func TestJobTableSaysWhatEachJobWaitsFor(t *testing.T) {
 		{"2#1", "1m30s", "capacity (next runner in 4s)"},
 		{"3#2", " 5s ", "runner runfleet-b-3-2"},
 		{"4#1", " 1h ", "approval"},
+		{"5#1", "capacity"},
+		{"6#1", "unmatched", "no pool: no pool has x46"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[i+1], w) {
@@ -36,7 +42,7 @@ func TestJobTableSaysWhatEachJobWaitsFor(t *testing.T) {
 			}
 		}
 	}
-	if got := jobTotals(jobs, "", at); got != "4 open jobs: 2 waiting for capacity, 1 waiting for approval, longest wait 7d" {
+	if got := jobTotals(jobs, "", at); got != "6 open jobs: 3 waiting for capacity, 1 waiting for approval, 1 matching no pool, longest wait 7d" {
 		t.Errorf("totals = %q", got)
 	}
 	if got := jobTotals(nil, "b", at); got != "no open jobs in pool b" {

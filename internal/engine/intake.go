@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/runfleet/runfleet/internal/runner"
@@ -83,15 +84,24 @@ func (lg *Ledger) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta E
 	switch ev.Action {
 	case runner.ActionQueued:
 		if !matched {
-			log.Info("no pool serves this job's owner and labels", "labels", ev.Labels, "repository", ev.Repository)
-			return Outcome{Action: string(ev.Action), Result: ResultNoMatchingPool}, nil
+			return lg.onUnmatched(ctx, log, meta, ev)
 		}
 		return lg.onQueued(ctx, log, meta, pool, ev)
 	case runner.ActionWaiting:
 		return lg.onWaiting(ctx, log, pool, matched, ev)
 	case runner.ActionInProgress:
+		if !matched {
+			if err := lg.settleUnmatched(ctx, ev, runner.JobServed); err != nil {
+				return Outcome{Action: string(ev.Action)}, fmt.Errorf("record unmatched job %d served: %w", ev.JobID, err)
+			}
+		}
 		return lg.onInProgress(ctx, log, pool, matched, ev)
 	case runner.ActionCompleted:
+		if !matched {
+			if err := lg.settleUnmatched(ctx, ev, runner.JobClosed); err != nil {
+				return Outcome{Action: string(ev.Action)}, fmt.Errorf("record unmatched job %d closed: %w", ev.JobID, err)
+			}
+		}
 		return lg.onCompleted(ctx, log, meta, pool, matched, ev)
 	default:
 		log.Info("workflow_job action not acted on")

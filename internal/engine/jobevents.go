@@ -29,9 +29,14 @@ func (lg *Ledger) onQueued(ctx context.Context, log *slog.Logger, meta EventMeta
 	job, err := lg.store.GetJob(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrJobNotFound):
-		return lg.supply(ctx, log, lg.newJob(pool, ev, runner.JobOpen), supplyCall{event: meta})
+		job := lg.newJob(pool, ev, runner.JobOpen)
+		job.Delivery, job.DeliverySource = meta.Key, string(meta.Source)
+		return lg.supply(ctx, log, job, supplyCall{event: meta})
 	case err != nil:
 		return out, fmt.Errorf("read job %s: %w", key, err)
+	}
+	if job, err = lg.matchUnmatched(ctx, log, pool, job); err != nil {
+		return out, err
 	}
 	if job.Status == runner.JobWaiting {
 		job, _, err = lg.mutateJob(ctx, key, job, func(cur *runner.Job) (*runner.Job, error) {

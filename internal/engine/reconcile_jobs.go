@@ -44,7 +44,7 @@ func (e *Engine) reconcileJobs(ctx context.Context, live []*runner.Instance, now
 			}
 			continue
 		}
-		if job.Status == runner.JobWaiting {
+		if job.Status == runner.JobWaiting || job.Status == runner.JobUnmatched {
 			if now.Sub(job.UpdatedAt) > waitingRecheck {
 				rep.WaitingRechecked++
 				if err := e.recheckWaiting(ctx, log, job, now); err != nil {
@@ -78,24 +78,22 @@ func (e *Engine) reconcileJobs(ctx context.Context, live []*runner.Instance, now
 }
 
 // waitingRecheck is how often GitHub is asked about a job that has been
-// waiting for approval that long: a completed (or a queued) that was never
-// delivered must not leave it waiting until it expires.
+// waiting for approval, or unmatched, that long: a completed (or a queued)
+// that was never delivered must not leave it held until it expires.
 const waitingRecheck = 10 * time.Minute
 
-// recheckWaiting asks GitHub about a job long waiting for approval and
-// records its answer: still waiting (the clock restarts), queued again
-// (open: served like any open job), started or finished.
+// recheckWaiting asks GitHub about a job long held — waiting for approval,
+// or unmatched — and records its answer (heldAnswer): still held (the
+// clock restarts), queued again (open: served like any open job), started
+// or finished.
 func (e *Engine) recheckWaiting(ctx context.Context, log *slog.Logger, job *runner.Job, now time.Time) error {
 	answer, err := e.stillQueued(ctx, job)
 	if err != nil {
 		return err
 	}
-	to := answer.Status
-	if to == "" {
-		to = runner.JobOpen
-	}
+	to := heldAnswer(job.Status, answer.Status)
 	_, changed, err := e.mutateJob(ctx, job.Key(), job, func(cur *runner.Job) (*runner.Job, error) {
-		if cur.Status != runner.JobWaiting || cur.Version != job.Version {
+		if cur.Status != job.Status || cur.Version != job.Version {
 			return nil, errNoChange
 		}
 		next, err := cur.Transition(to, now)
@@ -106,10 +104,27 @@ func (e *Engine) recheckWaiting(ctx context.Context, log *slog.Logger, job *runn
 		next.UpdatedAt = now
 		return next, nil
 	})
-	if err == nil && changed && to != runner.JobWaiting {
-		log.Info("GitHub says the job waiting for approval moved on", "job_status", to)
+	if err == nil && changed && to != job.Status {
+		log.Info("GitHub says the held job moved on", "was", job.Status, "job_status", to)
 	}
 	return err
+}
+
+// heldAnswer is where GitHub's answer about a held job takes it. A job
+// waiting for approval that GitHub has queued again (its queued lost) is
+// open; an unmatched job stays unmatched while GitHub holds it (queued or
+// waiting) — no pool can serve it — and settles once GitHub says it
+// started on another runner or completed.
+func heldAnswer(from, github runner.JobStatus) runner.JobStatus {
+	switch {
+	case from == runner.JobUnmatched && (github == runner.JobServed || github == runner.JobClosed):
+		return github
+	case from == runner.JobUnmatched:
+		return runner.JobUnmatched
+	case github == "":
+		return runner.JobOpen
+	}
+	return github
 }
 
 // coveredTooLong reports whether an open job has had an online-capable

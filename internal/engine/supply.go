@@ -64,20 +64,11 @@ func (a jobAnswer) recordRunner(next *runner.Job) {
 	}
 }
 
-// covers reports whether inst still serves job: live, not on its way out,
-// and not taken by another job (GitHub gives a job to any idle runner whose
-// labels cover it, not to the one made for it).
-func covers(inst *runner.Instance, job *runner.Job) bool {
-	switch {
-	case inst == nil || !inst.Status.Live() || inst.Status.PendingDeletion() || inst.Pool != job.Pool:
-		return false
-	case inst.Status == runner.StatusDeleting || inst.Status == runner.StatusError:
-		return false
-	case inst.RunnerStatus == runner.RunnerActive && inst.ActiveJobID != 0 && inst.ActiveJobID != job.ID:
-		return false
-	}
-	return true
-}
+// covers reports whether inst still serves job (runner.Covers, the one
+// definition the counts use too): live, not on its way out, and not taken
+// by another job (GitHub gives a job to any idle runner whose labels cover
+// it, not to the one made for it).
+func covers(inst *runner.Instance, job *runner.Job) bool { return runner.Covers(inst, job) }
 
 // coveringInstance returns the job's instance if it still serves the job.
 func (lg *Ledger) coveringInstance(ctx context.Context, job *runner.Job) (*runner.Instance, error) {

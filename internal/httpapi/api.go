@@ -25,6 +25,7 @@ type Engine interface {
 	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
 	ListDeletedInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
 	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
+	Why(ctx context.Context, jobID int64) (*engine.Timeline, error)
 	GetInstance(ctx context.Context, name string) (*runner.Instance, error)
 	OperatorDelete(ctx context.Context, name string, mode engine.DeleteMode) (*runner.Instance, error)
 	Reconcile(ctx context.Context) (engine.ReconcileReport, error)
@@ -71,6 +72,7 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("DELETE "+Prefix+"instances/{name}", a.deleteInstance)
 	mux.HandleFunc("POST "+Prefix+"reconcile", a.reconcile)
 	mux.HandleFunc("GET "+Prefix+"jobs", a.listJobs)
+	mux.HandleFunc("GET "+Prefix+"jobs/{job}/why", a.why)
 	mux.HandleFunc("GET "+Prefix+"backup", a.backup)
 	// Method-less patterns catch the wrong methods on known paths, so those
 	// get a JSON 405 rather than the mux's plain-text one.
@@ -78,6 +80,7 @@ func (a *api) routes() http.Handler {
 	mux.Handle(Prefix+"instances/{name}", methodNotAllowed("GET, DELETE"))
 	mux.Handle(Prefix+"reconcile", methodNotAllowed("POST"))
 	mux.Handle(Prefix+"jobs", methodNotAllowed("GET"))
+	mux.Handle(Prefix+"jobs/{job}/why", methodNotAllowed("GET"))
 	mux.Handle(Prefix+"backup", methodNotAllowed("GET"))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such operator API route: "+r.Method+" "+r.URL.Path)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -97,16 +98,26 @@ func (c *Client) ListInstancesWhere(ctx context.Context, f InstanceFilter) ([]*r
 	return list, err
 }
 
-// ListOpenJobs returns the open demand (jobs waiting for a runner or for
-// approval), of one pool if pool != "", oldest first.
-func (c *Client) ListOpenJobs(ctx context.Context, pool string) ([]*runner.Job, error) {
+// ListOpenJobs returns the unsettled demand (jobs waiting for a runner,
+// for approval, or matching no pool), each with what it waits for, of one
+// pool if pool != "", oldest first.
+func (c *Client) ListOpenJobs(ctx context.Context, pool string) ([]Job, error) {
 	q := url.Values{}
 	if pool != "" {
 		q.Set("pool", pool)
 	}
-	var list []*runner.Job
+	var list []Job
 	err := c.call(ctx, http.MethodGet, "jobs", q, &list)
 	return list, err
+}
+
+// Why returns the job's timeline and the answer to what it waits for.
+func (c *Client) Why(ctx context.Context, jobID int64) (*engine.Timeline, error) {
+	var tl engine.Timeline
+	if err := c.call(ctx, http.MethodGet, fmt.Sprintf("jobs/%d/why", jobID), nil, &tl); err != nil {
+		return nil, err
+	}
+	return &tl, nil
 }
 
 // GetInstance returns one instance; an unknown one is an *Error with

@@ -174,6 +174,25 @@ func (e *EMF) Fleet(f Fleet) {
 			put(f.Waiting[p], p)
 		}
 	})
+	gauge(JobsUnmatched, sum(f.Unmatched), func(put func(int, ...string)) {
+		for _, r := range UnmatchedReasons {
+			put(f.Unmatched[r], r)
+		}
+	})
+	// The oldest wait's rollup is the longest over pools (a sum of ages
+	// means nothing); a configured pool's max_runners is never 0, so it
+	// is there every pass.
+	oldest := 0.0
+	for _, p := range f.Pools {
+		if age := f.OldestWaiting[p]; age > 0 {
+			e.put(OldestWaitingJob, age, p)
+			oldest = max(oldest, age)
+		}
+		if n := f.MaxRunners[p]; n > 0 {
+			e.put(PoolMaxRunners, float64(n), p)
+		}
+	}
+	e.put(OldestWaitingJob, oldest)
 }
 
 func sum[K comparable](m map[K]int) int {

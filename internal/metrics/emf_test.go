@@ -79,7 +79,7 @@ func TestEMFUnitsAndBoundedLabels(t *testing.T) {
 func TestEMFFleetGauges(t *testing.T) {
 	var out bytes.Buffer
 	e := metrics.NewEMF(&out, "ctl")
-	e.Fleet(metrics.MeasureFleet([]string{"p", "q"}, nil, nil, time.Now(), nil))
+	e.Fleet(metrics.MeasureFleet([]metrics.PoolLimit{{Name: "p"}, {Name: "q"}}, nil, nil, time.Now(), nil))
 	if err := e.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,8 @@ func TestEMFFleetGauges(t *testing.T) {
 	if len(docs) != 1 {
 		t.Fatalf("%d documents for a quiet fleet, want 1 (the rollups)", len(docs))
 	}
-	for _, name := range []string{metrics.Instances, metrics.InstancesStuck, metrics.OpenJobs, metrics.JobsWaitingForCapacity} {
+	for _, name := range []string{metrics.Instances, metrics.InstancesStuck, metrics.OpenJobs, metrics.JobsWaitingForCapacity,
+		metrics.JobsUnmatched, metrics.OldestWaitingJob} {
 		if docs[0].fields[name] != float64(0) {
 			t.Errorf("%s = %v, want 0", name, docs[0].fields[name])
 		}

@@ -21,13 +21,27 @@ type PoolAge struct {
 
 // Fleet is what the gauges show at one moment, read from the store: at
 // scrape time in embedded mode, once per reconcile pass on Lambda. Every
-// configured pool has every key, at 0 when nothing is there.
+// configured pool has every key, at 0 when nothing is there. Its job
+// counts are runner.MeasureDemand's, the one definition the status page
+// and jobs list use too.
 type Fleet struct {
 	Pools     []string
 	Instances map[PoolStatus]int
 	Stuck     map[PoolStatus]int
 	OpenJobs  map[PoolAge]int
 	Waiting   map[string]int
+	// OldestWaiting is the age in seconds of each pool's oldest open job.
+	OldestWaiting map[string]float64
+	// MaxRunners is each configured pool's limit.
+	MaxRunners map[string]int
+	// Unmatched counts the jobs no pool serves, by reason.
+	Unmatched map[string]int
+}
+
+// PoolLimit is a configured pool as the gauges need it.
+type PoolLimit struct {
+	Name       string
+	MaxRunners int
 }
 
 // StuckFunc says whether an instance is past the bound of its status at
@@ -37,12 +51,18 @@ type StuckFunc func(inst *runner.Instance, now time.Time) bool
 // MeasureFleet counts live instances and open jobs for pools (the
 // configured ones; a pool met in the records but no longer configured is
 // added, so its leftovers stay visible).
-func MeasureFleet(pools []string, live []*runner.Instance, open []*runner.Job, now time.Time, stuck StuckFunc) Fleet {
+func MeasureFleet(pools []PoolLimit, live []*runner.Instance, open []*runner.Job, now time.Time, stuck StuckFunc) Fleet {
 	f := Fleet{
-		Instances: map[PoolStatus]int{},
-		Stuck:     map[PoolStatus]int{},
-		OpenJobs:  map[PoolAge]int{},
-		Waiting:   map[string]int{},
+		Instances:     map[PoolStatus]int{},
+		Stuck:         map[PoolStatus]int{},
+		OpenJobs:      map[PoolAge]int{},
+		Waiting:       map[string]int{},
+		OldestWaiting: map[string]float64{},
+		MaxRunners:    map[string]int{},
+		Unmatched:     map[string]int{},
+	}
+	for _, r := range UnmatchedReasons {
+		f.Unmatched[r] = 0
 	}
 	seen := map[string]bool{}
 	addPool := func(pool string) {
@@ -59,9 +79,12 @@ func MeasureFleet(pools []string, live []*runner.Instance, open []*runner.Job, n
 			f.OpenJobs[PoolAge{pool, a}] = 0
 		}
 		f.Waiting[pool] = 0
+		f.OldestWaiting[pool] = 0
+		f.MaxRunners[pool] = 0
 	}
 	for _, p := range pools {
-		addPool(p)
+		addPool(p.Name)
+		f.MaxRunners[p.Name] = p.MaxRunners
 	}
 	for _, inst := range live {
 		addPool(inst.Pool)
@@ -71,15 +94,23 @@ func MeasureFleet(pools []string, live []*runner.Instance, open []*runner.Job, n
 			f.Stuck[key]++
 		}
 	}
+	demand := runner.MeasureDemand(open, live)
 	for _, job := range open {
 		if !job.Status.WantsRunner() {
-			continue // waiting for approval: no runner is wanted yet
+			continue // waiting for approval, or matching no pool: no runner is wanted
 		}
 		addPool(job.Pool)
 		f.OpenJobs[PoolAge{job.Pool, AgeOf(now.Sub(job.QueuedAt))}]++
-		if job.Instance == "" {
-			f.Waiting[job.Pool]++
+	}
+	for pool, d := range demand.Pools {
+		addPool(pool)
+		f.Waiting[pool] = d.WaitingForCapacity
+		if !d.OldestWaiting.IsZero() {
+			f.OldestWaiting[pool] = max(0, now.Sub(d.OldestWaiting).Seconds())
 		}
+	}
+	for reason, n := range demand.Unmatched {
+		f.Unmatched[reason] += n
 	}
 	slices.Sort(f.Pools)
 	return f

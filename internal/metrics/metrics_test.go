@@ -37,8 +37,8 @@ func TestFamiliesFollowPrometheusNaming(t *testing.T) {
 			t.Errorf("%s has no help", f.Name)
 		}
 	}
-	if len(metrics.Families) != 20 {
-		t.Errorf("%d families, want the 20 of the vocabulary", len(metrics.Families))
+	if len(metrics.Families) != 24 {
+		t.Errorf("%d families, want the 24 of the vocabulary", len(metrics.Families))
 	}
 }
 
@@ -120,19 +120,23 @@ func TestMeasureFleet(t *testing.T) {
 		{Name: "a", Pool: "p", Status: runner.StatusRunning},
 		{Name: "b", Pool: "p", Status: runner.StatusCreating},
 		{Name: "c", Pool: "gone", Status: runner.StatusPendingDelete},
+		{Name: "d", Pool: "p", Status: runner.StatusPendingDelete},
 	}
 	open := []*runner.Job{
 		{ID: 1, Pool: "p", Status: runner.JobOpen, Instance: "b", QueuedAt: now.Add(-30 * time.Second)},
 		{ID: 2, Pool: "p", Status: runner.JobOpen, QueuedAt: now.Add(-2 * time.Hour)},
 		{ID: 3, Pool: "p", Status: runner.JobWaiting, QueuedAt: now.Add(-5 * time.Minute)},
+		// Names its previous instance, on its way out: it waits for capacity.
+		{ID: 4, Pool: "p", Status: runner.JobOpen, Instance: "d", QueuedAt: now.Add(-20 * time.Second)},
+		{ID: 5, Status: runner.JobUnmatched, UnmatchedReason: runner.UnmatchedLabels, QueuedAt: now.Add(-3 * time.Hour)},
 	}
 	stuck := func(inst *runner.Instance, _ time.Time) bool { return inst.Status == runner.StatusCreating }
-	f := metrics.MeasureFleet([]string{"p", "q"}, live, open, now, stuck)
+	f := metrics.MeasureFleet([]metrics.PoolLimit{{Name: "p", MaxRunners: 3}, {Name: "q", MaxRunners: 1}}, live, open, now, stuck)
 	if !reflect.DeepEqual(f.Pools, []string{"gone", "p", "q"}) {
 		t.Errorf("pools %v: the configured ones and any met in the records", f.Pools)
 	}
 	for key, want := range map[metrics.PoolStatus]int{
-		{Pool: "p", Status: runner.StatusRunning}: 1, {Pool: "p", Status: runner.StatusCreating}: 1,
+		{Pool: "p", Status: runner.StatusRunning}: 1, {Pool: "p", Status: runner.StatusCreating}: 1, {Pool: "p", Status: runner.StatusPendingDelete}: 1,
 		{Pool: "gone", Status: runner.StatusPendingDelete}: 1, {Pool: "q", Status: runner.StatusRunning}: 0,
 	} {
 		if got, ok := f.Instances[key]; !ok || got != want {
@@ -145,13 +149,22 @@ func TestMeasureFleet(t *testing.T) {
 	if len(f.Instances) != 3*len(runner.AllStatuses) || len(f.OpenJobs) != 3*len(metrics.OpenJobAges) {
 		t.Errorf("not every key present: %d instance keys, %d open-job keys", len(f.Instances), len(f.OpenJobs))
 	}
-	for key, want := range map[metrics.PoolAge]int{{Pool: "p", Age: "lt_1m"}: 1, {Pool: "p", Age: "ge_1h"}: 1, {Pool: "p", Age: "1m_to_10m"}: 0} {
+	for key, want := range map[metrics.PoolAge]int{{Pool: "p", Age: "lt_1m"}: 2, {Pool: "p", Age: "ge_1h"}: 1, {Pool: "p", Age: "1m_to_10m"}: 0} {
 		if got := f.OpenJobs[key]; got != want {
 			t.Errorf("open jobs %v = %d, want %d", key, got, want)
 		}
 	}
-	if f.Waiting["p"] != 1 || f.Waiting["q"] != 0 {
-		t.Errorf("waiting %v, want p:1 (job 2 has no instance) q:0", f.Waiting)
+	if f.Waiting["p"] != 2 || f.Waiting["q"] != 0 {
+		t.Errorf("waiting %v, want p:2 (job 2 has no instance, job 4's is pending_delete) q:0", f.Waiting)
+	}
+	if f.OldestWaiting["p"] != 7200 || f.OldestWaiting["q"] != 0 {
+		t.Errorf("oldest waiting %v, want p:7200 (job 2) q:0", f.OldestWaiting)
+	}
+	if f.MaxRunners["p"] != 3 || f.MaxRunners["q"] != 1 || f.MaxRunners["gone"] != 0 {
+		t.Errorf("max runners %v", f.MaxRunners)
+	}
+	if f.Unmatched[runner.UnmatchedLabels] != 1 || f.Unmatched[runner.UnmatchedOwner] != 0 || len(f.Unmatched) != 2 {
+		t.Errorf("unmatched %v, want labels:1 owner:0", f.Unmatched)
 	}
 }
 

@@ -9,6 +9,8 @@
 // webhook and metadata functions can record without carrying them.
 package metrics
 
+import "github.com/runfleet/runfleet/internal/runner"
+
 // The families. Every name follows Prometheus' conventions: base units,
 // _total on counters, _seconds on durations.
 const (
@@ -32,6 +34,10 @@ const (
 	SpotInterruptions         = "runfleet_spot_interruptions_total"
 	SpotBreakerOpen           = "runfleet_spot_breaker_open"
 	CapacityFailovers         = "runfleet_capacity_failovers_total"
+	JobsUnmatched             = "runfleet_jobs_unmatched"
+	OldestWaitingJob          = "runfleet_oldest_waiting_job_seconds"
+	PoolMaxRunners            = "runfleet_pool_max_runners"
+	BuildInfo                 = "runfleet_build_info"
 )
 
 // Label names; on EMF they are the dimension names.
@@ -47,6 +53,8 @@ const (
 	LabelOperation    = "operation"
 	LabelInstallation = "installation"
 	LabelReason       = "reason"
+	LabelVersion      = "version"
+	LabelCommit       = "commit"
 	// LabelControllerID is EMF's common dimension, on every metric: one
 	// CloudWatch namespace can hold several runfleet installations.
 	LabelControllerID = "controller_id"
@@ -89,7 +97,7 @@ var ReconcileBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 var Families = []Family{
 	{Webhooks, "Webhook deliveries by event, workflow_job action and result.", Counter, []string{LabelEvent, LabelAction, LabelResult}, nil},
 	{JobQueueSeconds, "Seconds from a job's queued event to each stage of getting its runner (created: provider create returned; online: runner reported idle; started: job in_progress on it).", Histogram, []string{LabelPool, LabelStage}, QueueBuckets},
-	{JobsWaitingForCapacity, "Open jobs with no live instance: the pool is at max_runners or the job waits for its next instance.", Gauge, []string{LabelPool}, nil},
+	{JobsWaitingForCapacity, "Open jobs no live instance covers (none made yet, or the one made is on its way out): the pool is at max_runners or the job waits for its next instance.", Gauge, []string{LabelPool}, nil},
 	{OpenJobs, "Open jobs (queued in GitHub, wanting a runner) by how long they have waited.", Gauge, []string{LabelPool, LabelAge}, nil},
 	{Instances, "Live instances by pool and status.", Gauge, []string{LabelPool, LabelStatus}, nil},
 	{InstancesStuck, "Instances past the bound of their status (the reconciler recovers them).", Gauge, []string{LabelPool, LabelStatus}, nil},
@@ -107,6 +115,20 @@ var Families = []Family{
 	{SpotInterruptions, "Spot interruption warnings for the pool's machines.", Counter, []string{LabelPool}, nil},
 	{SpotBreakerOpen, "1 while the pool's spot circuit breaker is open (on-demand only), else 0.", Gauge, []string{LabelPool}, nil},
 	{CapacityFailovers, "Creates moved to another subnet, instance type or on-demand, by pool and reason.", Counter, []string{LabelPool, LabelReason}, nil},
+	{JobsUnmatched, "Jobs queued in GitHub that no pool serves, by reason (labels: no pool has all of their labels; owner: no pool serves where they run). runfleet why JOB says which labels.", Gauge, []string{LabelReason}, nil},
+	{OldestWaitingJob, "Seconds the pool's oldest open job (wanting a runner, not started yet) has waited since GitHub queued it; 0 when none waits.", Gauge, []string{LabelPool}, nil},
+	{PoolMaxRunners, "The pool's max_runners as configured: with runfleet_instances, how full the pool is.", Gauge, []string{LabelPool}, nil},
+	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
+}
+
+// UnmatchedReasons are runfleet_jobs_unmatched's reasons, each present
+// from the start (runner.Unmatched*).
+var UnmatchedReasons = []string{runner.UnmatchedLabels, runner.UnmatchedOwner}
+
+// Build is the running binary's version stamp (runfleet version), for
+// runfleet_build_info.
+type Build struct {
+	Version, Commit string
 }
 
 // EMFExtraSets are the dimension sets, besides [controller_id] and

@@ -70,6 +70,20 @@ type Job struct {
 	RerunRequestedAt time.Time `json:"rerun_requested_at,omitzero"`
 	RerunOutcome     string    `json:"rerun_outcome,omitempty"`
 
+	// Delivery is the id of the delivery (X-GitHub-Delivery) whose event
+	// created the record, and DeliverySource the intake it came through
+	// (a webhook, or the delivery log when the reconciler recovered it):
+	// the key to search GitHub's delivery log by. Later deliveries about
+	// the job are not kept; their effects are the record's statuses.
+	Delivery       string `json:"delivery,omitempty"`
+	DeliverySource string `json:"delivery_source,omitempty"`
+	// Unmatched says, for a job no pool matched (JobUnmatched), why:
+	// UnmatchedReason is the metric's reason (an Unmatched* constant),
+	// UnmatchedDetail the same in words — the labels no pool has, and the
+	// nearest pool and what it lacks.
+	UnmatchedReason string `json:"unmatched_reason,omitempty"`
+	UnmatchedDetail string `json:"unmatched_detail,omitempty"`
+
 	// Version increases by one on every write; writes are compare-and-set.
 	Version         int64     `json:"version"`
 	CreatedAt       time.Time `json:"created_at"`
@@ -152,6 +166,13 @@ const (
 	// re-run of it, and closes it once that is asked for. Demand is
 	// settled: the re-run is a new run attempt, a new job record.
 	JobRerun JobStatus = "rerun"
+	// JobUnmatched: queued in GitHub for labels (or an owner) no pool
+	// serves. No runner is made for it; it is recorded so that it is seen
+	// (jobs list, the status page, metrics, runfleet why) rather than only
+	// logged. A later queued that a pool matches (the config was fixed)
+	// opens it; GitHub cancels it after QueueLimit, when it expires like
+	// any open job.
+	JobUnmatched JobStatus = "unmatched"
 )
 
 // How a re-run owed for an interrupted job ended (Job.RerunOutcome).
@@ -168,7 +189,7 @@ const (
 )
 
 // AllJobStatuses lists every job status.
-var AllJobStatuses = []JobStatus{JobOpen, JobWaiting, JobServed, JobClosed, JobExpired, JobRerun}
+var AllJobStatuses = []JobStatus{JobOpen, JobWaiting, JobServed, JobClosed, JobExpired, JobRerun, JobUnmatched}
 
 // Valid reports whether s is a known job status.
 func (s JobStatus) Valid() bool {
@@ -196,6 +217,10 @@ var jobTransitions = map[JobStatus][]JobStatus{
 	JobOpen:    {JobWaiting, JobServed, JobClosed, JobExpired, JobRerun},
 	JobWaiting: {JobOpen, JobServed, JobClosed, JobExpired, JobRerun},
 	JobServed:  {JobClosed, JobRerun},
+	// unmatched -> open: a queued that a pool now matches (the config was
+	// fixed while GitHub still held the job). Served and closed: a runner
+	// runfleet does not manage took it, or it was cancelled.
+	JobUnmatched: {JobOpen, JobServed, JobClosed, JobExpired},
 	// A job owed a re-run closes once GitHub was asked (RerunOutcome).
 	JobRerun: {JobClosed},
 	// A completed that arrives after runfleet expired the job closes it.

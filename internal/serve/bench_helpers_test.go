@@ -62,7 +62,7 @@ func startBenchServe(tb testing.TB, o benchServeOptions) *benchServe {
 	// providers and the webhooks, so their cost is in every figure. The
 	// world opens its store after wrapping the providers, so this recorder
 	// reads none: the benchmarks never scrape.
-	rec := newRecorder(cfg, nil, nil, nil)
+	rec := newRecorder(cfg, nil, nil, nil, metrics.Build{})
 	w := enginetest.NewWorld(tb, enginetest.Options{
 		Pools: enginetest.OnePool(func(p *runner.Pool) { p.MaxRunners = 1_000_000 }),
 		WrapProvider: func(pool string, p providers.Provider) providers.Provider {

@@ -45,10 +45,12 @@ func routes(cfg *config.Config, eng *engine.Engine, st store.Store, q queue.Dead
 		mux.Handle("GET /metrics", metricsHandler(rec, cfg.Server.MetricsToken, log))
 	}
 	mux.Handle(httpapi.Prefix, httpapi.New(httpapi.Options{Engine: eng, Token: cfg.Server.APIToken, Logger: log, Backup: backupOf(st)}))
-	mux.Handle("/{$}", statuspage.New(statuspage.Options{Source: eng, Recorder: page, Token: cfg.Server.APIToken, Logger: log}))
+	status := statuspage.New(statuspage.Options{Source: eng, Recorder: page, Token: cfg.Server.APIToken, Logger: log})
+	mux.Handle("/{$}", status)
+	mux.Handle("/why/{job}", status)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{
-			"error":  fmt.Sprintf("no such route: %s %s (runfleet serves GET / (the status page), POST /webhook, GET /healthz, GET /metrics and %s)", r.Method, r.URL.Path, httpapi.Prefix),
+			"error":  fmt.Sprintf("no such route: %s %s (runfleet serves GET / (the status page), GET /why/{job} (a job's timeline), POST /webhook, GET /healthz, GET /metrics and %s)", r.Method, r.URL.Path, httpapi.Prefix),
 			"status": http.StatusNotFound,
 		})
 	})

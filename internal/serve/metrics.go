@@ -10,6 +10,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/github"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/store"
@@ -22,12 +23,14 @@ import (
 // engine's rule, which Run hands over once the engine is built
 // (Recorder.CountStuck): the engine reports to this recorder, so it comes
 // after it.
-func newRecorder(cfg *config.Config, st store.Store, dead queue.DeadLetterer, gh github.GitHub) *promexport.Recorder {
+func newRecorder(cfg *config.Config, st store.Store, dead queue.DeadLetterer, gh github.GitHub, build metrics.Build) *promexport.Recorder {
 	pools := make([]string, 0, len(cfg.Pools))
+	limits := make(map[string]int, len(cfg.Pools))
 	for _, p := range cfg.Pools {
 		pools = append(pools, p.Name)
+		limits[p.Name] = p.MaxRunners
 	}
-	state := promexport.State{Store: st, DeadLetters: dead}
+	state := promexport.State{Store: st, DeadLetters: dead, MaxRunners: limits, Build: build}
 	if t, ok := gh.(promexport.GitHubTelemetry); ok {
 		state.GitHub = t
 	}

@@ -49,8 +49,10 @@ type Options struct {
 	DisableWorkers bool
 	// ShutdownTimeout defaults to DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
-	// Version is logged at start.
+	// Version is logged at start; with Commit it is runfleet_build_info's
+	// labels.
 	Version string
+	Commit  string
 }
 
 // Run serves until ctx is done, then shuts down in order: stop accepting
@@ -97,7 +99,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	// 3. The metrics recorder, which reads the store, the queue and GitHub.
-	rec := newRecorder(cfg, st.store, st.deadLetters, gh)
+	rec := newRecorder(cfg, st.store, st.deadLetters, gh, metrics.Build{Version: opts.Version, Commit: opts.Commit})
 	// 4. The providers, under this installation's pool ids, observed.
 	provs, installationID, err := buildProviders(ctx, cfg, st.store, rec)
 	if err != nil {

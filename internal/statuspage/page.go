@@ -56,7 +56,8 @@ type page struct {
 	now    func() time.Time
 }
 
-// New returns the page's handler; mount it at "/{$}".
+// New returns the page's handler; mount it at "/{$}" and at "/why/{job}"
+// (one job's timeline, linked from the job rows).
 func New(opts Options) http.Handler {
 	p := &page{src: opts.Source, rec: opts.Recorder, access: newAccess(opts.Token), log: opts.Logger, now: opts.Now}
 	if p.log == nil {
@@ -92,14 +93,22 @@ func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 	defer cancel()
-	v, err := buildView(ctx, p.src, p.rec, p.now())
-	if err != nil {
-		p.log.ErrorContext(r.Context(), "status page could not read the fleet", "error", err)
-		plain(w, http.StatusInternalServerError, "status page: "+err.Error())
-		return
-	}
 	var buf bytes.Buffer
-	render(&buf, v, pageCSS, int(RefreshInterval/time.Second))
+	if ref := r.PathValue("job"); ref != "" {
+		if status, err := p.renderWhy(ctx, &buf, ref, r.URL.Query().Get("token")); err != nil {
+			plain(w, status, "status page: "+err.Error())
+			return
+		}
+	} else {
+		v, err := buildView(ctx, p.src, p.rec, p.now())
+		if err != nil {
+			p.log.ErrorContext(r.Context(), "status page could not read the fleet", "error", err)
+			plain(w, http.StatusInternalServerError, "status page: "+err.Error())
+			return
+		}
+		v.Token = r.URL.Query().Get("token")
+		render(&buf, v, pageCSS, int(RefreshInterval/time.Second))
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

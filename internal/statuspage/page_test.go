@@ -72,8 +72,12 @@ func TestPageShowsPoolsInstancesJobsTransitionsAndTheChart(t *testing.T) {
 	if strings.Contains(body, `data-job="101#1"`) {
 		t.Error("the served job 101 is listed as open")
 	}
-	// Nothing is loaded from anywhere: no src or href attribute, no script.
-	if m := regexp.MustCompile(`(?i)<script|\ssrc=|\shref=|@import|url\(`).FindString(body); m != "" {
+	// Nothing is loaded from anywhere: no src attribute, no script, and
+	// the only links are the job rows' own why pages on this server.
+	if !strings.Contains(body, `<a class="why" href="why/102?token=`+pageToken+`"`) {
+		t.Error("job 102's row does not link to its why page")
+	}
+	if m := regexp.MustCompile(`(?i)<script|\ssrc=|\shref="(?:[a-z]+:|/)|@import|url\(`).FindString(body); m != "" {
 		t.Errorf("page refers to an external asset or runs a script: %q", m)
 	}
 	if csp := rr.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {

@@ -97,17 +97,17 @@ func renderJobs(b *bytes.Buffer, v *view) {
 	fmt.Fprintf(b, `<section id="jobs">
 <h2>Open jobs <span class="count">(%d)</span></h2>
 <table>
-<thead><tr><th>job#attempt</th><th>pool</th><th>repository</th><th>status</th><th>instance</th><th>waited</th><th>labels</th></tr></thead>
+<thead><tr><th>job#attempt</th><th>pool</th><th>repository</th><th>status</th><th>instance</th><th>waited</th><th>waiting for</th><th>labels</th></tr></thead>
 <tbody>
 `, len(v.Jobs))
 	for _, r := range v.Jobs {
 		fmt.Fprintf(b, `<tr class="job" data-job="%s" data-status="%s">
-  <td>%s</td><td>%s</td><td>%s</td><td class="status">%s</td><td>%s</td><td>%s</td><td>%s</td>
+  <td><a class="why" href="%s" title="why is it waiting?">%s</a></td><td>%s</td><td>%s</td><td class="status">%s</td><td>%s</td><td>%s</td><td class="waiting-for">%s</td><td>%s</td>
 </tr>
-`, esc(r.Key), esc(r.Status), esc(r.Key), esc(r.Pool), esc(r.Repository), esc(r.Status), esc(r.Instance), esc(r.Waited), esc(r.Labels))
+`, esc(r.Key), esc(r.Status), esc(whyHref(r.ID, v.Token)), esc(r.Key), esc(r.Pool), esc(r.Repository), esc(r.Status), esc(r.Instance), esc(r.Waited), esc(r.WaitingFor), esc(r.Labels))
 	}
 	if len(v.Jobs) == 0 {
-		b.WriteString(`<tr><td colspan="7" class="empty">no open jobs: every job has a runner</td></tr>` + "\n")
+		b.WriteString(`<tr><td colspan="8" class="empty">no open jobs: every job has a runner</td></tr>` + "\n")
 	}
 	b.WriteString("</tbody>\n</table>\n</section>\n\n")
 }

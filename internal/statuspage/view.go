@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -15,6 +16,7 @@ type Source interface {
 	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
 	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
 	Pools() runner.Pools
+	Why(ctx context.Context, jobID int64) (*engine.Timeline, error)
 }
 
 // view is everything the template shows, already worded.
@@ -28,6 +30,9 @@ type view struct {
 	Chart        chart
 	// TransitionsKept says how far back the transitions go.
 	TransitionsKept int
+	// Token is the ?token= the page was loaded with, carried on to the
+	// job rows' why links ("" when the page was authorised otherwise).
+	Token string
 }
 
 type poolRow struct {
@@ -54,9 +59,13 @@ type instanceRow struct {
 }
 
 type jobRow struct {
+	ID                                      int64
 	Key, Pool, Repository, Status, Instance string
 	Waited                                  string
 	Labels                                  string
+	// WaitingFor is runner.WaitOf's verdict, with the reason in words for
+	// a job that matches no pool.
+	WaitingFor string
 }
 
 type transitionRow struct {
@@ -76,10 +85,11 @@ func buildView(ctx context.Context, src Source, rec *Recorder, at time.Time) (*v
 		return nil, fmt.Errorf("list open jobs: %w", err)
 	}
 	v := &view{GeneratedAt: at.UTC().Format(time.RFC3339)}
-	v.Pools = poolRows(src.Pools(), instances, jobs)
+	demand := runner.MeasureDemand(jobs, instances)
+	v.Pools = poolRows(src.Pools(), instances, demand)
 	v.StatusCounts = statusCounts(instances)
 	v.Instances = instanceRows(instances, at)
-	v.Jobs = jobRows(jobs, at)
+	v.Jobs = jobRows(jobs, demand, at)
 	transitions := rec.Transitions()
 	v.TransitionsKept = len(transitions)
 	for _, t := range transitions {
@@ -96,7 +106,7 @@ func buildView(ctx context.Context, src Source, rec *Recorder, at time.Time) (*v
 	return v, nil
 }
 
-func poolRows(pools runner.Pools, instances []*runner.Instance, jobs []*runner.Job) []poolRow {
+func poolRows(pools runner.Pools, instances []*runner.Instance, demand runner.Demand) []poolRow {
 	rows := make([]poolRow, 0, len(pools))
 	index := make(map[string]int, len(pools))
 	for _, p := range pools {
@@ -118,14 +128,16 @@ func poolRows(pools runner.Pools, instances []*runner.Instance, jobs []*runner.J
 			row(in.Pool).Live++
 		}
 	}
-	for _, j := range jobs {
-		r := row(j.Pool)
-		if j.Status.WantsRunner() {
-			r.Open++
-			if j.Instance == "" {
-				r.Waiting++
-			}
-		}
+	// Counted by runner.MeasureDemand, as /metrics and jobs list count.
+	names := make([]string, 0, len(demand.Pools))
+	for name := range demand.Pools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		d := demand.Pools[name]
+		r := row(name)
+		r.Open, r.Waiting = d.Open, d.WaitingForCapacity
 	}
 	return rows
 }
@@ -174,12 +186,17 @@ func instanceRows(instances []*runner.Instance, at time.Time) []instanceRow {
 	return rows
 }
 
-func jobRows(jobs []*runner.Job, at time.Time) []jobRow {
+func jobRows(jobs []*runner.Job, demand runner.Demand, at time.Time) []jobRow {
 	rows := make([]jobRow, 0, len(jobs))
 	for _, j := range jobs {
+		wait := string(demand.Waits[j.Key()])
+		if j.Status == runner.JobUnmatched {
+			wait = "no pool: " + j.UnmatchedDetail
+		}
 		rows = append(rows, jobRow{
-			Key: j.Key(), Pool: j.Pool, Repository: dash(j.Repository), Status: string(j.Status),
+			ID: j.ID, Key: j.Key(), Pool: dash(j.Pool), Repository: dash(j.Repository), Status: string(j.Status),
 			Instance: dash(j.Instance), Waited: ago(j.QueuedAt, at), Labels: strings.Join(j.Labels, ", "),
+			WaitingFor: dash(wait),
 		})
 	}
 	return rows

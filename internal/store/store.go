@@ -80,9 +80,9 @@ type Jobs interface {
 	// GetJob returns ErrJobNotFound when there is no job with that key
 	// (runner.JobKey), or only one whose retention is over.
 	GetJob(ctx context.Context, key string) (*runner.Job, error)
-	// ListOpenJobs returns every job whose demand is not settled (open or
-	// waiting), oldest QueuedAt first. Its cost follows open demand, never
-	// the ledger's history.
+	// ListOpenJobs returns every job whose demand is not settled (open,
+	// waiting or unmatched), oldest QueuedAt first. Its cost follows open
+	// demand, never the ledger's history.
 	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
 }
 
@@ -170,7 +170,8 @@ func CheckJob(j *runner.Job) error {
 		return errors.New("store: nil job")
 	case j.ID <= 0 || j.RunAttempt < 1:
 		return fmt.Errorf("store: job %d run attempt %d: both must be positive", j.ID, j.RunAttempt)
-	case j.Pool == "":
+	case j.Pool == "" && j.UnmatchedReason == "":
+		// Only a job no pool matched has none.
 		return fmt.Errorf("store: job %s: empty pool", j.Key())
 	case !j.Status.Valid():
 		return fmt.Errorf("store: job %s: unknown status %q", j.Key(), j.Status)

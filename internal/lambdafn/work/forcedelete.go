@@ -51,9 +51,18 @@ func NewForceDelete(options OptionsFunc, log *slog.Logger) ForceDeleteHandler {
 //	aws lambda invoke --function-name <ForceDeleteFunction> \
 //	  --cli-binary-format raw-in-base64-out \
 //	  --payload '{"name": "runfleet-linux-x64-7000000001-1", "force": true}' out.json
+//
+// or, to ask why a job waits (runfleet why), with nothing deleted:
+//
+//	--payload '{"why": "7000000001"}' out.json
+//
+// The function is the operator's one entry point on AWS, so it answers
+// both; a request names one or the other.
 type ForceDeleteRequest struct {
 	Name  string `json:"name"`
 	Force bool   `json:"force"`
+	// Why is a job id or its GitHub URL (engine.ParseJobRef).
+	Why string `json:"why"`
 }
 
 // ForceDeleteResult is its output when the delete was accepted: the
@@ -63,6 +72,9 @@ type ForceDeleteResult struct {
 	OK       bool             `json:"ok"`
 	Message  string           `json:"message"`
 	Instance *runner.Instance `json:"instance"`
+	// Why is the job's timeline, for a {"why": JOB} request; Message is
+	// then its text, the answer on the first line.
+	Why *engine.Timeline `json:"why,omitempty"`
 }
 
 // Errors the ForceDeleteFunction returns. Lambda reports a returned error's
@@ -73,7 +85,7 @@ type ForceDeleteResult struct {
 type InvalidInputError struct{ Reason string }
 
 func (e *InvalidInputError) Error() string {
-	return `invalid input: ` + e.Reason + `; send {"name": "<instance name>", "force": true|false}`
+	return `invalid input: ` + e.Reason + `; send {"name": "<instance name>", "force": true|false} or {"why": "<job id or URL>"}`
 }
 
 // InstanceNotFoundError: no instance has that name.
@@ -119,6 +131,9 @@ func (a *App) HandleForceDelete(ctx context.Context, input json.RawMessage) (*Fo
 	if err != nil {
 		log.WarnContext(ctx, "force delete refused", "error", err)
 		return nil, err
+	}
+	if req.Why != "" {
+		return a.handleWhy(ctx, log, req.Why)
 	}
 	// The engine adds instance and force to its own lines; only the lines
 	// logged here get them from reqLog, so no line carries a key twice.
@@ -170,9 +185,47 @@ func decodeForceDelete(input json.RawMessage) (ForceDeleteRequest, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return req, &InvalidInputError{Reason: "trailing data after the JSON object"}
 	}
-	req.Name = strings.TrimSpace(req.Name)
-	if req.Name == "" {
+	req.Name, req.Why = strings.TrimSpace(req.Name), strings.TrimSpace(req.Why)
+	switch {
+	case req.Why != "" && (req.Name != "" || req.Force):
+		return req, &InvalidInputError{Reason: `"why" asks about a job and deletes nothing: send it alone`}
+	case req.Why != "":
+		if _, err := engine.ParseJobRef(req.Why); err != nil {
+			return req, &InvalidInputError{Reason: err.Error()}
+		}
+	case req.Name == "":
 		return req, &InvalidInputError{Reason: `"name" is missing`}
 	}
 	return req, nil
+}
+
+// WhyFailedError: the job's records could not be read; invoking again is
+// safe.
+type WhyFailedError struct {
+	Job string
+	Err error
+}
+
+func (e *WhyFailedError) Error() string {
+	return fmt.Sprintf("why job %s: the records could not be read, invoke again to retry: %v", e.Job, e.Err)
+}
+
+func (e *WhyFailedError) Unwrap() error { return e.Err }
+
+// handleWhy answers {"why": JOB}: the job's timeline, as runfleet why
+// prints it.
+func (a *App) handleWhy(ctx context.Context, log *slog.Logger, ref string) (*ForceDeleteResult, error) {
+	id, _ := engine.ParseJobRef(ref) // checked by decodeForceDelete
+	eng, err := a.registrar(log)
+	if err == nil {
+		var tl *engine.Timeline
+		if tl, err = eng.Why(ctx, id); err == nil {
+			var text strings.Builder
+			_ = tl.Text(&text)
+			log.InfoContext(ctx, "why asked", "job_id", id, "reason", tl.Answer.Reason)
+			return &ForceDeleteResult{OK: true, Message: text.String(), Why: tl}, nil
+		}
+	}
+	log.ErrorContext(ctx, "why failed", "job_id", id, "error", err)
+	return nil, &WhyFailedError{Job: ref, Err: err}
 }

@@ -93,9 +93,9 @@ func (a *App) recordFleet(ctx context.Context, log *slog.Logger, eng *engine.Eng
 		log.WarnContext(ctx, "fleet metrics could not be read; this pass publishes none", "error", err)
 		return
 	}
-	pools := make([]string, 0, len(a.Config.Pools))
+	pools := make([]metrics.PoolLimit, 0, len(a.Config.Pools))
 	for _, p := range a.Config.Pools {
-		pools = append(pools, p.Name)
+		pools = append(pools, metrics.PoolLimit{Name: p.Name, MaxRunners: p.MaxRunners})
 	}
 	a.Metrics.Fleet(metrics.MeasureFleet(pools, live, open, time.Now(), eng.Stuck))
 }

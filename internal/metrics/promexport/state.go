@@ -30,6 +30,10 @@ type State struct {
 	// GitHub is the real GitHub client's own telemetry; nil with the
 	// simulated GitHub, whose calls then read 0.
 	GitHub GitHubTelemetry
+	// MaxRunners is each pool's configured limit (runfleet_pool_max_runners).
+	MaxRunners map[string]int
+	// Build is the running binary's stamp (runfleet_build_info).
+	Build metrics.Build
 }
 
 // GitHubTelemetry is what the real GitHub client (rest.Client) reports
@@ -49,6 +53,7 @@ type state struct {
 	stuckRule atomic.Pointer[metrics.StuckFunc]
 
 	instances, stuck, openJobs, waiting, deadLetters, calls, remaining *prometheus.Desc
+	unmatched, oldest, maxRunners, build                               *prometheus.Desc
 }
 
 func newState(pools []string, src State) *state {
@@ -67,11 +72,16 @@ func newState(pools []string, src State) *state {
 		deadLetters: desc(metrics.DeadLetters),
 		calls:       desc(metrics.GitHubCalls),
 		remaining:   desc(metrics.GitHubRateLimitRemaining),
+		unmatched:   desc(metrics.JobsUnmatched),
+		oldest:      desc(metrics.OldestWaitingJob),
+		maxRunners:  desc(metrics.PoolMaxRunners),
+		build:       desc(metrics.BuildInfo),
 	}
 }
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.deadLetters, s.calls, s.remaining} {
+	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.deadLetters, s.calls, s.remaining,
+		s.unmatched, s.oldest, s.maxRunners, s.build} {
 		ch <- d
 	}
 }
@@ -91,6 +101,7 @@ func (s *state) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(s.deadLetters, prometheus.GaugeValue, float64(dead))
 	s.collectGitHub(ch)
+	ch <- prometheus.MustNewConstMetric(s.build, prometheus.GaugeValue, 1, orUnknown(s.src.Build.Version), orUnknown(s.src.Build.Commit))
 }
 
 func (s *state) collectFleet(ctx context.Context, ch chan<- prometheus.Metric) {
@@ -112,7 +123,28 @@ func (s *state) collectFleet(ctx context.Context, ch chan<- prometheus.Metric) {
 			gauge(s.openJobs, fleet.OpenJobs[metrics.PoolAge{Pool: p, Age: a}], p, a)
 		}
 		gauge(s.waiting, fleet.Waiting[p], p)
+		ch <- prometheus.MustNewConstMetric(s.oldest, prometheus.GaugeValue, fleet.OldestWaiting[p], p)
+		gauge(s.maxRunners, fleet.MaxRunners[p], p)
 	}
+	for _, reason := range metrics.UnmatchedReasons {
+		gauge(s.unmatched, fleet.Unmatched[reason], reason)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// limits are the configured pools with their max_runners.
+func (s *state) limits() []metrics.PoolLimit {
+	out := make([]metrics.PoolLimit, 0, len(s.pools))
+	for _, p := range s.pools {
+		out = append(out, metrics.PoolLimit{Name: p, MaxRunners: s.src.MaxRunners[p]})
+	}
+	return out
 }
 
 func (s *state) collectGitHub(ch chan<- prometheus.Metric) {
@@ -149,7 +181,7 @@ func (s *state) measureFleet(ctx context.Context) (metrics.Fleet, error) {
 		stuck = *rule
 	}
 	if s.src.Store == nil {
-		return metrics.MeasureFleet(s.pools, nil, nil, s.now(), nil), nil
+		return metrics.MeasureFleet(s.limits(), nil, nil, s.now(), nil), nil
 	}
 	live, err := s.src.Store.ListLiveInstances(ctx)
 	if err != nil {
@@ -159,5 +191,5 @@ func (s *state) measureFleet(ctx context.Context) (metrics.Fleet, error) {
 	if err != nil {
 		return metrics.Fleet{}, err
 	}
-	return metrics.MeasureFleet(s.pools, live, open, s.now(), stuck), nil
+	return metrics.MeasureFleet(s.limits(), live, open, s.now(), stuck), nil
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// unsettled reports whether a job's demand is still open (open or
-// waiting): the jobs the open index lists, and the only ones kept however
-// old their ExpiresAt.
+// unsettled reports whether a job's demand is still open (open,
+// waiting or unmatched): the jobs the open index lists, and the only
+// ones kept however old their ExpiresAt.
 func unsettled(s runner.JobStatus) bool {
-	return s == runner.JobOpen || s == runner.JobWaiting
+	return s == runner.JobOpen || s == runner.JobWaiting || s == runner.JobUnmatched
 }
 
 // jobGoneAt reports whether a stored job is a settled one whose retention

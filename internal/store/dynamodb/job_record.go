@@ -23,9 +23,11 @@ type jobRecord struct {
 	TTL     int64  `dynamodbav:"ttl,omitempty"`
 	WriteID string `dynamodbav:"write_id"`
 
-	ID             int64    `dynamodbav:"job_id"`
-	RunAttempt     int64    `dynamodbav:"run_attempt"`
-	Pool           string   `dynamodbav:"pool"`
+	ID         int64 `dynamodbav:"job_id"`
+	RunAttempt int64 `dynamodbav:"run_attempt"`
+	// Pool is omitted when empty (an unmatched job has none): pool is a key
+	// of the live index, and DynamoDB refuses an empty string there.
+	Pool           string   `dynamodbav:"pool,omitempty"`
 	Owner          string   `dynamodbav:"owner,omitempty"`
 	Repository     string   `dynamodbav:"repository,omitempty"`
 	RunID          int64    `dynamodbav:"run_id,omitempty"`
@@ -45,6 +47,10 @@ type jobRecord struct {
 	RerunCalls     int      `dynamodbav:"rerun_calls,omitempty"`
 	RerunAt        string   `dynamodbav:"rerun_requested_at,omitempty"`
 	RerunOutcome   string   `dynamodbav:"rerun_outcome,omitempty"`
+	Delivery       string   `dynamodbav:"delivery,omitempty"`
+	DeliverySource string   `dynamodbav:"delivery_source,omitempty"`
+	Unmatched      string   `dynamodbav:"unmatched_reason,omitempty"`
+	UnmatchedWords string   `dynamodbav:"unmatched_detail,omitempty"`
 	Version        int64    `dynamodbav:"version"`
 
 	CreatedAt       string `dynamodbav:"created_at,omitempty"`
@@ -55,10 +61,10 @@ type jobRecord struct {
 
 func jobKey(key string) string { return prefixJob + key }
 
-// settledJob reports whether a job's demand is over (served, closed or
-// expired): its record only waits for its retention to end.
+// settledJob reports whether a job's demand is over (served, closed,
+// expired or rerun; open, waiting and unmatched are not): its record only waits for its retention to end.
 func settledJob(s runner.JobStatus) bool {
-	return s != runner.JobOpen && s != runner.JobWaiting
+	return s != runner.JobOpen && s != runner.JobWaiting && s != runner.JobUnmatched
 }
 
 // marshalJob returns the item for j, written by the write writeID. The
@@ -90,6 +96,10 @@ func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue,
 		RerunCalls:      j.RerunCalls,
 		RerunAt:         formatTime(j.RerunRequestedAt),
 		RerunOutcome:    j.RerunOutcome,
+		Delivery:        j.Delivery,
+		DeliverySource:  j.DeliverySource,
+		Unmatched:       j.UnmatchedReason,
+		UnmatchedWords:  j.UnmatchedDetail,
 		Version:         j.Version,
 		CreatedAt:       formatTime(j.CreatedAt),
 		UpdatedAt:       formatTime(j.UpdatedAt),
@@ -128,24 +138,28 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 		return nil, fmt.Errorf("unmarshal job item: %w", err)
 	}
 	j := &runner.Job{
-		ID:             rec.ID,
-		RunAttempt:     rec.RunAttempt,
-		Pool:           rec.Pool,
-		Owner:          owner,
-		Repository:     rec.Repository,
-		RunID:          rec.RunID,
-		InstallationID: rec.InstallationID,
-		Labels:         rec.Labels,
-		Status:         runner.JobStatus(rec.Status),
-		Instance:       rec.Instance,
-		Made:           rec.Made,
-		CheckedMade:    rec.CheckedMade,
-		RunnerName:     rec.RunnerName,
-		Conclusion:     rec.Conclusion,
-		Interrupted:    rec.Interrupted,
-		RerunCalls:     rec.RerunCalls,
-		RerunOutcome:   rec.RerunOutcome,
-		Version:        rec.Version,
+		ID:              rec.ID,
+		RunAttempt:      rec.RunAttempt,
+		Pool:            rec.Pool,
+		Owner:           owner,
+		Repository:      rec.Repository,
+		RunID:           rec.RunID,
+		InstallationID:  rec.InstallationID,
+		Labels:          rec.Labels,
+		Status:          runner.JobStatus(rec.Status),
+		Instance:        rec.Instance,
+		Made:            rec.Made,
+		CheckedMade:     rec.CheckedMade,
+		RunnerName:      rec.RunnerName,
+		Conclusion:      rec.Conclusion,
+		Interrupted:     rec.Interrupted,
+		RerunCalls:      rec.RerunCalls,
+		RerunOutcome:    rec.RerunOutcome,
+		Delivery:        rec.Delivery,
+		DeliverySource:  rec.DeliverySource,
+		UnmatchedReason: rec.Unmatched,
+		UnmatchedDetail: rec.UnmatchedWords,
+		Version:         rec.Version,
 	}
 	var err error
 	for _, f := range []struct {

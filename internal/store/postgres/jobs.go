@@ -13,10 +13,10 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// unsettled reports whether a job's demand is still open (open or
-// waiting): the jobs the open index lists, kept however old.
+// unsettled reports whether a job's demand is still open (open,
+// waiting or unmatched): the jobs the open index lists, kept however old.
 func unsettled(s runner.JobStatus) bool {
-	return s == runner.JobOpen || s == runner.JobWaiting
+	return s == runner.JobOpen || s == runner.JobWaiting || s == runner.JobUnmatched
 }
 
 // jobGoneAt reports whether a stored job is a settled one whose retention
@@ -26,7 +26,7 @@ func jobGoneAt(j *runner.Job, now time.Time) bool {
 }
 
 // goneSQL is jobGoneAt of the stored row, at $now.
-const goneSQL = `(j.status NOT IN ('open', 'waiting') AND j.expires_at <= $7)`
+const goneSQL = `(j.status NOT IN ('open', 'waiting', 'unmatched') AND j.expires_at <= $7)`
 
 // createJobSQL writes a new job unless its key is taken by one that has
 // not gone (jobGoneAt).
@@ -161,7 +161,7 @@ func (s *Store) GetJob(ctx context.Context, key string) (*runner.Job, error) {
 // QueuedAt first.
 func (s *Store) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
 	rows, err := s.pool.Query(ctx, `SELECT record FROM runfleet_jobs
-		WHERE status IN ('open', 'waiting') ORDER BY queued_at, key`)
+		WHERE status IN ('open', 'waiting', 'unmatched') ORDER BY queued_at, key`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list open jobs: %w", err)
 	}

@@ -22,8 +22,8 @@ const (
 DELETE FROM runfleet_instances WHERE status = 'deleted' AND expires_at <= $1 AND name IN (
 	SELECT name FROM runfleet_instances WHERE status = 'deleted' AND expires_at <= $1 LIMIT $2)`
 	purgeJobsSQL = `
-DELETE FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting') AND expires_at <= $1 AND key IN (
-	SELECT key FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting') AND expires_at <= $1 LIMIT $2)`
+DELETE FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting', 'unmatched') AND expires_at <= $1 AND key IN (
+	SELECT key FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting', 'unmatched') AND expires_at <= $1 LIMIT $2)`
 	purgeCredentialsSQL = `
 DELETE FROM runfleet_credentials WHERE expires_at <= $1 AND instance IN (
 	SELECT instance FROM runfleet_credentials WHERE expires_at <= $1 LIMIT $2)`

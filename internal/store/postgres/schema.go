@@ -60,5 +60,13 @@ CREATE TABLE runfleet_credentials (
 	expires_at         timestamptz NOT NULL
 );
 CREATE INDEX runfleet_credentials_expiry ON runfleet_credentials (expires_at);
+`}, // unmatched (runner.JobUnmatched) is unsettled demand: listed with the
+	// open jobs, never purged before it settles. The partial indexes follow
+	// the set of unsettled statuses.
+	{Version: 2, Name: "unmatched jobs are unsettled", SQL: `
+DROP INDEX runfleet_jobs_open;
+DROP INDEX runfleet_jobs_expiry;
+CREATE INDEX runfleet_jobs_open ON runfleet_jobs (queued_at, key) WHERE status IN ('open', 'waiting', 'unmatched');
+CREATE INDEX runfleet_jobs_expiry ON runfleet_jobs (expires_at) WHERE status NOT IN ('open', 'waiting', 'unmatched');
 `},
 }

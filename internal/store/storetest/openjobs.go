@@ -14,6 +14,7 @@ var openJobTests = []contractTest{
 	{"OpenJobs/EmptyStoreListsNothing", openJobsEmptyStoreListsNothing},
 	{"OpenJobs/OldestFirst", openJobsOldestFirst},
 	{"OpenJobs/OnlyUnsettled", openJobsOnlyUnsettled},
+	{"OpenJobs/UnmatchedListedUntilSettled", openJobsUnmatchedListedUntilSettled},
 }
 
 func listOpenJobs(t *testing.T, s store.Store) []*runner.Job {
@@ -109,4 +110,43 @@ func openJobsOnlyUnsettled(t *testing.T, s store.Store) {
 	mustMoveJob(t, s, reopened.Key(), runner.JobExpired)
 	mustMoveJob(t, s, admitted.Key(), runner.JobServed)
 	requireOpenJobs(t, s)
+}
+
+// A job no pool matched is recorded without a pool, listed with the open
+// demand (with its reason, as written) while GitHub may still hold it,
+// opened when a pool matches later, and, once settled, leaves the list
+// and gets the retention of every settled job.
+func openJobsUnmatchedListedUntilSettled(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	unmatched := func(id int64) *runner.Job {
+		j := newJob("", id)
+		j.Status = runner.JobUnmatched
+		j.UnmatchedReason = "labels"
+		j.UnmatchedDetail = "no pool has the label gpu"
+		j.Delivery, j.DeliverySource = "d-1", "webhook"
+		j.QueuedAt = now().Add(time.Duration(id) * time.Minute)
+		mustCreateJob(t, s, j)
+		return j
+	}
+	stays, fixed, expires := unmatched(1), unmatched(2), unmatched(3)
+	list := requireOpenJobs(t, s, stays.Key(), fixed.Key(), expires.Key())
+	requireSameJob(t, stays, list[0])
+
+	next := mustGetJob(t, s, fixed.Key())
+	reopened, err := next.Transition(runner.JobOpen, now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reopened.Pool = "p"
+	if err := s.UpdateJob(ctx, runner.JobUnmatched, reopened); err != nil {
+		t.Fatalf("UpdateJob(unmatched -> open): %v", err)
+	}
+	mustMoveJob(t, s, expires.Key(), runner.JobExpired)
+	list = requireOpenJobs(t, s, stays.Key(), fixed.Key())
+	if list[1].Status != runner.JobOpen || list[1].Pool != "p" {
+		t.Fatalf("reopened job: status %s pool %q, want open in p", list[1].Status, list[1].Pool)
+	}
+	if got := mustGetJob(t, s, expires.Key()); got.ExpiresAt.IsZero() {
+		t.Fatal("an unmatched job that expired has no retention set")
+	}
 }
