@@ -156,7 +156,8 @@
 //   - oldest first under GitHub's limit, within a minute: no create
 //     registers its runner while another, which began waiting for the
 //     budget a minute or more before it did (in the same process, with
-//     one App), still waits.
+//     one App, and held by runfleet's pacing, not by a penalty GitHub
+//     imposed), still waits.
 //
 // At quiescence — faults off (crashes, fault rates, lies), approvals
 // through, the world drained (no job running, none a pool could serve

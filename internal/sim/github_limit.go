@@ -164,7 +164,7 @@ func (h *heldRecorder) GenerateJITConfig(ctx context.Context, req github.JITRequ
 	switch {
 	case errors.As(err, &rl):
 		h.g.heldCreate(req.Name, h.g.w.sched.who())
-		h.g.waitsForBudget(req.Name)
+		h.g.waitsForBudget(req.Name, !rl.Paced)
 	case err == nil:
 		h.g.checkOldestFirst(req.Name)
 	default:
@@ -184,17 +184,24 @@ const oldestFirstBound = time.Minute
 type budgetWait struct {
 	since time.Time
 	gen   int
+	// penalized: GitHub imposed a penalty during the wait (a refusal the
+	// fault model injected): calls held by it come back together when it
+	// lifts, in no order — outside the stated bound.
+	penalized bool
 }
 
 // waitsForBudget notes that instance name's create waits for the budget,
 // from its first hold on.
-func (g *githubWorld) waitsForBudget(name string) {
+func (g *githubWorld) waitsForBudget(name string, penalty bool) {
 	if g.waiting == nil {
 		g.waiting = map[string]budgetWait{}
 	}
-	if _, ok := g.waiting[name]; !ok {
-		g.waiting[name] = budgetWait{since: g.w.now(), gen: g.w.proc.gen}
+	wait, ok := g.waiting[name]
+	if !ok {
+		wait = budgetWait{since: g.w.now(), gen: g.w.proc.gen}
 	}
+	wait.penalized = wait.penalized || penalty
+	g.waiting[name] = wait
 }
 
 // stopsWaiting forgets a create that no longer waits for the budget (it
@@ -205,7 +212,10 @@ func (g *githubWorld) stopsWaiting(name string) { delete(g.waiting, name) }
 // bound" when instance name registers its runner: no create of this
 // process that began waiting for the budget oldestFirstBound or more
 // before name did is still waiting. Checked with one App only: with
-// several, each App's line is its own.
+// several, each App's line is its own; and not for a wait GitHub's
+// penalty held (runfleet's pacing keeps the order; a refusal GitHub
+// imposes — which pacing exists to prevent, and the simulation injects as
+// a fault — releases everything it held at once).
 func (g *githubWorld) checkOldestFirst(name string) {
 	w := g.w
 	mine, ok := g.waiting[name]
@@ -218,7 +228,7 @@ func (g *githubWorld) checkOldestFirst(name string) {
 	}
 	for _, other := range slices.Sorted(maps.Keys(g.waiting)) {
 		wait := g.waiting[other]
-		if wait.gen == w.proc.gen && mine.since.Sub(wait.since) >= oldestFirstBound {
+		if wait.gen == w.proc.gen && !wait.penalized && mine.since.Sub(wait.since) >= oldestFirstBound {
 			w.violateAbout([]string{name, other}, "oldest first under GitHub's limit, within a minute",
 				"instance %s registered its runner (waiting for the budget since %s) while %s, waiting since %s, still waits",
 				name, mine.since.Sub(Epoch), other, wait.since.Sub(Epoch))
