@@ -33,7 +33,7 @@ type server struct {
 	endpoint string
 	cmd      *exec.Cmd
 	exited   chan struct{}
-	output   *tailBuffer
+	output   *TailBuffer
 }
 
 var (
@@ -60,7 +60,7 @@ func startServer(spec serverSpec) (*server, error) {
 }
 
 func startServerOnce(spec serverSpec) (*server, error) {
-	port, err := freeLoopbackPort()
+	port, err := FreeLoopbackPort()
 	if err != nil {
 		return nil, fmt.Errorf("testenv: %s: %w", spec.name, err)
 	}
@@ -73,7 +73,7 @@ func startServerOnce(spec serverSpec) (*server, error) {
 		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
 		cmd:      cmd,
 		exited:   make(chan struct{}),
-		output:   &tailBuffer{limit: outputTail},
+		output:   &TailBuffer{Limit: outputTail},
 	}
 	cmd.Stdout = srv.output
 	cmd.Stderr = srv.output
@@ -154,7 +154,9 @@ func stopServers() {
 	}
 }
 
-func freeLoopbackPort() (int, error) {
+// FreeLoopbackPort finds a TCP port free on 127.0.0.1 for a server a test
+// starts.
+func FreeLoopbackPort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
@@ -163,24 +165,26 @@ func freeLoopbackPort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// tailBuffer keeps the last limit bytes a process wrote, for error messages.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	data  []byte
+// TailBuffer keeps the last Limit bytes a process wrote, for error
+// messages.
+type TailBuffer struct {
+	Limit int
+
+	mu   sync.Mutex
+	data []byte
 }
 
-func (b *tailBuffer) Write(p []byte) (int, error) {
+func (b *TailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.data = append(b.data, p...)
-	if over := len(b.data) - b.limit; over > 0 {
+	if over := len(b.data) - b.Limit; over > 0 {
 		b.data = append(b.data[:0], b.data[over:]...)
 	}
 	return len(p), nil
 }
 
-func (b *tailBuffer) String() string {
+func (b *TailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.data)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runfleet/runfleet/internal/testenv"
 )
 
 const (
@@ -34,7 +35,7 @@ type server struct {
 	port   int
 	cmd    *exec.Cmd
 	exited chan struct{}
-	output *tail
+	output *testenv.TailBuffer
 	once   sync.Once
 }
 
@@ -102,7 +103,7 @@ var errExited = errors.New("postgres exited")
 // startPostgres starts the server on a free loopback port and waits until
 // it accepts connections.
 func startPostgres(dir, data, bin string, owner *osUser) (*server, error) {
-	port, err := freePort()
+	port, err := testenv.FreeLoopbackPort()
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func startPostgres(dir, data, bin string, owner *osUser) (*server, error) {
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "shared_buffers=64MB")
 	owner.runAs(cmd)
-	srv := &server{dir: dir, port: port, cmd: cmd, exited: make(chan struct{}), output: &tail{limit: 16 << 10}}
+	srv := &server{dir: dir, port: port, cmd: cmd, exited: make(chan struct{}), output: &testenv.TailBuffer{Limit: 16 << 10}}
 	cmd.Stdout, cmd.Stderr = srv.output, srv.output
 	if err := startChild(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
@@ -169,36 +170,4 @@ func (s *server) kill() {
 	}
 	_ = s.cmd.Process.Kill()
 	<-s.exited
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tail keeps the last limit bytes the server wrote, for error messages.
-type tail struct {
-	mu    sync.Mutex
-	limit int
-	data  []byte
-}
-
-func (b *tail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.data = append(b.data, p...)
-	if over := len(b.data) - b.limit; over > 0 {
-		b.data = append(b.data[:0], b.data[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.data)
 }
