@@ -173,7 +173,11 @@ func errorsOf(texts []string) []error {
 // never-registered are both success. Busy (422) comes back as
 // github.ErrRunnerBusy so the machine is never destroyed under a running job.
 func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) error {
-	if inst.RunnerRemoved || inst.GitHubRunnerID == 0 && inst.RunnerStatus == runner.RunnerTerminated {
+	// A record without a runner id is asked about by name: a create cut off
+	// after its JIT registration leaves a runner GitHub knows and the
+	// record does not, which may be running a job (O3, seed 33448); a name
+	// GitHub does not know answers "removed".
+	if inst.RunnerRemoved {
 		return nil
 	}
 	return r.github.RemoveRunner(ctx, github.RunnerRef{Owner: inst.GitHubOwner(), ID: inst.GitHubRunnerID, Name: inst.Name})

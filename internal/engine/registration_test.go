@@ -77,3 +77,27 @@ func TestALateInProgressDoesNotReviveAFinishedRunner(t *testing.T) {
 		t.Fatalf("the finished runner's instance after recovery: %+v; want it on its way out, not created again", got)
 	}
 }
+
+// Found by the simulation (seed 33448 at 4966bf5): a create cut off after
+// its JIT registration left a runner GitHub knows and the record does not
+// (no runner id); the runner took a job, and the delete — trusting the
+// missing id to mean "never registered" — destroyed the machine without
+// asking GitHub. A record without a runner id is asked about by name, and
+// meets the busy guard (P9).
+func TestDeleteOfARecordWithoutARunnerIDAsksGitHubByName(t *testing.T) {
+	w := enginetest.NewWorld(t, enginetest.Options{})
+	w.Deliver(enginetest.Event(runner.ActionQueued, 6201, ""))
+	w.Drain()
+	inst := w.Instance(enginetest.InstanceName(6201))
+	w.GitHub.SetBusy(inst.Name, true)
+	if err := rewrite(w, inst.Name, func(next *runner.Instance) {
+		next.GitHubRunnerID, next.RunnerStatus = 0, runner.RunnerTerminated
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.Deliver(enginetest.Event(runner.ActionCompleted, 6201, ""))
+	w.Drain()
+	if got := w.Provider.DeleteCalls(inst.Name); got != 0 {
+		t.Fatalf("the machine of a runner GitHub reports busy got %d delete calls", got)
+	}
+}
