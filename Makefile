@@ -36,7 +36,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet release image lambdas run test test-short emulators chromium bench lint fmt clean fuzz sim chaos \
+.PHONY: all build runfleet release image lambdas run test test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos \
 	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -107,6 +107,19 @@ emulators:
 	bash infra/test/install-emulators.sh
 	bash infra/test/install-fixtures.sh
 
+## postgres: PostgreSQL's server binaries, which the PostgreSQL store and
+## queue tests run themselves (initdb into a temporary directory); installed
+## with apt-get when missing, and a clear failure when they cannot be
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1 && [ -z "$$RUNFLEET_POSTGRES_BIN" ]; then \
+	  echo "installing postgresql (apt-get) for the PostgreSQL store and queue tests"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q postgresql >/dev/null || \
+	    { $$sudo apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q postgresql >/dev/null; }; \
+	fi; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || [ -n "$$RUNFLEET_POSTGRES_BIN" ] || \
+	  { echo "test: PostgreSQL's server (initdb, postgres) is not installed and apt-get could not install it: apt-get install postgresql" >&2; exit 1; }
+
 ## chromium: Debian's headless Chromium, which the status page's browser test
 ## (cmd/runfleet) drives; installed with apt-get when missing (needs root or
 ## sudo), and a clear failure when it cannot be
@@ -127,7 +140,7 @@ chromium:
 ## of 100 seeds derived from the commit (printed; a failure prints the line
 ## that replays it), so every change looks at new ground.
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
-test: emulators chromium
+test: emulators chromium postgres
 	$(GO) vet ./...
 	RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
 	@test -n "$(SIM_COMMIT)" || { echo "test: no commit to derive the explored seeds from (not a git checkout?); set SIM_COMMIT=..." >&2; exit 1; }
