@@ -99,12 +99,16 @@ func (e *Engine) recoverDeliveries(ctx context.Context, rep *ReconcileReport) er
 		return fmt.Errorf("read the webhook delivery log: %w", err)
 	}
 	var errs []error
-	var retry int64 // the oldest lost delivery to try again next pass
-	for _, a := range lostDeliveries(attempts, pos) {
+	// retry is the oldest attempt of the oldest lost delivery to try again
+	// next pass: the position stays below every attempt of it, and of
+	// every lost delivery after it, so the next pass reads them all again.
+	var retry int64
+	for _, l := range lostDeliveries(attempts, pos) {
+		a := l.newest
 		if err := e.recoverDelivery(ctx, a, rep); err != nil {
 			errs = append(errs, err)
-			if retry == 0 || a.ID < retry {
-				retry = a.ID
+			if retry == 0 || l.oldest < retry {
+				retry = l.oldest
 			}
 			if _, limited := errors.AsType[*github.RateLimitError](err); limited {
 				break // every further fetch would be refused too; the next pass resumes here
@@ -165,25 +169,28 @@ func (e *Engine) scanDeliveries(ctx context.Context, pos deliveryPosition, now t
 	return out, nil
 }
 
+// lostDelivery is one delivery no attempt made: its newest attempt (all
+// carry the same payload) and the id of its oldest, which is where a pass
+// that could not recover it must read from again.
+type lostDelivery struct {
+	newest    github.Delivery
+	oldest    int64
+	delivered bool
+}
+
 // lostDeliveries picks, among attempts, the workflow_job deliveries no
 // attempt delivered (grouped by GUID: a redelivery shares it) and not
-// handled already: one attempt each (the newest: all carry the same
-// payload), oldest delivery first, so a job's events reach the intake in
-// the order GitHub sent them.
-func lostDeliveries(attempts []github.Delivery, pos deliveryPosition) []github.Delivery {
-	type group struct {
-		newest    github.Delivery
-		oldest    int64
-		delivered bool
-	}
-	groups := map[string]*group{}
+// handled already, oldest delivery first, so a job's events reach the
+// intake in the order GitHub sent them.
+func lostDeliveries(attempts []github.Delivery, pos deliveryPosition) []lostDelivery {
+	groups := map[string]*lostDelivery{}
 	for _, a := range attempts {
 		if a.Event != github.EventWorkflowJob || a.GUID == "" {
 			continue
 		}
 		g := groups[a.GUID]
 		if g == nil {
-			g = &group{newest: a, oldest: a.ID}
+			g = &lostDelivery{newest: a, oldest: a.ID}
 			groups[a.GUID] = g
 		}
 		g.delivered = g.delivered || a.Delivered()
@@ -192,16 +199,16 @@ func lostDeliveries(attempts []github.Delivery, pos deliveryPosition) []github.D
 		}
 		g.oldest = min(g.oldest, a.ID)
 	}
-	var lost []*group
+	var lost []*lostDelivery
 	for guid, g := range groups {
 		if _, done := pos.Handled[guid]; !done && !g.delivered {
 			lost = append(lost, g)
 		}
 	}
-	slices.SortFunc(lost, func(a, b *group) int { return cmp.Compare(a.oldest, b.oldest) })
-	out := make([]github.Delivery, len(lost))
+	slices.SortFunc(lost, func(a, b *lostDelivery) int { return cmp.Compare(a.oldest, b.oldest) })
+	out := make([]lostDelivery, len(lost))
 	for i, g := range lost {
-		out[i] = g.newest
+		out[i] = *g
 	}
 	return out
 }

@@ -165,3 +165,32 @@ func TestRateLimitedRecoveryResumesNextPass(t *testing.T) {
 		t.Fatalf("next pass recovered %d, %v; want 3", rep.DeliveriesRecovered, err)
 	}
 }
+
+// A pass stopped by a rate limit on a delivery whose attempts straddle
+// another lost delivery keeps its position below the oldest attempt, not
+// the newest: the one in between is read and recovered next pass
+// (simulation seed 33851 at 4966bf5: a queued job's only delivery was
+// passed by for good).
+func TestRateLimitedRecoveryKeepsEveryAttemptOfTheHeldDelivery(t *testing.T) {
+	log := &deliveryLog{events: map[int64]runner.JobEvent{}, pageSize: 10}
+	now := time.Now()
+	log.add(now.Add(-5*time.Minute), "lost-twice", 503, enginetest.Event(runner.ActionQueued, 21, ""))
+	log.add(now.Add(-5*time.Minute), "lost-once", 503, enginetest.Event(runner.ActionQueued, 22, ""))
+	log.add(now.Add(-5*time.Minute), "lost-twice", 503, enginetest.Event(runner.ActionQueued, 21, ""))
+	log.getErr = &github.RateLimitError{RetryAt: now.Add(time.Minute)}
+	w := deliveryWorld(t, log)
+	if rep, err := w.Engine.Reconcile(context.Background()); err == nil || rep.DeliveriesRecovered != 0 {
+		t.Fatalf("rate-limited pass: %d recovered, %v; want none and the rate limit", rep.DeliveriesRecovered, err)
+	}
+	log.mu.Lock()
+	log.getErr = nil
+	log.mu.Unlock()
+	if rep, err := w.Engine.Reconcile(context.Background()); err != nil || rep.DeliveriesRecovered != 2 {
+		t.Fatalf("next pass recovered %d, %v; want 2 (both lost deliveries)", rep.DeliveriesRecovered, err)
+	}
+	for _, id := range []int64{21, 22} {
+		if _, err := w.Store.GetJob(context.Background(), runner.JobKey(id, 1)); err != nil {
+			t.Errorf("job %d not in the ledger: %v", id, err)
+		}
+	}
+}

@@ -197,6 +197,11 @@ func TestSimulationRegressions(t *testing.T) {
 		{2430, "a delete retried against a failing provider asked GitHub to remove the runner each time"},
 		{2796, "as 1813"},
 		{2853, "as 1813"},
+		{4844, "a job's in_progress lost, its instance force-deleted, the interruption polled after: never re-run (F16)"},
+		{11225, "a finished runner's late in_progress bound the runner a retried create registered under its name (F18)"},
+		{14613, "as 11225"},
+		{33448, "a delete of a record without a runner id destroyed a busy runner's machine (F19)"},
+		{33851, "a rate limit held a lost delivery's newest attempt; another lost delivery below it was passed by (O3)"},
 	} {
 		r := Run(seedConfig(c.seed, 50), BoltBackend{Dir: t.TempDir()}, NewEngine)
 		if r.Failed() {
