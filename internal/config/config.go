@@ -40,6 +40,14 @@ type GitHub struct {
 	TokenEnv  string `yaml:"token_env"`
 	// Token is resolved from TokenFile/TokenEnv at load; never in YAML.
 	Token string `yaml:"-" json:"-"`
+	// Hooks are organization or repository webhooks that send runfleet
+	// its workflow_job events, instead of or beside the App's. GitHub
+	// never resends a failed delivery by itself; each reconcile pass reads
+	// these webhooks' delivery logs (as it reads the App's) and recovers
+	// what failed. With a token this is the only way to recover a lost
+	// delivery; the token needs admin:org_hook (admin:repo_hook for a
+	// repository's webhook).
+	Hooks []Hook `yaml:"hooks"`
 	// Budget paces the calls made with each credential (each App
 	// installation, the App itself, or the token) under GitHub's secondary
 	// limits; see docs/github-budget.md.
@@ -55,6 +63,13 @@ type GitHubBudget struct {
 	// MaxInFlight caps requests in flight per process. Default 10; at most
 	// GitHub's 100.
 	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// Hook is an organization's or repository's webhook, by the id in its
+// settings URL (…/settings/hooks/<id>).
+type Hook struct {
+	Owner string `yaml:"owner"` // "org" or "org/repo"
+	ID    int64  `yaml:"id"`
 }
 
 // App is GitHub App authentication.

@@ -95,6 +95,27 @@ func (g *GitHub) validate(p *problems) {
 		}
 		seen[a.ID] = field
 	}
+	g.validateHooks(p)
+}
+
+// validateHooks checks each webhook names an owner and an id, once.
+func (g *GitHub) validateHooks(p *problems) {
+	if len(g.Hooks) > 0 && g.Simulated {
+		p.add("github.hooks", "the simulated GitHub has no webhooks to read; remove hooks or simulated")
+	}
+	seen := map[string]string{}
+	for i, h := range g.Hooks {
+		field := fmt.Sprintf("github.hooks[%d]", i)
+		hook, err := github.ParseHook(h.Owner, h.ID)
+		if err != nil {
+			p.add(field, "%v", err)
+			continue
+		}
+		if first, dup := seen[hook.String()]; dup {
+			p.add(field, "webhook %s is already %s", hook, first)
+		}
+		seen[hook.String()] = field
+	}
 }
 
 func (a *App) validate(p *problems, field, installationHint string) {

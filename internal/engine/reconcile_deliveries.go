@@ -27,8 +27,10 @@ import (
 // ledger makes that idempotent: the same delivery arriving by webhook too,
 // or recovered twice, makes no second runner.
 type DeliveryRecovery struct {
-	// Log is GitHub's delivery log (github.DeliveryLog). Required.
-	Log github.DeliveryLog
+	// Logs are the delivery logs of the webhooks that send runfleet its
+	// events — the App's, or organizations' and repositories' webhooks —
+	// each read from its own stored position. At least one.
+	Logs []DeliverySource
 	// Parse turns a recovered delivery into a job event with the parser
 	// the webhook intake uses (webhook.ParseRecovered). Required: the
 	// engine never reads GitHub's payload itself.
@@ -46,7 +48,25 @@ type DeliveryRecovery struct {
 	Settle time.Duration
 }
 
-// Defaults of DeliveryRecovery, and the name of its store cursor.
+// DeliverySource is one webhook's delivery log and the name of the store
+// cursor that keeps how far it was read.
+type DeliverySource struct {
+	Cursor string
+	Log    github.DeliveryLog
+}
+
+// AppDeliveries is the App webhook's delivery log, under its cursor.
+func AppDeliveries(log github.DeliveryLog) DeliverySource {
+	return DeliverySource{Cursor: DeliveryCursorName, Log: log}
+}
+
+// HookDeliveries is an organization's or repository's webhook's delivery
+// log, under a cursor named after the hook.
+func HookDeliveries(h github.Hook, log github.DeliveryLog) DeliverySource {
+	return DeliverySource{Cursor: "github." + h.String() + ".deliveries", Log: log}
+}
+
+// Defaults of DeliveryRecovery, and the name of the App log's cursor.
 const (
 	DefaultDeliveryLookback = time.Hour
 	DefaultDeliveryMaxPages = 10
@@ -56,8 +76,15 @@ const (
 
 // withDefaults checks r and fills in its defaults.
 func (r DeliveryRecovery) withDefaults() (*DeliveryRecovery, error) {
-	if r.Log == nil || r.Parse == nil {
+	if len(r.Logs) == 0 || r.Parse == nil {
 		return nil, errors.New("engine: delivery recovery needs a delivery log and a parser")
+	}
+	seen := map[string]bool{}
+	for _, src := range r.Logs {
+		if src.Log == nil || src.Cursor == "" || seen[src.Cursor] {
+			return nil, fmt.Errorf("engine: delivery log %q: want a log and a cursor name of its own", src.Cursor)
+		}
+		seen[src.Cursor] = true
 	}
 	if r.Lookback <= 0 {
 		r.Lookback = DefaultDeliveryLookback
@@ -81,20 +108,33 @@ type deliveryPosition struct {
 	Handled map[string]int64 `json:"handled,omitempty"`
 }
 
-// recoverDeliveries is the reconcile pass's step for lost deliveries. Its
-// errors are reported with the pass's, never stopping the rest of it.
+// recoverDeliveries is the reconcile pass's step for lost deliveries: each
+// log in turn, one log's failure never stopping another's. Its errors are
+// reported with the pass's, never stopping the rest of it.
 func (e *Engine) recoverDeliveries(ctx context.Context, rep *ReconcileReport) error {
-	r := e.deliveries
-	if r == nil {
+	if e.deliveries == nil {
 		return nil
 	}
-	cur, err := e.store.GetCursor(ctx, DeliveryCursorName)
+	var errs []error
+	for _, src := range e.deliveries.Logs {
+		if err := e.recoverDeliveriesFrom(ctx, src, rep); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", src.Cursor, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recoverDeliveriesFrom reads one webhook's log from its stored position
+// and recovers what it lost.
+func (e *Engine) recoverDeliveriesFrom(ctx context.Context, src DeliverySource, rep *ReconcileReport) error {
+	r := e.deliveries
+	cur, err := e.store.GetCursor(ctx, src.Cursor)
 	if err != nil {
 		return fmt.Errorf("read the delivery log cursor: %w", err)
 	}
 	pos := e.readPosition(cur)
 	now := e.now()
-	attempts, err := e.scanDeliveries(ctx, pos, now)
+	attempts, err := e.scanDeliveries(ctx, src, pos, now)
 	if err != nil {
 		return fmt.Errorf("read the webhook delivery log: %w", err)
 	}
@@ -105,7 +145,7 @@ func (e *Engine) recoverDeliveries(ctx context.Context, rep *ReconcileReport) er
 	var retry int64
 	for _, l := range lostDeliveries(attempts, pos) {
 		a := l.newest
-		if err := e.recoverDelivery(ctx, a, rep); err != nil {
+		if err := e.recoverDelivery(ctx, src.Log, a, rep); err != nil {
 			errs = append(errs, err)
 			if retry == 0 || l.oldest < retry {
 				retry = l.oldest
@@ -143,13 +183,13 @@ func (e *Engine) readPosition(cur *store.Cursor) deliveryPosition {
 // than the lookback), newest first, in at most MaxPages calls. Reaching
 // the limit skips the older attempts for good — the cost stays bounded,
 // and the warning says what was not checked.
-func (e *Engine) scanDeliveries(ctx context.Context, pos deliveryPosition, now time.Time) ([]github.Delivery, error) {
+func (e *Engine) scanDeliveries(ctx context.Context, src DeliverySource, pos deliveryPosition, now time.Time) ([]github.Delivery, error) {
 	r := e.deliveries
 	cutoff := now.Add(-r.Lookback)
 	var out []github.Delivery
 	cursor := ""
 	for range r.MaxPages {
-		page, next, err := r.Log.ListDeliveries(ctx, cursor)
+		page, next, err := src.Log.ListDeliveries(ctx, cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +205,7 @@ func (e *Engine) scanDeliveries(ctx context.Context, pos deliveryPosition, now t
 		cursor = next
 	}
 	e.log.Warn("more webhook deliveries since the last reconcile pass than its page limit; older ones were not checked for loss",
-		"pages", r.MaxPages, "after", pos.After, "oldest_checked", out[len(out)-1].ID)
+		"log", src.Cursor, "pages", r.MaxPages, "after", pos.After, "oldest_checked", out[len(out)-1].ID)
 	return out, nil
 }
 
@@ -217,9 +257,9 @@ func lostDeliveries(attempts []github.Delivery, pos deliveryPosition) []lostDeli
 // A delivery that cannot be recovered (gone from the log, a payload the
 // intake refuses) is counted and logged, not retried: nil. A failure worth
 // retrying next pass (GitHub or the store unavailable) is the error.
-func (e *Engine) recoverDelivery(ctx context.Context, a github.Delivery, rep *ReconcileReport) error {
+func (e *Engine) recoverDelivery(ctx context.Context, from github.DeliveryLog, a github.Delivery, rep *ReconcileReport) error {
 	log := e.log.With("delivery_id", a.GUID, "github_delivery_id", a.ID, "action", a.Action, "status_code", a.StatusCode)
-	d, err := e.deliveries.Log.GetDelivery(ctx, a.ID)
+	d, err := from.GetDelivery(ctx, a.ID)
 	if errors.Is(err, github.ErrDeliveryNotFound) {
 		rep.DeliveriesUnrecoverable++
 		log.Warn("lost webhook delivery is no longer in GitHub's log; not recovered", "error", err)

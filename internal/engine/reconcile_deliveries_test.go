@@ -80,7 +80,7 @@ func (l *deliveryLog) parse(_ string, payload []byte) (runner.JobEvent, error) {
 
 func deliveryWorld(t *testing.T, log *deliveryLog) *enginetest.World {
 	return enginetest.NewWorld(t, enginetest.Options{Engine: func(o *engine.Options) {
-		o.Deliveries = &engine.DeliveryRecovery{Log: log, Parse: log.parse, Settle: time.Minute}
+		o.Deliveries = &engine.DeliveryRecovery{Logs: []engine.DeliverySource{engine.AppDeliveries(log)}, Parse: log.parse, Settle: time.Minute}
 	}})
 }
 

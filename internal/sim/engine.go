@@ -22,7 +22,7 @@ func NewEngine(ctx context.Context, d Deps) (Controller, error) {
 	}
 	var deliveries *engine.DeliveryRecovery
 	if log, ok := d.GitHub.(github.DeliveryLog); ok {
-		deliveries = &engine.DeliveryRecovery{Log: log, Parse: parseLogged}
+		deliveries = &engine.DeliveryRecovery{Logs: []engine.DeliverySource{engine.AppDeliveries(log)}, Parse: parseLogged}
 	}
 	e, err := engine.New(engine.Options{
 		RegistrarOptions: engine.RegistrarOptions{

@@ -17,14 +17,28 @@ func EngineOptions(cfg *config.Config) engine.Options {
 }
 
 // Deliveries is the engine's recovery of lost webhook deliveries for the
-// GitHub client gh: on when runfleet authenticates as a GitHub App, whose
-// JWT reads the App's delivery log; nil with a token (whose hooks' logs
-// need a hook id runfleet is not configured with) or the simulation. Only
-// the reconcile pass uses it.
+// GitHub client gh: the App's own delivery log when runfleet
+// authenticates as a GitHub App (its JWT reads it), and the log of each
+// organization or repository webhook named in github.hooks (read with the
+// token, or the App's installation on the hook's owner). nil when there is
+// none to read (a token without hooks, the simulation). Only the
+// reconcile pass uses it.
 func Deliveries(cfg *config.Config, gh github.GitHub) *engine.DeliveryRecovery {
-	log, ok := gh.(github.DeliveryLog)
-	if !ok || cfg.GitHub.App == nil {
+	var logs []engine.DeliverySource
+	if log, ok := gh.(github.DeliveryLog); ok && cfg.GitHub.App != nil {
+		logs = append(logs, engine.AppDeliveries(log))
+	}
+	if hooks, ok := gh.(github.HookDeliveryLogs); ok {
+		for _, h := range cfg.GitHub.Hooks {
+			hook, err := github.ParseHook(h.Owner, h.ID)
+			if err != nil {
+				continue // config.Validate refused it at load
+			}
+			logs = append(logs, engine.HookDeliveries(hook, hooks.HookDeliveries(hook)))
+		}
+	}
+	if len(logs) == 0 {
 		return nil
 	}
-	return &engine.DeliveryRecovery{Log: log, Parse: webhook.ParseRecovered}
+	return &engine.DeliveryRecovery{Logs: logs, Parse: webhook.ParseRecovered}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/rest"
@@ -82,10 +83,10 @@ func TestGitHubAppFromConfigTalksToGitHub(t *testing.T) {
 	}
 	// As the App, the reconciler reads the App's webhook delivery log.
 	rec := wiring.Deliveries(cfg, gh)
-	if rec == nil || rec.Log == nil || rec.Parse == nil {
-		t.Fatalf("delivery recovery with an App = %+v, want it on", rec)
+	if rec == nil || len(rec.Logs) != 1 || rec.Logs[0].Cursor != engine.DeliveryCursorName || rec.Parse == nil {
+		t.Fatalf("delivery recovery with an App = %+v, want the App's log", rec)
 	}
-	if _, _, err := rec.Log.ListDeliveries(context.Background(), ""); err != nil {
+	if _, _, err := rec.Logs[0].Log.ListDeliveries(context.Background(), ""); err != nil {
 		t.Fatalf("list deliveries as the App: %v", err)
 	}
 	if last := srv.Calls()[len(srv.Calls())-1]; last.Route != githubtest.RouteAppHookDeliveries || last.Identity != "app:4242" {
@@ -93,15 +94,36 @@ func TestGitHubAppFromConfigTalksToGitHub(t *testing.T) {
 	}
 }
 
-// With a token there is no delivery log to read: recovery is off.
-func TestDeliveryRecoveryIsOffWithAToken(t *testing.T) {
-	cfg := &config.Config{GitHub: config.GitHub{Token: "ghp_x"}}
+// With a token and no webhooks named there is no delivery log to read:
+// recovery is off. With github.hooks, each hook's log is read with the
+// token.
+func TestDeliveryRecoveryWithATokenReadsTheNamedHooks(t *testing.T) {
+	srv := githubtest.NewServer(t)
+	srv.AddOrg("octo-org")
+	srv.AddRepo("octo-org/app")
+	srv.AddToken("ghp_x")
+	orgHook, repoHook := srv.AddHook("octo-org"), srv.AddHook("octo-org/app")
+	cfg := &config.Config{GitHub: config.GitHub{Token: "ghp_x", BaseURL: srv.GHESURL()}}
 	gh, err := wiring.GitHub(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec := wiring.Deliveries(cfg, gh); rec != nil {
-		t.Fatalf("delivery recovery with a token = %+v, want nil", rec)
+		t.Fatalf("delivery recovery with a token and no hooks = %+v, want nil", rec)
+	}
+	cfg.GitHub.Hooks = []config.Hook{{Owner: "octo-org", ID: orgHook}, {Owner: "octo-org/app", ID: repoHook}}
+	rec := wiring.Deliveries(cfg, gh)
+	if rec == nil || len(rec.Logs) != 2 {
+		t.Fatalf("delivery recovery with two hooks = %+v, want their two logs", rec)
+	}
+	want := []string{githubtest.RouteOrgHookDeliveries, githubtest.RouteRepoHookDeliveries}
+	for i, src := range rec.Logs {
+		if _, _, err := src.Log.ListDeliveries(context.Background(), ""); err != nil {
+			t.Fatalf("%s: %v", src.Cursor, err)
+		}
+		if last := srv.Calls()[len(srv.Calls())-1]; last.Route != want[i] || !strings.HasPrefix(last.Identity, "token:") {
+			t.Fatalf("%s: last call %+v, want %s with the token", src.Cursor, last, want[i])
+		}
 	}
 }
 

@@ -46,4 +46,29 @@ func (r *conformanceRig) exerciseDeliveries(app string) {
 	r.call("delivery", githubtest.RouteAppHookDelivery, "GET", fmt.Sprintf("/app/hook/deliveries/%d", first.ID), jwt, nil, 200)
 	r.call("delivery unknown", githubtest.RouteAppHookDelivery, "GET", "/app/hook/deliveries/1", jwt, nil, 404)
 	r.call("deliveries with a token", githubtest.RouteAppHookDeliveries, "GET", "/app/hook/deliveries", r.token, nil, 401)
+	r.exerciseHookDeliveries(first.ID)
+}
+
+// exerciseHookDeliveries makes an organization's and a repository's
+// webhook logs answer, each with the deliveries of its owner's jobs.
+func (r *conformanceRig) exerciseHookDeliveries(delivered int64) {
+	orgHook, repoHook := r.srv.AddHook(testOrg), r.srv.AddHook(testRepo)
+	orgLog := fmt.Sprintf("/orgs/%s/hooks/%d/deliveries", testOrg, orgHook)
+	repoLog := fmt.Sprintf("/repos/%s/hooks/%d/deliveries", testRepo, repoHook)
+	for _, c := range []struct{ name, route, path string }{
+		{"org hook deliveries", githubtest.RouteOrgHookDeliveries, orgLog + "?per_page=1"},
+		{"repo hook deliveries", githubtest.RouteRepoHookDeliveries, repoLog},
+	} {
+		page := r.call(c.name, c.route, "GET", c.path, r.token, nil, 200)
+		var items []struct {
+			ID int64 `json:"id"`
+		}
+		if err := json.Unmarshal(page.body, &items); err != nil || len(items) == 0 {
+			r.t.Fatalf("%s = %s, want the owner's deliveries", c.name, page.body)
+		}
+	}
+	r.call("org hook delivery", githubtest.RouteOrgHookDelivery, "GET", fmt.Sprintf("%s/%d", orgLog, delivered), r.token, nil, 200)
+	r.call("repo hook delivery", githubtest.RouteRepoHookDelivery, "GET", fmt.Sprintf("%s/%d", repoLog, delivered), r.token, nil, 200)
+	r.call("org hook unknown", githubtest.RouteOrgHookDeliveries, "GET", fmt.Sprintf("/orgs/%s/hooks/%d/deliveries", testOrg, repoHook), r.token, nil, 404)
+	r.call("repo hook delivery unknown", githubtest.RouteRepoHookDelivery, "GET", repoLog+"/1", r.token, nil, 404)
 }

@@ -49,6 +49,7 @@ type Delivery struct {
 	// Redelivery marks an attempt after the first with the same GUID.
 	Redelivery bool
 
+	repo    string // "owner/repo": which organization and repository webhooks log it
 	url     string
 	headers map[string]string
 	payload json.RawMessage
@@ -124,7 +125,7 @@ func (s *Server) newDelivery(jobID int64, action string, installationID int64) (
 	return Delivery{
 		ID:   n + 10_000_000_000, // GitHub's delivery ids are large
 		GUID: fmt.Sprintf("%08x-cc78-11e3-81ab-%012x", n, jobID), DeliveredAt: s.now().UTC().Truncate(time.Second),
-		Event: "workflow_job", Action: action, InstallationID: installationID, RepositoryID: stableID(repo),
+		Event: "workflow_job", Action: action, InstallationID: installationID, RepositoryID: stableID(repo), repo: repo,
 	}, fail
 }
 

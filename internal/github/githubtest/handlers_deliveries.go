@@ -73,6 +73,11 @@ const deliveryCursorPrefix = "v1_"
 // optional status=success|failure filter, and a Link header with the
 // next page's cursor while there is one.
 func (s *Server) handleListDeliveries(req *request) reply {
+	return s.listDeliveries(req, func(*Delivery) bool { return true })
+}
+
+// listDeliveries serves one page of the attempts in a log.
+func (s *Server) listDeliveries(req *request, inLog func(*Delivery) bool) reply {
 	p := paginate(req.query, 0)
 	start := int64(-1)
 	if c := req.query.Get("cursor"); c != "" {
@@ -87,7 +92,7 @@ func (s *Server) handleListDeliveries(req *request) reply {
 	var next int64
 	for i := len(s.deliveries) - 1; i >= 0; i-- {
 		d := s.deliveries[i]
-		if start >= 0 && d.ID > start || want == "success" && !d.Delivered() || want == "failure" && d.Delivered() {
+		if !inLog(d) || start >= 0 && d.ID > start || want == "success" && !d.Delivered() || want == "failure" && d.Delivered() {
 			continue
 		}
 		if len(items) == p.perPage {
@@ -117,11 +122,16 @@ func deliveriesLink(req *request, perPage int, next int64) string {
 
 // handleGetDelivery serves GET /app/hook/deliveries/{delivery_id}.
 func (s *Server) handleGetDelivery(req *request) reply {
+	return s.getDelivery(req, func(*Delivery) bool { return true })
+}
+
+// getDelivery serves one attempt of a log in full.
+func (s *Server) getDelivery(req *request, inLog func(*Delivery) bool) reply {
 	id, err := strconv.ParseInt(req.params["delivery_id"], 10, 64)
 	if err != nil {
 		return errorReply(http.StatusNotFound, "Not Found", req.route.docs)
 	}
-	if i, found := slices.BinarySearchFunc(s.deliveries, id, func(d *Delivery, id int64) int { return cmp.Compare(d.ID, id) }); found {
+	if i, found := slices.BinarySearchFunc(s.deliveries, id, func(d *Delivery, id int64) int { return cmp.Compare(d.ID, id) }); found && inLog(s.deliveries[i]) {
 		d := s.deliveries[i]
 		detail := deliveryDetail{deliveryItem: d.item(), URL: d.url,
 			Request:  deliveryRequest{Headers: d.headers, Payload: d.payload},

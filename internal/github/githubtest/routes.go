@@ -57,10 +57,14 @@ const (
 	RouteRunJobs      = "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs"
 	RouteAccessTokens = "POST /app/installations/{installation_id}/access_tokens"
 
-	RouteAppHookDeliveries = "GET /app/hook/deliveries"
-	RouteAppHookDelivery   = "GET /app/hook/deliveries/{delivery_id}"
-	RouteOrgInstallation   = "GET /orgs/{org}/installation"
-	RouteRepoInstallation  = "GET /repos/{owner}/{repo}/installation"
+	RouteAppHookDeliveries  = "GET /app/hook/deliveries"
+	RouteAppHookDelivery    = "GET /app/hook/deliveries/{delivery_id}"
+	RouteOrgHookDeliveries  = "GET /orgs/{org}/hooks/{hook_id}/deliveries"
+	RouteOrgHookDelivery    = "GET /orgs/{org}/hooks/{hook_id}/deliveries/{delivery_id}"
+	RouteRepoHookDeliveries = "GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries"
+	RouteRepoHookDelivery   = "GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}"
+	RouteOrgInstallation    = "GET /orgs/{org}/installation"
+	RouteRepoInstallation   = "GET /repos/{owner}/{repo}/installation"
 )
 
 const (
@@ -100,6 +104,10 @@ var routes = newRoutes([]*route{
 	{spec: RouteAccessTokens, appJWT: true, docs: docsBase + "apps/apps#create-an-installation-access-token-for-an-app", handle: (*Server).handleAccessToken},
 	{spec: RouteAppHookDeliveries, appJWT: true, docs: docsBase + "apps/webhooks#list-deliveries-for-an-app-webhook", handle: (*Server).handleListDeliveries},
 	{spec: RouteAppHookDelivery, appJWT: true, docs: docsBase + "apps/webhooks#get-a-delivery-for-an-app-webhook", handle: (*Server).handleGetDelivery},
+	{spec: RouteOrgHookDeliveries, ownerKind: kindOrg, docs: docsBase + "orgs/webhooks#list-deliveries-for-an-organization-webhook", handle: (*Server).handleListHookDeliveries},
+	{spec: RouteOrgHookDelivery, ownerKind: kindOrg, docs: docsBase + "orgs/webhooks#get-a-webhook-delivery-for-an-organization-webhook", handle: (*Server).handleGetHookDelivery},
+	{spec: RouteRepoHookDeliveries, ownerKind: kindRepo, docs: docsBase + "repos/webhooks#list-deliveries-for-a-repository-webhook", handle: (*Server).handleListHookDeliveries},
+	{spec: RouteRepoHookDelivery, ownerKind: kindRepo, docs: docsBase + "repos/webhooks#get-a-delivery-for-a-repository-webhook", handle: (*Server).handleGetHookDelivery},
 	{spec: RouteOrgInstallation, ownerKind: kindOrg, appJWT: true, docs: docsBase + "apps/apps#get-an-organization-installation-for-the-authenticated-app", handle: (*Server).handleGetInstallation},
 	{spec: RouteRepoInstallation, ownerKind: kindRepo, appJWT: true, docs: docsBase + "apps/apps#get-a-repository-installation-for-the-authenticated-app", handle: (*Server).handleGetInstallation},
 })

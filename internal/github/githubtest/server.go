@@ -62,6 +62,9 @@ type Server struct {
 	nextDeliveryID   int64
 	deliveryFailRate float64
 	deliveryFailKind DeliveryFailure
+	// hooks are the organization and repository webhooks (hooks.go), by
+	// id: the owner key each belongs to.
+	hooks map[int64]string
 }
 
 // Option configures a Server.

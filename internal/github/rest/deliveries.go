@@ -15,8 +15,8 @@ var _ github.DeliveryLog = (*Client)(nil)
 // ListDeliveries implements github.DeliveryLog: GET /app/hook/deliveries
 // as the App (its JWT; no installation permission is involved), 100 per
 // page, GitHub's cursor pagination. With a token it returns
-// github.ErrNoDeliveryLog without a call: the org and repository hook
-// logs need a hook id runfleet is not told.
+// github.ErrNoDeliveryLog without a call: a token reads the organization
+// and repository webhooks' logs instead (HookDeliveries).
 func (c *Client) ListDeliveries(ctx context.Context, cursor string) ([]github.Delivery, string, error) {
 	gh, err := c.deliveryLogClient()
 	if err != nil {
@@ -48,6 +48,11 @@ func (c *Client) GetDelivery(ctx context.Context, id int64) (*github.Delivery, e
 	if err != nil {
 		return nil, c.deliveryError(ctx, OpGetDelivery, err)
 	}
+	return deliveryWithRequest(d), nil
+}
+
+// deliveryWithRequest is one delivery with the request GitHub sent.
+func deliveryWithRequest(d *gogithub.HookDelivery) *github.Delivery {
 	out := deliveryOf(d)
 	if req := d.GetRequest(); req != nil {
 		out.Headers = req.Headers
@@ -55,7 +60,7 @@ func (c *Client) GetDelivery(ctx context.Context, id int64) (*github.Delivery, e
 			out.Payload = []byte(*req.RawPayload)
 		}
 	}
-	return &out, nil
+	return &out
 }
 
 // deliveryLogClient is the App's own client, or ErrNoDeliveryLog with a

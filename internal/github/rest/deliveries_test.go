@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,17 +29,25 @@ var webhookSecret = []byte("It's a Secret to Everybody")
 // where the fake GitHub sends its deliveries.
 type hookWorld struct {
 	*world
-	url    string
-	engine atomic.Pointer[engine.Engine] // the intake's engine, swapped by restart
+	url string
+	// listRoute and getRoute are the delivery log's routes on the fake.
+	listRoute, getRoute string
+	engine              atomic.Pointer[engine.Engine] // the intake's engine, swapped by restart
 }
 
-func newHookWorld(t *testing.T, failRate float64, kind githubtest.DeliveryFailure, recovery engine.DeliveryRecovery) *hookWorld {
+func newHookWorld(t *testing.T, failRate float64, kind githubtest.DeliveryFailure, recovery engine.DeliveryRecovery, more ...func(*worldOptions)) *hookWorld {
 	t.Helper()
-	var fakeOpts []githubtest.Option
+	o := worldOptions{deliveries: &recovery, maxRunners: 50}
 	if failRate > 0 {
-		fakeOpts = append(fakeOpts, githubtest.WithFailedDeliveries(failRate, kind))
+		o.fakeOptions = append(o.fakeOptions, githubtest.WithFailedDeliveries(failRate, kind))
 	}
-	h := &hookWorld{world: newWorld(t, worldOptions{fakeOptions: fakeOpts, deliveries: &recovery, maxRunners: 50})}
+	for _, m := range more {
+		m(&o)
+	}
+	h := &hookWorld{world: newWorld(t, o), listRoute: githubtest.RouteAppHookDeliveries, getRoute: githubtest.RouteAppHookDelivery}
+	if o.hook != "" {
+		h.listRoute, h.getRoute = githubtest.RouteOrgHookDeliveries, githubtest.RouteOrgHookDelivery
+	}
 	h.engine.Store(h.Engine)
 	intake, err := webhook.New(webhook.Options{Secret: webhookSecret, Handler: h, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -78,12 +87,12 @@ func (h *hookWorld) queue(ids ...int64) {
 // calls it made.
 func (h *hookWorld) reconcile() (engine.ReconcileReport, int, int) {
 	h.TB.Helper()
-	lists, gets := len(h.callsAt(githubtest.RouteAppHookDeliveries)), len(h.callsAt(githubtest.RouteAppHookDelivery))
+	lists, gets := len(h.callsAt(h.listRoute)), len(h.callsAt(h.getRoute))
 	rep, err := h.Engine.Reconcile(context.Background())
 	if err != nil {
 		h.TB.Fatalf("reconcile: %v", err)
 	}
-	return rep, len(h.callsAt(githubtest.RouteAppHookDeliveries)) - lists, len(h.callsAt(githubtest.RouteAppHookDelivery)) - gets
+	return rep, len(h.callsAt(h.listRoute)) - lists, len(h.callsAt(h.getRoute)) - gets
 }
 
 // requireOneInstanceEach waits until every job has its instance running
@@ -116,9 +125,25 @@ func jobIDs(from int64, n int) []int64 {
 }
 
 // One queued delivery in five fails at GitHub's side and is never resent:
-// every job still gets exactly one instance, within two reconcile passes.
+// every job still gets exactly one instance, within two reconcile passes —
+// recovered from the App's delivery log, or, with a token, from the log of
+// the organization's webhook that sends the events.
 func TestLostQueuedDeliveriesAreRecoveredFromTheDeliveryLog(t *testing.T) {
-	h := newHookWorld(t, 0.2, githubtest.DeliveryUnsent, engine.DeliveryRecovery{})
+	t.Run("App", func(t *testing.T) {
+		recoverLostQueuedDeliveries(t, newHookWorld(t, 0.2, githubtest.DeliveryUnsent, engine.DeliveryRecovery{}))
+	})
+	t.Run("token and organization webhook", func(t *testing.T) {
+		h := newHookWorld(t, 0.2, githubtest.DeliveryUnsent, engine.DeliveryRecovery{}, func(o *worldOptions) { o.token, o.hook = true, testOrg })
+		recoverLostQueuedDeliveries(t, h)
+		for _, c := range h.fake.Calls() {
+			if c.Route == githubtest.RouteOrgHookDeliveries && !strings.HasPrefix(c.Identity, "token:") {
+				t.Fatalf("webhook log read as %q, want the token", c.Identity)
+			}
+		}
+	})
+}
+
+func recoverLostQueuedDeliveries(t *testing.T, h *hookWorld) {
 	ids := jobIDs(1001, 20)
 	h.queue(ids...)
 	lost := 0
@@ -281,3 +306,24 @@ func TestListDeliveriesPagesByCursor(t *testing.T) {
 type intakeOK struct{}
 
 func (intakeOK) ServeHTTP(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
+
+// A webhook GitHub does not show (a wrong id, or a token that may not
+// read the owner's webhooks) is a misconfiguration that says what to
+// check; a delivery gone from its log is ErrDeliveryNotFound.
+func TestHookDeliveryLogOfAnUnknownHookSaysWhatToCheck(t *testing.T) {
+	srv := fakeGitHub(t)
+	c, err := rest.New(rest.Options{BaseURL: srv.GHESURL(), Token: testPAT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	wrong := c.HookDeliveries(github.Hook{Owner: github.Owner{Org: testOrg}, ID: 99})
+	if _, _, err := wrong.ListDeliveries(ctx, ""); !errors.Is(err, github.ErrMisconfigured) || !strings.Contains(err.Error(), "github.hooks") {
+		t.Fatalf("list of an unknown webhook: %v, want ErrMisconfigured naming github.hooks", err)
+	}
+	id := srv.AddHook(testOrg)
+	known := c.HookDeliveries(github.Hook{Owner: github.Owner{Org: testOrg}, ID: id})
+	if _, err := known.GetDelivery(ctx, 12345); !errors.Is(err, github.ErrDeliveryNotFound) {
+		t.Fatalf("get of an unknown delivery: %v, want ErrDeliveryNotFound", err)
+	}
+}

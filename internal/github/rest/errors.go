@@ -80,6 +80,8 @@ func permissionHint(op string, owner github.Owner) string {
 		return fmt.Sprintf("re-running workflow jobs as %s: grant the App the repository permission \"Actions: Read and write\" and accept it on the installation (a token needs the repo scope)", owner)
 	case op == OpGetJob:
 		return fmt.Sprintf("reading workflow jobs as %s: grant the App the repository permission \"Actions: Read-only\" and accept it on the installation (a token needs the repo scope)", owner)
+	case op == OpListDeliveries || op == OpGetDelivery:
+		return fmt.Sprintf("reading the webhook delivery log of %s: grant the App the permission \"Webhooks: Read-only\" of the owner (a classic token needs admin:org_hook for an organization's webhook, admin:repo_hook for a repository's)", owner)
 	case owner.Enterprise != "":
 		return fmt.Sprintf("enterprise %s: GitHub's enterprise runner endpoints refuse App installation tokens; use a classic personal access token with the manage_runners:enterprise scope (github.token_file/token_env)", owner.Enterprise)
 	case owner.Repo != "":

@@ -24,6 +24,7 @@ type world struct {
 	*enginetest.World
 	fake *githubtest.Server
 	gh   *rest.Client
+	hook int64 // the fake's webhook of worldOptions.hook
 }
 
 type worldOptions struct {
@@ -39,6 +40,12 @@ type worldOptions struct {
 	// delivery log (the engine's Options.Deliveries, with Log and Parse
 	// filled in).
 	deliveries *engine.DeliveryRecovery
+	// token makes the client authenticate with the personal access token
+	// instead of the App; hook, when set, is a webhook of that owner
+	// registered on the fake, whose log the engine reads instead of the
+	// App's (world.hook is its id).
+	token bool
+	hook  string
 	// maxRunners is the pool's limit; default enginetest's (10).
 	maxRunners int
 	// clock, when set, is the engine's, its queue's and the client's clock
@@ -73,12 +80,17 @@ func newWorld(t testing.TB, o worldOptions) *world {
 				Logger:         log,
 				Budget:         o.budget,
 			}
+			if o.token {
+				ro.AppID, ro.PrivateKey, ro.InstallationID, ro.Token = 0, nil, 0, testPAT
+			}
 			if o.clock != nil {
 				ro.Now, ro.Sleep = o.clock.Now, o.clock.Sleep
 			}
 			var apps []spread.App
 			for i := 0; i <= o.extraApps; i++ {
-				ro.AppID = testAppID + int64(i)
+				if !o.token {
+					ro.AppID = testAppID + int64(i)
+				}
 				if i > 0 {
 					ro.InstallationID = 0 // found for the org
 				}
@@ -110,10 +122,21 @@ func newWorld(t testing.TB, o worldOptions) *world {
 	if o.quiet {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.hook != "" {
+		w.hook = w.fake.AddHook(o.hook)
+	}
 	if o.deliveries != nil {
 		opts.Engine = func(eo *engine.Options) {
 			r := *o.deliveries
-			r.Log, r.Parse = w.gh, webhook.ParseRecovered
+			src := engine.AppDeliveries(w.gh)
+			if o.hook != "" {
+				h, err := github.ParseHook(o.hook, w.hook)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src = engine.HookDeliveries(h, w.gh.HookDeliveries(h))
+			}
+			r.Logs, r.Parse = []engine.DeliverySource{src}, webhook.ParseRecovered
 			eo.Deliveries = &r
 		}
 	}

@@ -31,6 +31,27 @@ func (g *GitHub) GetDelivery(ctx context.Context, id int64) (*github.Delivery, e
 	return log.GetDelivery(ctx, id)
 }
 
+// HookDeliveries reads an organization's or repository's webhook log
+// through the first App (its installation on the hook's owner): its
+// budget pays for recovery as it pays for the App log's.
+func (g *GitHub) HookDeliveries(h github.Hook) github.DeliveryLog {
+	if logs, ok := g.apps[0].(github.HookDeliveryLogs); ok {
+		return logs.HookDeliveries(h)
+	}
+	return noHookLog{}
+}
+
+// noHookLog answers for a first App whose client reads no webhook logs.
+type noHookLog struct{}
+
+func (noHookLog) ListDeliveries(context.Context, string) ([]github.Delivery, string, error) {
+	return nil, "", errNoDeliveryLog
+}
+
+func (noHookLog) GetDelivery(context.Context, int64) (*github.Delivery, error) {
+	return nil, errNoDeliveryLog
+}
+
 // telemetry is what each App's rest client reports about its calls.
 type telemetry interface {
 	Calls() rest.CallCounts
@@ -69,4 +90,7 @@ func (g *GitHub) RateLimits() map[int64]rest.RateLimit {
 	return out
 }
 
-var _ github.DeliveryLog = (*GitHub)(nil)
+var (
+	_ github.DeliveryLog      = (*GitHub)(nil)
+	_ github.HookDeliveryLogs = (*GitHub)(nil)
+)
