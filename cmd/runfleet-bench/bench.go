@@ -15,8 +15,13 @@ import (
 const firstJobID = 8_000_000_000
 
 // expectedWarning is logged at every start with a simulated GitHub, as it
-// should be; it is no finding of the benchmark.
-const expectedWarning = "GitHub is SIMULATED"
+// should be; it is no finding of the benchmark. Neither is
+// expectedFleetWarning, logged by each replica on PostgreSQL with a
+// simulated GitHub and provider (see fleetMarkdown).
+const (
+	expectedWarning      = "GitHub is SIMULATED"
+	expectedFleetWarning = "simulated in this process only"
+)
 
 // benchmark runs the three parts, each on a fresh child: the sequential
 // latency run; bursts in a row on one server, the pool growing; one large
@@ -55,7 +60,7 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 	// withChild runs part on a fresh child and always stops it.
 	withChild := func(name string, maxRunners int, part func(*child) error) error {
 		fmt.Fprintf(progress, "runfleet-bench: %s: starting runfleet serve\n", name)
-		c, err := startChild(ctx, s, dir, name, maxRunners)
+		c, err := startChild(ctx, s, dir, name, maxRunners, childOptions{})
 		if err != nil {
 			return err
 		}
@@ -110,7 +115,44 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 			return rep, fmt.Errorf("single large burst: %w", err)
 		}
 	}
+	if s.postgres != "" {
+		if err := postgresRuns(ctx, s, dir, payload, jobs, rep, progress); err != nil {
+			return rep, fmt.Errorf("postgresql: %w", err)
+		}
+	}
 	return rep, nil
+}
+
+// postgresRuns measures replicas on PostgreSQL: for each replica count, a
+// fresh fleet on a fresh schema, the sequential latency run and one burst,
+// webhooks spread over the replicas.
+func postgresRuns(ctx context.Context, s settings, dir string, payload *payloadTemplate, jobs func(int) []int64, rep *report, progress io.Writer) error {
+	for _, n := range s.replicas {
+		name := fmt.Sprintf("pg%d", n)
+		fmt.Fprintf(progress, "runfleet-bench: %s: starting %d runfleet serve replicas on PostgreSQL\n", name, n)
+		c, err := startFleet(ctx, s, dir, name, s.latencyJobs+s.burst, n, s.postgres)
+		if err != nil {
+			return err
+		}
+		run := &fleetRun{replicas: n}
+		run.latency, err = latencyRun(ctx, c, payload, jobs(s.latencyJobs))
+		if err == nil {
+			label := fmt.Sprintf("%d replica(s), PostgreSQL", n)
+			fmt.Fprintf(progress, "runfleet-bench: %s: %d jobs\n", label, s.burst)
+			run.burst, err = burstRun(ctx, c, payload, label, jobs(s.burst), s.latencyJobs, s.clients)
+		}
+		stopErr := stopFleet(c)
+		for k, v := range c.logs.problemLines() {
+			if !strings.Contains(k, expectedWarning) && !strings.Contains(k, expectedFleetWarning) {
+				rep.problems[name+": "+k] += v
+			}
+		}
+		if err = errors.Join(err, stopErr); err != nil {
+			return fmt.Errorf("%d replicas: %w", n, err)
+		}
+		rep.fleets = append(rep.fleets, run)
+	}
+	return nil
 }
 
 func idleRSS(c *child) int64 {

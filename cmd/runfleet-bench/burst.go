@@ -65,13 +65,23 @@ type burstCheck struct {
 	sharedRunnerIDs, sharedProviderIDs int
 	// createdTwice lists instances whose create succeeded more than once.
 	createdTwice []string
+	// idsPerReplica: the processes are replicas, each with its own
+	// simulated GitHub and provider numbering ids from the same start, so
+	// ids repeat across replicas by construction and are not compared;
+	// one instance per job is still checked by the records and by the
+	// create lines of every replica's log.
+	idsPerReplica bool
 }
 
 func (c burstCheck) ok() bool {
+	idsApart := c.idsPerReplica || c.sharedRunnerIDs == 0 && c.sharedProviderIDs == 0
 	return c.sendErrors == 0 && c.missing == 0 && c.notRunning == 0 && c.extraForJob == 0 &&
-		c.live == c.wantLive && c.sharedRunnerIDs == 0 && c.sharedProviderIDs == 0 && len(c.createdTwice) == 0
+		c.live == c.wantLive && idsApart && len(c.createdTwice) == 0
 }
 
+// burstRun sends jobs from clients concurrent senders (spread over the
+// replicas behind c) and measures the burst: CPU and memory are the sums
+// over the processes.
 func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, jobs []int64, poolBefore, clients int) (*burstResult, error) {
 	res := &burstResult{label: label, jobs: len(jobs), poolBefore: poolBefore}
 	// Signing happens before the clock starts: the driver shares the two
@@ -82,17 +92,19 @@ func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, j
 		deliveries[i] = prepare(p, c.secret, job)
 		names[i] = instanceOf(job)
 	}
-	s := newSender(c.base, clients)
-	defer s.close()
+	senders := sendersFor(c, clients)
+	defer closeAll(senders)
 
-	pid := c.pid()
-	before, err := readMemory(pid)
+	before, err := fleetMemory(c)
 	if err != nil {
 		return nil, err
 	}
 	res.idleRSS = before.rss
-	res.peakReset = resetPeak(pid)
-	cpuBefore, err := cpuTime(pid)
+	res.peakReset = true
+	for _, m := range c.members() {
+		res.peakReset = resetPeak(m.pid()) && res.peakReset
+	}
+	cpuBefore, err := fleetCPU(c)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +114,7 @@ func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, j
 	}
 
 	start := time.Now()
-	lastAnswer, sendErrs := sendAll(ctx, s, deliveries, clients)
+	lastAnswer, sendErrs := sendAll(ctx, senders, deliveries, clients)
 	res.acceptedIn = lastAnswer.Sub(start)
 	res.check.sendErrors = len(sendErrs)
 	if len(sendErrs) > 0 {
@@ -113,7 +125,7 @@ func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, j
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 	}
-	cpuAfter, err := waitIdle(pid, idleProbe, idleLimit)
+	cpuAfter, err := fleetIdle(c)
 	if err != nil {
 		return nil, err
 	}
@@ -123,19 +135,21 @@ func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, j
 		return nil, err
 	}
 	res.driverCPU = driverAfter - driverBefore
-	if res.mem, err = readMemory(pid); err != nil {
+	if res.mem, err = fleetMemory(c); err != nil {
 		return nil, err
 	}
 	if err := checkRecords(ctx, c, res, jobs, start); err != nil {
 		return nil, err
 	}
 	res.check.createdTwice = c.logs.createdTwice()
+	res.check.idsPerReplica = len(c.members()) > 1
 	return res, nil
 }
 
-// sendAll posts every delivery from clients goroutines and returns when the
-// last answer came, and the failures.
-func sendAll(ctx context.Context, s *sender, deliveries []delivery, clients int) (time.Time, []error) {
+// sendAll posts every delivery from clients goroutines, delivery i to
+// senders[i mod n] (a load balancer's round robin over the replicas), and
+// returns when the last answer came, and the failures.
+func sendAll(ctx context.Context, senders []*sender, deliveries []delivery, clients int) (time.Time, []error) {
 	var (
 		next int64 = -1
 		mu   sync.Mutex
@@ -150,7 +164,7 @@ func sendAll(ctx context.Context, s *sender, deliveries []delivery, clients int)
 				if i >= int64(len(deliveries)) {
 					return
 				}
-				err := s.send(ctx, deliveries[i])
+				err := senders[i%int64(len(senders))].send(ctx, deliveries[i])
 				now := time.Now()
 				mu.Lock()
 				if now.After(last) {

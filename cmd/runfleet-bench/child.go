@@ -31,7 +31,9 @@ const (
 	stopWithin    = 30 * time.Second
 )
 
-// child is one `runfleet serve` process under test.
+// child is one `runfleet serve` process under test — or, with replicas,
+// the first of several on one PostgreSQL database, which stands for them
+// all: they share its secrets and its log watch.
 type child struct {
 	name   string
 	proc   *serveproc.Process
@@ -39,11 +41,34 @@ type child struct {
 	secret []byte
 	api    *httpapi.Client
 	logs   *logWatch
+	// replicas are every process of a fleet, this one first; nil for a
+	// lone child.
+	replicas []*child
+}
+
+// childOptions say how a child differs from the embedded default: its
+// store's config line and the environment it needs, and what it shares
+// with its fellow replicas. Zero values mean a lone embedded child.
+type childOptions struct {
+	store  string   // the config's store line; default the embedded store in the child's directory
+	engine string   // more engine settings, one "key: value" line
+	env    []string // more environment, e.g. the database DSN
+	secret string   // the webhook secret; default a random one
+	token  string   // the operator API token; default a random one
+	logs   *logWatch
+}
+
+// members are the processes behind c: its replicas, or c alone.
+func (c *child) members() []*child {
+	if len(c.replicas) == 0 {
+		return []*child{c}
+	}
+	return c.replicas
 }
 
 // startChild writes a config under dir/name and starts `bin serve` on a
 // free loopback port, returning once /healthz answers 200.
-func startChild(ctx context.Context, s settings, dir, name string, maxRunners int) (*child, error) {
+func startChild(ctx context.Context, s settings, dir, name string, maxRunners int, o childOptions) (*child, error) {
 	home := filepath.Join(dir, name)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
@@ -52,6 +77,18 @@ func startChild(ctx context.Context, s settings, dir, name string, maxRunners in
 	if err != nil {
 		return nil, err
 	}
+	if o.store == "" {
+		o.store = fmt.Sprintf("store: {dir: %q}", filepath.Join(home, "data"))
+	}
+	if o.secret == "" {
+		o.secret = randomHex()
+	}
+	if o.token == "" {
+		o.token = randomHex()
+	}
+	if o.logs == nil {
+		o.logs = newLogWatch()
+	}
 	config := fmt.Sprintf(`# written by runfleet-bench
 controller_id: runfleet-bench
 github: {simulated: true}
@@ -59,9 +96,10 @@ webhook: {secret_env: %s}
 server:
   listen: 127.0.0.1:%d
   api_token_env: %s
-store: {dir: %q}
+%s
 engine:
   workers: %d
+  %s
 pools:
   - name: %s
     owner: octo-org
@@ -69,12 +107,12 @@ pools:
     max_runners: %d
     provider:
       type: simulated  # no settings: zero latency, no failures
-`, secretEnv, port, tokenEnv, filepath.Join(home, "data"), s.workers, benchPool, maxRunners)
+`, secretEnv, port, tokenEnv, o.store, s.workers, o.engine, benchPool, maxRunners)
 	configPath := filepath.Join(home, "config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	secret, token := randomHex(), randomHex()
+	secret, token := o.secret, o.token
 	logFile, err := os.Create(filepath.Join(home, "serve.log"))
 	if err != nil {
 		return nil, err
@@ -83,7 +121,7 @@ pools:
 	// The child's stderr (its JSON log) goes through a pipe to the log
 	// watch, which keeps a copy in serve.log; the pipe closes when the
 	// child exits, and the watch has read everything before Exited.
-	logs := newLogWatch()
+	logs := o.logs
 	pr, pw := io.Pipe()
 	logsDone := make(chan struct{})
 	go func() {
@@ -93,7 +131,7 @@ pools:
 	proc, err := serveproc.Start(serveproc.Spec{
 		Bin:    s.bin,
 		Args:   []string{"--config", configPath},
-		Env:    append(os.Environ(), secretEnv+"="+secret, tokenEnv+"="+token),
+		Env:    append(append(os.Environ(), secretEnv+"="+secret, tokenEnv+"="+token), o.env...),
 		Stdout: logFile,
 		Stderr: pw,
 		OnExit: func(error) {

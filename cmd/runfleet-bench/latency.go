@@ -26,16 +26,18 @@ type latencyResult struct {
 // perJobWait bounds how long one sequential job may take to be running.
 const perJobWait = 30 * time.Second
 
+// latencyRun sends the jobs one at a time, each to the next replica in
+// turn (as a load balancer would), or to the lone child.
 func latencyRun(ctx context.Context, c *child, p *payloadTemplate, jobs []int64) (*latencyResult, error) {
-	s := newSender(c.base, 1)
-	defer s.close()
+	senders := sendersFor(c, 1)
+	defer closeAll(senders)
 	res := &latencyResult{jobs: len(jobs)}
 	sentAt := make(map[string]time.Time, len(jobs))
-	for _, job := range jobs {
+	for i, job := range jobs {
 		d := prepare(p, c.secret, job)
 		name := instanceOf(job)
 		start := time.Now()
-		if err := s.send(ctx, d); err != nil {
+		if err := senders[i%len(senders)].send(ctx, d); err != nil {
 			return nil, err
 		}
 		res.answered = append(res.answered, time.Since(start))

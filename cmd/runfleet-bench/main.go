@@ -15,6 +15,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -36,6 +38,11 @@ type settings struct {
 	bigBurst    int
 	timeout     time.Duration
 	keep        bool
+	// postgres is a PostgreSQL DSN: when set, the latency run and one
+	// burst are repeated on replicas sharing that database, once for each
+	// count in replicas.
+	postgres string
+	replicas []int
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -53,8 +60,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&s.bigBurst, "big-burst", 3000, "jobs in one single burst on a fresh server (0 skips it)")
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, stores, child logs)")
+	fs.StringVar(&s.postgres, "postgres", os.Getenv(dsnEnv), "a PostgreSQL DSN (default $"+dsnEnv+"): also measure serve replicas on it, each run in a fresh schema")
+	replicas := fs.String("replicas", "1,3", "with -postgres: the replica counts to measure")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	for _, f := range strings.Split(*replicas, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(stderr, "runfleet-bench: -replicas %q: want counts ≥ 1, comma-separated\n", *replicas)
+			return 2
+		}
+		s.replicas = append(s.replicas, n)
 	}
 	if s.latencyJobs < 1 || s.burst < 1 || s.steps < 1 || s.clients < 1 || s.workers < 1 || s.bigBurst < 0 {
 		fmt.Fprintln(stderr, "runfleet-bench: -latency-jobs, -burst, -steps, -clients and -workers must be ≥ 1")

@@ -106,3 +106,44 @@ func waitIdle(pid int, idleFor, limit time.Duration) (time.Duration, error) {
 	}
 	return last, nil
 }
+
+// fleetCPU is the user+system CPU of every process behind c.
+func fleetCPU(c *child) (time.Duration, error) {
+	var sum time.Duration
+	for _, m := range c.members() {
+		t, err := cpuTime(m.pid())
+		if err != nil {
+			return 0, err
+		}
+		sum += t
+	}
+	return sum, nil
+}
+
+// fleetIdle waits until every process behind c is idle and returns their
+// CPU then.
+func fleetIdle(c *child) (time.Duration, error) {
+	var sum time.Duration
+	for _, m := range c.members() {
+		t, err := waitIdle(m.pid(), idleProbe, idleLimit)
+		if err != nil {
+			return 0, err
+		}
+		sum += t
+	}
+	return sum, nil
+}
+
+// fleetMemory sums the memory of every process behind c.
+func fleetMemory(c *child) (memory, error) {
+	var sum memory
+	for _, m := range c.members() {
+		mem, err := readMemory(m.pid())
+		if err != nil {
+			return memory{}, err
+		}
+		sum.rss += mem.rss
+		sum.peak += mem.peak
+	}
+	return sum, nil
+}

@@ -23,14 +23,23 @@ type report struct {
 	pressureBefore, pressureAfter string
 	latency                       *latencyResult
 	bursts                        []*burstResult
+	fleets                        []*fleetRun
 	// idleRSS is each child's RSS once healthy, before any job.
 	idleRSS  []int64
 	problems map[string]int
 }
 
+// fleetRun is one replica count on PostgreSQL.
+type fleetRun struct {
+	replicas int
+	latency  *latencyResult
+	burst    *burstResult
+}
+
 // failed reports whether a one-instance-per-job check failed.
 func (r *report) failed() bool {
-	return slices.ContainsFunc(r.bursts, func(b *burstResult) bool { return !b.check.ok() })
+	bad := func(b *burstResult) bool { return b != nil && !b.check.ok() }
+	return slices.ContainsFunc(r.bursts, bad) || slices.ContainsFunc(r.fleets, func(f *fleetRun) bool { return bad(f.burst) })
 }
 
 func (r *report) markdown() string {
@@ -79,6 +88,7 @@ func (r *report) markdown() string {
 			"*peak*: VmHWM, reset at the burst's start; *one instance per job*: every job has exactly one running instance, " +
 			"the live count equals the jobs sent, no GitHub runner id or provider id is shared, no create logged twice.\n\n")
 	}
+	r.fleetMarkdown(&b)
 	if len(r.idleRSS) > 0 {
 		parts := make([]string, len(r.idleRSS))
 		for i, v := range r.idleRSS {
@@ -121,8 +131,10 @@ func verdict(c burstCheck) string {
 	if c.live != c.wantLive {
 		why = append(why, fmt.Sprintf("%d live instances, want %d", c.live, c.wantLive))
 	}
-	add(c.sharedRunnerIDs, "shared GitHub runner ids")
-	add(c.sharedProviderIDs, "shared provider ids")
+	if !c.idsPerReplica {
+		add(c.sharedRunnerIDs, "shared GitHub runner ids")
+		add(c.sharedProviderIDs, "shared provider ids")
+	}
 	if len(c.createdTwice) > 0 {
 		why = append(why, "created twice: "+strings.Join(c.createdTwice, ", "))
 	}
@@ -210,4 +222,31 @@ func pressure() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// fleetMarkdown is the PostgreSQL replicas' table.
+func (r *report) fleetMarkdown(b *strings.Builder) {
+	if len(r.fleets) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Replicas on PostgreSQL\n\n")
+	b.WriteString("Each row is a fresh fleet of `runfleet serve` replicas on one PostgreSQL database (a fresh schema), webhooks spread round robin over them; " +
+		"CPU and RSS are the sums over the replicas (the database server's own CPU is not counted). "+
+		"Each replica has its own simulated GitHub and provider (zero latency, as above), so the figures are the store's and the queue's cost; "+
+		"reconcile passes are an hour apart, so only the pass at start runs (a replica's reconciler would take the others' simulated machines for gone), "+
+		"and runner and provider ids repeat across replicas by construction: one instance per job is checked by the records and every replica's create log lines.\n\n")
+	b.WriteString("| replicas | admitted → created p50 / p99 (one at a time) | burst jobs | all issued in | issued jobs/s | admitted → created p50 / p99 (burst) | CPU per job | RSS before → peak | one instance per job |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, f := range r.fleets {
+		l, x := f.latency, f.burst
+		sorted := slices.Clone(l.admittedToCreated)
+		slices.Sort(sorted)
+		slices.Sort(x.admittedToCreated)
+		fmt.Fprintf(b, "| %d | %s / %s | %d | %s | %s | %s / %s | %s | %s → %s | %s |\n",
+			f.replicas, millis(percentile(sorted, 0.50)), millis(percentile(sorted, 0.99)),
+			x.jobs, seconds(x.issuedIn), rate(x.jobs, x.issuedIn),
+			millis(percentile(x.admittedToCreated, 0.50)), millis(percentile(x.admittedToCreated, 0.99)),
+			millis(x.cpu/time.Duration(max(x.jobs, 1))), mib(x.idleRSS), mib(x.mem.peak), verdict(x.check))
+	}
+	b.WriteString("\n")
 }

@@ -118,3 +118,18 @@ func (s *sender) send(ctx context.Context, d delivery) error {
 func (s *sender) close() {
 	s.client.CloseIdleConnections()
 }
+
+// sendersFor is a sender per process behind c, conns connections each.
+func sendersFor(c *child, conns int) []*sender {
+	var out []*sender
+	for _, m := range c.members() {
+		out = append(out, newSender(m.base, conns))
+	}
+	return out
+}
+
+func closeAll(senders []*sender) {
+	for _, s := range senders {
+		s.close()
+	}
+}

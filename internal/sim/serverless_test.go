@@ -13,11 +13,12 @@ import (
 
 	"github.com/runfleet/runfleet/internal/queue/sqs"
 	"github.com/runfleet/runfleet/internal/store/dynamodb"
+	"github.com/runfleet/runfleet/internal/store/postgres/pgtest"
 	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, pgtest.Stop) }
 
 // serverlessBackend is the serverless mode's state: a DynamoDB table and an
 // SQS queue with its dead-letter queue (DynamoDB Local and moto). Nothing
