@@ -19,7 +19,9 @@
 //
 // Every failure GitHub documents is a typed error (errors.go): match kinds
 // with errors.Is (ErrSessionConflict, ErrQueueTokenExpired, ...) and read
-// details with errors.As into *Error or *github.RateLimitError.
+// details with errors.As into *Error or *github.RateLimitError. An error
+// of the RegistrationTokenSource comes back wrapped, unchanged (a REST
+// rate limit stays a *github.RateLimitError).
 //
 // What a listener must do with each error:
 //

@@ -64,7 +64,7 @@ func (m *MessageSession) AcquireJobs(ctx context.Context, runnerRequestIDs []int
 	if err != nil {
 		return nil, err
 	}
-	var acquired list[int64]
+	var acquired countedList[int64]
 	_, err = m.queueCall(ctx, func(string) string {
 		return withAPIVersion(conn.url + scaleSetsPath + "/" + itoa(m.scaleSetID) + "/acquirejobs")
 	}, call{

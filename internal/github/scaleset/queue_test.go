@@ -267,3 +267,19 @@ func callsOf(fake *scalesettest.Server, op scalesettest.Op) []scalesettest.Call 
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A queue token that is a JWT is renewed before it expires: no 401.
+func TestQueueTokenRenewedBeforeExpiry(t *testing.T) {
+	w := newWorld(t, scalesettest.Options{PollWindow: shortPoll, QueueTokenTTL: 50 * time.Minute, QueueTokenJWT: true})
+	m := w.session(t, w.scaleSet(t, "linux"))
+	if exp := m.QueueTokenExpiry(); exp.IsZero() {
+		t.Fatal("the JWT queue token's expiry is unread")
+	}
+	w.fake.Advance(49 * time.Minute) // within the renewal margin
+	if _, err := m.GetMessage(w.ctx, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if w.fake.CountStatus(scalesettest.OpGetMessage, 401) != 0 || w.fake.Count(scalesettest.OpRefreshSession) != 1 {
+		t.Errorf("want one refresh and no 401: %+v", w.fake.Calls())
+	}
+}

@@ -64,7 +64,7 @@ func (c *Client) RunnerByID(ctx context.Context, id int64) (*Runner, error) {
 // RunnerByName finds a runner by name; ErrRunnerNotFound when none has it.
 func (c *Client) RunnerByName(ctx context.Context, name string) (*Runner, error) {
 	op := "get runner " + name
-	var rs list[Runner]
+	var rs countedList[Runner]
 	if _, err := c.service(ctx, agentsPath+"?agentName="+url.QueryEscape(name), call{
 		op: op, res: resRunner, method: http.MethodGet, ok: []int{http.StatusOK}, out: &rs,
 	}); err != nil {

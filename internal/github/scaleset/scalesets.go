@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -99,7 +100,8 @@ func (spec ScaleSetSpec) labels() []string {
 	return append([]string{spec.Name}, spec.Labels...)
 }
 
-type list[T any] struct {
+// countedList is the service's list envelope.
+type countedList[T any] struct {
 	Count int `json:"count"`
 	Value []T `json:"value"`
 }
@@ -109,14 +111,16 @@ func (c *Client) RunnerGroupByName(ctx context.Context, name string) (*RunnerGro
 	if name == "" {
 		name = DefaultRunnerGroup
 	}
-	var groups list[RunnerGroup]
+	var groups countedList[RunnerGroup]
 	if _, err := c.service(ctx, runnerGroupsPath+"?groupName="+url.QueryEscape(name), call{
 		op: "get runner group " + name, method: http.MethodGet, ok: []int{http.StatusOK}, out: &groups,
 	}); err != nil {
 		return nil, err
 	}
 	for i := range groups.Value {
-		if groups.Value[i].Name == name || len(groups.Value) == 1 {
+		// GitHub treats group names case-insensitively (its UI refuses
+		// two groups differing only in case).
+		if strings.EqualFold(groups.Value[i].Name, name) {
 			return &groups.Value[i], nil
 		}
 	}
@@ -127,7 +131,7 @@ func (c *Client) RunnerGroupByName(ctx context.Context, name string) (*RunnerGro
 // ScaleSetByName finds a scale set in a runner group, or ErrScaleSetNotFound.
 func (c *Client) ScaleSetByName(ctx context.Context, runnerGroupID int64, name string) (*ScaleSet, error) {
 	op := "get scale set " + name
-	var sets list[wireScaleSet]
+	var sets countedList[wireScaleSet]
 	q := url.Values{"runnerGroupId": {itoa(runnerGroupID)}, "name": {name}}
 	if _, err := c.service(ctx, scaleSetsPath+"?"+q.Encode(), call{
 		op: op, res: resScaleSet, method: http.MethodGet, ok: []int{http.StatusOK}, out: &sets,

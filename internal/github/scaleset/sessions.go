@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // MessageSession is a scale set's message session: the one listener
@@ -130,8 +131,11 @@ func (m *MessageSession) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Close deletes the session, freeing the scale set for the next listener.
-// A session GitHub already dropped or expired counts as deleted.
+// Close deletes the session, freeing the scale set for the next listener
+// at once (a session left behind blocks it with 409 until GitHub expires
+// it). A session GitHub already dropped or expired counts as deleted.
+// Call it on every exit, with a context of its own: the listener's is
+// usually cancelled by then.
 func (m *MessageSession) Close(ctx context.Context) error {
 	_, err := m.c.service(ctx, sessionPath(m.scaleSetID, m.ID()), call{
 		op: "delete message session", res: resSession, method: http.MethodDelete, ok: []int{http.StatusNoContent, http.StatusOK},
@@ -149,11 +153,24 @@ func (m *MessageSession) queue() (string, string) {
 	return m.s.MessageQueueURL, m.s.MessageQueueAccessToken
 }
 
+// QueueTokenExpiry is when the queue token expires, when it is a JWT
+// with an exp claim; zero when that cannot be read.
+func (m *MessageSession) QueueTokenExpiry() time.Time {
+	_, token := m.queue()
+	return jwtExpiry(token)
+}
+
 // queueCall makes a call with the queue token; urlFor builds its URL from
-// the queue URL. A 401 refreshes the session and sends once more, as the
+// the queue URL. A token known to expire within AdminRefreshMargin is
+// renewed first. A 401 refreshes the session and sends once more, as the
 // protocol asks; a refresh that fails returns its own error (e.g.
 // ErrSessionNotFound), which tells the caller more than the 401 did.
 func (m *MessageSession) queueCall(ctx context.Context, urlFor func(queueURL string) string, k call) (int, error) {
+	if exp := m.QueueTokenExpiry(); !exp.IsZero() && !m.c.now().Add(m.c.cfg.AdminRefreshMargin).Before(exp) {
+		if err := m.Refresh(ctx); err != nil {
+			return 0, err
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		qurl, token := m.queue()
 		k.url, k.auth = urlFor(qurl), "Bearer "+token

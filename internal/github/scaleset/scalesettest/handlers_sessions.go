@@ -11,7 +11,7 @@ func (s *Server) openSessionLocked(setID int64, owner string) *session {
 	now := s.nowLocked()
 	ss := &session{
 		id: s.newIDLocked("session"), owner: owner, setID: setID,
-		queueToken: s.newIDLocked("queue"), tokenIssued: now, lastActive: now,
+		queueToken: s.queueTokenLocked(), tokenIssued: now, lastActive: now,
 	}
 	s.sessions[ss.id] = ss
 	return ss
@@ -57,7 +57,7 @@ func (s *Server) refreshSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.nowLocked()
-	ss.queueToken, ss.tokenIssued, ss.lastActive = s.newIDLocked("queue"), now, now
+	ss.queueToken, ss.tokenIssued, ss.lastActive = s.queueTokenLocked(), now, now
 	writeJSON(w, http.StatusOK, s.wireSessionLocked(ss))
 }
 

@@ -30,6 +30,8 @@ type Options struct {
 	// AdminTokenTTL: the admin JWT's lifetime (undocumented: guess).
 	// Default 1 h.
 	AdminTokenTTL time.Duration
+	// QueueTokenJWT makes queue tokens JWTs with an exp claim.
+	QueueTokenJWT bool
 	// AcquireRequired: jobs arrive as JobAvailable and must be acquired
 	// (GHES); otherwise as JobAssigned (github.com).
 	AcquireRequired bool
@@ -185,12 +187,28 @@ func (s *Server) nextLocked() int64 {
 // (the client reads exp to renew in time; the signature is meaningless).
 func (s *Server) adminJWTLocked() string {
 	exp := s.nowLocked().Add(s.opts.AdminTokenTTL)
-	enc := base64.RawURLEncoding
-	head := enc.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
-	claims, _ := json.Marshal(map[string]any{"exp": exp.Unix(), "jti": s.newIDLocked("admin")})
-	tok := head + "." + enc.EncodeToString(claims) + ".sig"
+	tok := s.jwtLocked("admin", exp)
 	s.adminTokens[tok] = exp
 	return tok
+}
+
+// jwtLocked makes a unique unsigned JWT expiring at exp.
+func (s *Server) jwtLocked(kind string, exp time.Time) string {
+	enc := base64.RawURLEncoding
+	head := enc.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+	claims, _ := json.Marshal(map[string]any{"exp": exp.Unix(), "jti": s.newIDLocked(kind)})
+	return head + "." + enc.EncodeToString(claims) + ".sig"
+}
+
+// queueTokenLocked is a new queue token: opaque by default, a JWT with
+// its expiry when Options.QueueTokenJWT says so (guess: GitHub's form is
+// not documented; the client renews a JWT before it expires and an
+// opaque token on its 401).
+func (s *Server) queueTokenLocked() string {
+	if s.opts.QueueTokenJWT {
+		return s.jwtLocked("queue", s.nowLocked().Add(s.opts.QueueTokenTTL))
+	}
+	return s.newIDLocked("queue")
 }
 
 // notifyLocked wakes the polls waiting for a message.
