@@ -283,3 +283,16 @@ func TestQueueTokenRenewedBeforeExpiry(t *testing.T) {
 		t.Errorf("want one refresh and no 401: %+v", w.fake.Calls())
 	}
 }
+
+// A queue token refused again after the refresh is ErrQueueTokenExpired:
+// the client tries once, not in a loop.
+func TestQueueTokenRefusedAfterRefresh(t *testing.T) {
+	w := newWorld(t, scalesettest.Options{PollWindow: shortPoll})
+	m := w.session(t, w.scaleSet(t, "linux"))
+	w.fake.FailNext(scalesettest.OpGetMessage, 401, 2)
+	_, err := m.GetMessage(w.ctx, 0, 1)
+	wantKind(t, err, scaleset.ErrQueueTokenExpired)
+	if got := w.fake.Count(scalesettest.OpRefreshSession); got != 1 {
+		t.Errorf("%d refreshes, want 1", got)
+	}
+}

@@ -1,9 +1,12 @@
 package scaleset_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
 )
@@ -107,4 +110,40 @@ func TestNewValidatesConfig(t *testing.T) {
 			t.Errorf("%s: New accepted it", name)
 		}
 	}
+}
+
+// An admin token refused again after re-registering is ErrUnauthorized,
+// after exactly one re-registration.
+func TestAdminTokenRefusedTwiceIsUnauthorized(t *testing.T) {
+	w := newWorld(t, scalesettest.Options{})
+	set := w.scaleSet(t, "linux")
+	w.fake.FailNext(scalesettest.OpGetScaleSet, 401, 2)
+	_, err := w.client.ScaleSetByID(w.ctx, set.ID)
+	wantKind(t, err, scaleset.ErrUnauthorized)
+	if got := w.fake.Count(scalesettest.OpRegister); got != 2 {
+		t.Errorf("%d registrations, want 2", got)
+	}
+}
+
+// A registration token source's own error comes back unchanged inside.
+func TestTokenSourceErrorIsKept(t *testing.T) {
+	fake := scalesettest.New(t, scalesettest.Options{})
+	cfg := fake.Config()
+	cfg.Tokens = failingTokens{}
+	c, err := scaleset.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.RunnerGroupByName(t.Context(), "")
+	if !errors.Is(err, errNoInstallation) {
+		t.Errorf("%v: want the source's error", err)
+	}
+}
+
+var errNoInstallation = errors.New("no installation")
+
+type failingTokens struct{}
+
+func (failingTokens) RegistrationToken(context.Context, github.Owner) (scaleset.RegistrationToken, error) {
+	return scaleset.RegistrationToken{}, errNoInstallation
 }
