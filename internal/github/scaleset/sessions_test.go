@@ -119,3 +119,31 @@ func TestSessionStatistics(t *testing.T) {
 		t.Errorf("TotalAssignedJobs %d, want 2", got)
 	}
 }
+
+// A session created without a queue URL (ARC #4370) is refreshed once;
+// if it still has none it is deleted, so the scale set is not locked.
+func TestSessionWithoutQueueURL(t *testing.T) {
+	t.Run("refresh cures it", func(t *testing.T) {
+		w := newWorld(t, scalesettest.Options{PollWindow: shortPoll})
+		set := w.scaleSet(t, "linux")
+		w.fake.EmptyQueueURLNext(1)
+		m := w.session(t, set)
+		if _, err := m.GetMessage(w.ctx, 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.fake.Count(scalesettest.OpRefreshSession); got != 1 {
+			t.Errorf("%d refreshes, want 1", got)
+		}
+	})
+	t.Run("deleted when it does not", func(t *testing.T) {
+		w := newWorld(t, scalesettest.Options{})
+		set := w.scaleSet(t, "linux")
+		w.fake.EmptyQueueURLNext(2)
+		_, err := w.client.CreateSession(w.ctx, set.ID, "host")
+		wantKind(t, err, scaleset.ErrBadResponse)
+		if owner := w.fake.SessionOwner(set.ID); owner != "" {
+			t.Errorf("the unusable session still holds the scale set (%s)", owner)
+		}
+		w.session(t, set) // the next attempt is not a 409
+	})
+}

@@ -153,3 +153,12 @@ func (s *Server) SetRunnerBusy(id int64, busy bool) {
 		r.busy = busy
 	}
 }
+
+// EmptyQueueURLNext makes the next times session answers (create or
+// refresh) carry an empty messageQueueUrl, as GitHub once did during an
+// incident (ARC #4370).
+func (s *Server) EmptyQueueURLNext(times int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emptyQueueURLs += times
+}

@@ -65,6 +65,8 @@ type Server struct {
 	jobs        map[int64]*job // by runner request id
 	duplicate   bool           // the next delivered message is delivered twice
 	redeliver   *queued        // the message to deliver again, regardless
+	// emptyQueueURLs is how many session answers lack the queue URL.
+	emptyQueueURLs int
 }
 
 // New starts a fake with a default runner group and returns it; it closes

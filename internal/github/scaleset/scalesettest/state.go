@@ -192,5 +192,9 @@ func (s *Server) wireSessionLocked(ss *session) map[string]any {
 	if set := s.sets[ss.setID]; set != nil {
 		out["runnerScaleSet"] = s.wireScaleSetLocked(set)
 	}
+	if s.emptyQueueURLs > 0 {
+		s.emptyQueueURLs--
+		out["messageQueueUrl"] = ""
+	}
 	return out
 }
