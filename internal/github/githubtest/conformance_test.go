@@ -208,6 +208,10 @@ func (r *conformanceRig) exercise() {
 	}
 	orgJIT, repoJIT, entJIT := "/orgs/octo-org/actions/runners/generate-jitconfig",
 		"/repos/octo-org/hello-world/actions/runners/generate-jitconfig", "/enterprises/acme/actions/runners/generate-jitconfig"
+	r.call("org registration token", githubtest.RouteOrgRegistrationToken, "POST", "/orgs/octo-org/actions/runners/registration-token", r.token, nil, 201)
+	r.call("repo registration token", githubtest.RouteRepoRegistrationToken, "POST", "/repos/octo-org/hello-world/actions/runners/registration-token", r.token, nil, 201)
+	r.call("enterprise registration token", githubtest.RouteEnterpriseRegistrationToken, "POST", "/enterprises/acme/actions/runners/registration-token", r.token, nil, 201)
+	r.call("registration token of an unknown org", githubtest.RouteOrgRegistrationToken, "POST", "/orgs/nobody/actions/runners/registration-token", r.token, nil, 404)
 	created := r.call("org JIT", githubtest.RouteOrgJITConfig, "POST", orgJIT, r.token, jit("org-1", "self-hosted", "linux", "gpu"), 201)
 	r.call("org JIT second", githubtest.RouteOrgJITConfig, "POST", orgJIT, r.token, jit("org-2", "self-hosted"), 201)
 	r.call("org JIT name taken", githubtest.RouteOrgJITConfig, "POST", orgJIT, r.token, jit("org-1", "self-hosted"), 409)

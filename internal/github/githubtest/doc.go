@@ -1,5 +1,6 @@
 // Package githubtest is a fake GitHub REST server for tests: the self-hosted
-// runner endpoints (JIT configs, list/get/delete runners, runner groups) for
+// runner endpoints (JIT configs, registration tokens, list/get/delete
+// runners, runner groups) for
 // organizations, repositories and enterprises, workflow job lookup, and the
 // App's installation lookup and installation tokens, answering with GitHub's paths, status codes, bodies
 // and headers as its published REST description (npm @octokit/openapi)

@@ -33,6 +33,10 @@ const (
 	RouteRepoJITConfig       = "POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig"
 	RouteEnterpriseJITConfig = "POST /enterprises/{enterprise}/actions/runners/generate-jitconfig"
 
+	RouteOrgRegistrationToken        = "POST /orgs/{org}/actions/runners/registration-token"
+	RouteRepoRegistrationToken       = "POST /repos/{owner}/{repo}/actions/runners/registration-token"
+	RouteEnterpriseRegistrationToken = "POST /enterprises/{enterprise}/actions/runners/registration-token"
+
 	RouteOrgRunners        = "GET /orgs/{org}/actions/runners"
 	RouteRepoRunners       = "GET /repos/{owner}/{repo}/actions/runners"
 	RouteEnterpriseRunners = "GET /enterprises/{enterprise}/actions/runners"
@@ -78,6 +82,10 @@ var routes = newRoutes([]*route{
 	{spec: RouteOrgJITConfig, ownerKind: kindOrg, docs: runnersDocs + "create-configuration-for-a-just-in-time-runner-for-an-organization", handle: (*Server).handleGenerateJITConfig},
 	{spec: RouteRepoJITConfig, ownerKind: kindRepo, docs: runnersDocs + "create-configuration-for-a-just-in-time-runner-for-a-repository", handle: (*Server).handleGenerateJITConfig},
 	{spec: RouteEnterpriseJITConfig, ownerKind: kindEnterprise, docs: runnersDocs + "create-configuration-for-a-just-in-time-runner-for-an-enterprise", handle: (*Server).handleGenerateJITConfig},
+
+	{spec: RouteOrgRegistrationToken, ownerKind: kindOrg, docs: runnersDocs + "create-a-registration-token-for-an-organization", handle: (*Server).handleRegistrationToken},
+	{spec: RouteRepoRegistrationToken, ownerKind: kindRepo, docs: runnersDocs + "create-a-registration-token-for-a-repository", handle: (*Server).handleRegistrationToken},
+	{spec: RouteEnterpriseRegistrationToken, ownerKind: kindEnterprise, docs: runnersDocs + "create-a-registration-token-for-an-enterprise", handle: (*Server).handleRegistrationToken},
 
 	{spec: RouteOrgRunners, ownerKind: kindOrg, docs: runnersDocs + "list-self-hosted-runners-for-an-organization", handle: (*Server).handleListRunners},
 	{spec: RouteRepoRunners, ownerKind: kindRepo, docs: runnersDocs + "list-self-hosted-runners-for-a-repository", handle: (*Server).handleListRunners},

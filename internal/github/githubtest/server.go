@@ -54,8 +54,11 @@ type Server struct {
 	nextLabelID  int64
 	labelIDs     map[string]int64
 	faults       []*activeFault
-	calls        []Call
-	requestSeq   int64
+	// registrationTokens are the runner registration tokens minted.
+	registrationTokens []RegistrationToken
+	registrationSeq    int64
+	calls              []Call
+	requestSeq         int64
 
 	// The webhook delivery log (deliveries.go), oldest first.
 	deliveries       []*Delivery

@@ -13,8 +13,11 @@ import (
 // runfleet operation may send several (a JIT config after a 409 lists and
 // removes the stale runner first).
 const (
-	OpGenerateJITConfig       = "GenerateJITConfig"
-	OpRemoveRunner            = "RemoveRunner"
+	OpGenerateJITConfig = "GenerateJITConfig"
+	OpRemoveRunner      = "RemoveRunner"
+	// OpCreateRegistrationToken mints the registration token a scale-set
+	// client registers with (about once an hour per owner).
+	OpCreateRegistrationToken = "CreateRegistrationToken"
 	OpListRunners             = "ListRunners"
 	OpListRunnerGroups        = "ListRunnerGroups"
 	OpListRunnerDownloads     = "ListRunnerDownloads"
@@ -33,7 +36,7 @@ const (
 
 // Operations lists every operation, so an exporter can show each at 0.
 var Operations = []string{
-	OpGenerateJITConfig, OpRemoveRunner, OpListRunners, OpListRunnerGroups, OpListRunnerDownloads,
+	OpGenerateJITConfig, OpRemoveRunner, OpCreateRegistrationToken, OpListRunners, OpListRunnerGroups, OpListRunnerDownloads,
 	OpGetJob, OpFindInstallation, OpCreateInstallationToken, OpListDeliveries, OpGetDelivery, OpOther,
 }
 
