@@ -77,7 +77,7 @@ func (lg *Ledger) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta E
 		ev.RunAttempt = 1
 	}
 	log := withEvent(lg.log, meta).With("job_id", ev.JobID, "run_attempt", ev.RunAttempt, "action", string(ev.Action))
-	pool, matched := lg.pools.Match(ev.Repository, ev.Org, ev.Enterprise, ev.Labels)
+	pool, matched := lg.matchPool(ev)
 	if matched {
 		log = log.With("pool", pool.Name)
 	}
@@ -107,6 +107,17 @@ func (lg *Ledger) HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta E
 		log.Info("workflow_job action not acted on")
 		return Outcome{Action: string(ev.Action), Result: ResultIgnored}, nil
 	}
+}
+
+// matchPool is the pool a job event is for: the one the intake names
+// (a scale set's), else the first whose owner and labels cover the job.
+// An event naming a pool this process does not serve is unmatched, as a
+// job no pool covers is.
+func (lg *Ledger) matchPool(ev runner.JobEvent) (*runner.Pool, bool) {
+	if ev.Pool != "" {
+		return lg.pools.Get(ev.Pool)
+	}
+	return lg.pools.Match(ev.Repository, ev.Org, ev.Enterprise, ev.Labels)
 }
 
 // newJob is the ledger record for a job event's job in pool, in status.

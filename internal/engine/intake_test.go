@@ -38,3 +38,31 @@ func TestHandleJobEventIsIdempotentByJobWhateverTheIntake(t *testing.T) {
 		t.Errorf("%d live instances, want 1: %v", len(live), live)
 	}
 }
+
+// An event that names its pool (a scale set is its pool) goes to that
+// pool whatever its labels and owner say; one naming a pool this process
+// does not serve is unmatched, as a job no pool covers is.
+func TestJobEventNamingItsPoolIsNotMatchedByLabels(t *testing.T) {
+	pools := runner.Pools{
+		enginetest.OnePool(nil)[0],
+		enginetest.OnePool(func(p *runner.Pool) { p.Name, p.Labels = "scale", []string{"scale-only"} })[0],
+	}
+	w := enginetest.NewWorld(t, enginetest.Options{Pools: pools})
+	ctx := context.Background()
+	ev := runner.JobEvent{Action: runner.ActionQueued, JobID: 6101, RunAttempt: 1, Labels: []string{"linux-scale"}, Pool: "scale"}
+	out, err := w.Engine.HandleJobEvent(ctx, ev, engine.EventMeta{Source: "scaleset", Key: "scaleset:1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Pool != "scale" || out.Instance != runner.InstanceName("scale", 6101, 1) {
+		t.Fatalf("outcome %+v, want an instance of pool scale", out)
+	}
+	ev.JobID, ev.Pool = 6102, "gone"
+	out, err = w.Engine.HandleJobEvent(ctx, ev, engine.EventMeta{Source: "scaleset", Key: "scaleset:1:2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result != engine.ResultNoMatchingPool || out.Instance != "" {
+		t.Fatalf("outcome %+v for an unknown pool, want unmatched", out)
+	}
+}

@@ -44,4 +44,9 @@ type JobEvent struct {
 	// It tells a job that failed on its own from one its machine's
 	// interruption failed (engine: interruptedRun).
 	CompletedAt time.Time
+	// Pool names the pool the job is for when the intake knows it: a
+	// runner scale set is its pool, and its jobs name the scale set, not
+	// an owner and labels to match. Empty (every webhook event): the pool
+	// is matched by the job's owner and labels.
+	Pool string
 }

@@ -1,0 +1,47 @@
+package listener
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github"
+)
+
+// backoff doubles from min to max, with jitter so that the listeners of
+// many pools do not retry in step.
+type backoff struct {
+	min, max time.Duration
+	cur      time.Duration
+}
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(2*b.cur, b.max)
+	}
+	return b.cur/2 + rand.N(b.cur/2+1)
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// retryAt is when a rate-limited call may be made again.
+func retryAt(err error) (time.Time, bool) {
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) && !rl.RetryAt.IsZero() {
+		return rl.RetryAt, true
+	}
+	return time.Time{}, false
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,115 @@
+package listener
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/github/scaleset"
+	"github.com/runfleet/runfleet/internal/runner"
+)
+
+// SourceScaleSet is a message of a runner scale set's queue; its key is
+// KeyOf(scale set id, message id).
+const SourceScaleSet engine.EventSource = "scaleset"
+
+// scaleSetJobBit marks a ledger job id as a scale-set job's. A scale-set
+// message names its job by runnerRequestId (and a GUID), never by the REST
+// workflow-job id a webhook job is keyed by; the two id spaces are
+// separate, so a scale-set job's ledger id is its runnerRequestId with
+// this bit set. REST job ids are far below 2^62 (tens of billions today),
+// so the two never collide, and the id stays a positive int64 the store
+// and the instance names accept.
+const scaleSetJobBit int64 = 1 << 62
+
+// JobID is the ledger id of the scale-set job with runnerRequestID.
+func JobID(runnerRequestID int64) int64 { return scaleSetJobBit | runnerRequestID }
+
+// RunnerRequestID is the runnerRequestId of a scale-set job's ledger id,
+// and whether the id is a scale-set job's at all.
+func RunnerRequestID(jobID int64) (int64, bool) {
+	if jobID&scaleSetJobBit == 0 {
+		return 0, false
+	}
+	return jobID &^ scaleSetJobBit, true
+}
+
+// KeyOf names a scale-set message as an event key: the same message
+// delivered again carries the same key.
+func KeyOf(scaleSetID, messageID int64) string {
+	return fmt.Sprintf("scaleset:%d:%d", scaleSetID, messageID)
+}
+
+// jobEvent is what a scale-set job message tells the ledger about its job,
+// for pool; ok is false for a message the ledger does not act on.
+//
+//   - JobAssigned: the job is the scale set's: queued demand. A job
+//     assigned again after a canceled assignment is queued again, which
+//     reopens it (see below).
+//   - JobAvailable: nothing yet. Where the server expects it (GHES) the
+//     listener acquires the job, and JobAssigned follows; demand opened on
+//     availability would make a runner for a job another scale set may
+//     acquire.
+//   - JobStarted: in_progress, with the runner that took it.
+//   - JobCompleted with a runner: completed.
+//   - JobCompleted, canceled, without a runner: GitHub took back an
+//     assignment no runner took in time and will assign the job again (up
+//     to three times). It is recorded as waiting: demand paused, not
+//     closed, and the instance made for the job left alone, so the
+//     re-assignment (queued) reopens the job and finds its runner — or, if
+//     the runner was reaped meanwhile, makes a new one. Closing it would
+//     strand the job: a closed job never asks for a runner again. A replay
+//     of the cancel after the re-assignment is harmless for the same
+//     reason: it deletes nothing.
+//
+// Repository, Org and Enterprise stay empty: the pool is named (Pool), not
+// matched, and the engine asks GitHub's REST API about a job only when it
+// knows its repository — which a scale-set job's ledger id means nothing
+// to.
+func jobEvent(pool string, ev scaleset.Event) (runner.JobEvent, bool) {
+	ref := ev.Job()
+	if ref.RunnerRequestID <= 0 || ref.RunnerRequestID >= scaleSetJobBit {
+		return runner.JobEvent{}, false
+	}
+	// RunnerID stays 0 ("not said"): the engine compares it with the id
+	// its instance registered under, which for a scale-set pool must come
+	// from the scale set's JIT config before the two can be compared.
+	out := runner.JobEvent{
+		JobID:      JobID(ref.RunnerRequestID),
+		RunID:      ref.WorkflowRunID,
+		RunAttempt: 1,
+		Labels:     append([]string(nil), ref.RequestLabels...),
+		Pool:       pool,
+	}
+	switch e := ev.(type) {
+	case *scaleset.JobAssigned:
+		out.Action = runner.ActionQueued
+	case *scaleset.JobStarted:
+		out.Action, out.RunnerName = runner.ActionInProgress, e.RunnerName
+	case *scaleset.JobCompleted:
+		if e.RunnerName == "" && e.RunnerID == 0 && strings.EqualFold(e.Result, scaleset.ResultCanceled) {
+			out.Action = runner.ActionWaiting
+			return out, true
+		}
+		out.Action, out.RunnerName = runner.ActionCompleted, e.RunnerName
+		out.Conclusion = conclusion(e.Result)
+		out.CompletedAt = e.FinishTime.Time
+	default:
+		return runner.JobEvent{}, false
+	}
+	return out, true
+}
+
+// conclusion is a scale-set result in the webhook's words, which the
+// engine's interruption and logging read.
+func conclusion(result string) string {
+	switch strings.ToLower(result) {
+	case scaleset.ResultSucceeded:
+		return "success"
+	case scaleset.ResultFailed:
+		return "failure"
+	case scaleset.ResultCanceled:
+		return "cancelled"
+	}
+	return strings.ToLower(result)
+}
