@@ -203,6 +203,9 @@ type Pool struct {
 	// SpotBreaker turns spot off for the pool after repeated spot
 	// interruptions (docs/providers-ec2.md#spot-interruption).
 	SpotBreaker SpotBreaker `yaml:"spot_breaker"`
+	// ScaleSet feeds the pool from a runner scale set instead of webhooks
+	// (scaleset.go); absent = webhooks.
+	ScaleSet *ScaleSet `yaml:"scale_set"`
 }
 
 // SpotBreaker: after Interruptions spot interruptions within Window, the

@@ -97,6 +97,8 @@ var keyDocs = map[string]keyDoc{
 	"pools[].shapes.max_disk":              {modes: both, unit: "GiB", doc: "Largest root volume a job may ask for. `0`: no disk requests."},
 	"pools[].shapes.spot":                  {modes: both, doc: "Whether a job may ask for spot (`runfleet/spot=true`)."},
 	"pools[].shapes.images":                {modes: both, doc: "Images a job may name (`runfleet/image=<alias>`): alias → AMI id or `resolve:ssm:<parameter>`."},
+	"pools[].scale_set":                    {modes: serve, doc: "Feeds the pool from a GitHub runner scale set instead of webhooks ([scale-sets.md](scale-sets.md)): no public endpoint, nothing lost when a delivery drops. **Not accepted yet**: the listener is built, but neither `serve` nor the AWS stack starts it, and the pool's runners do not yet register through the scale set. Absent: webhooks."},
+	"pools[].scale_set.name":               {modes: serve, doc: "The scale set's name, what workflows put in `runs-on`; made in the pool's `runner_group` with the pool's labels if it does not exist. **Required** with `scale_set`; one pool per scale set."},
 	"pools[].spot_breaker.interruptions":   {modes: both, unit: "interruptions", fallback: fmt.Sprint(runner.DefaultSpotBreakerInterruptions), doc: "Spot interruptions within `window` that turn the pool's spot off ([providers-ec2.md](providers-ec2.md#spot-interruption))."},
 	"pools[].spot_breaker.window":          {modes: both, fallback: durationWords(runner.DefaultSpotBreakerWindow), doc: "The window the interruptions are counted in."},
 	"pools[].spot_breaker.cooldown":        {modes: both, fallback: durationWords(runner.DefaultSpotBreakerCooldown), doc: "How long the pool stays on on-demand once the breaker opens."},

@@ -253,12 +253,14 @@ func (c *Config) validatePools(p *problems) {
 				firstIndex[key] = i
 			}
 		}
+		c.checkScaleSetUnique(p, i)
 		if pool.Owner == "" {
 			p.add(poolField(i, "owner"), `required: "org", "org/repo" or "enterprise:slug"`)
 		} else if _, err := github.ParseOwner(pool.Owner); err != nil {
 			p.add(poolField(i, "owner"), "%v", err)
 		}
 		pool.validateLabels(p, i)
+		pool.ScaleSet.validate(p, i, pool)
 		pool.Shapes.validate(p, i, pool.Provider.Type)
 		if pool.MaxRunners < 1 {
 			p.add(poolField(i, "max_runners"), "must be ≥ 1")

@@ -37,6 +37,11 @@ type Pool struct {
 	// SpotBreaker turns spot off for the pool after repeated
 	// interruptions; the zero value is the defaults.
 	SpotBreaker SpotBreakerPolicy
+	// ScaleSet is the runner scale set that feeds the pool (its name), or
+	// "" for a pool fed by webhooks. A scale-set pool's jobs reach the
+	// ledger named by its listener (JobEvent.Pool), never matched by
+	// labels: see Pools.Match.
+	ScaleSet string
 }
 
 // selfHosted is the label GitHub gives every self-hosted runner.
@@ -122,10 +127,17 @@ func (p *Pool) JobRunnerLabels(controllerID string, jobLabels []string) []string
 // Pools is the ordered list of pools; the first matching pool serves a job.
 type Pools []Pool
 
-// Match returns the first pool that serves the owner and covers the labels.
+// Match returns the first pool fed by webhooks that serves the owner and
+// covers the labels.
 func (ps Pools) Match(repoFullName, orgLogin, enterpriseSlug string, jobLabels []string) (*Pool, bool) {
 	for i := range ps {
 		p := &ps[i]
+		if p.ScaleSet != "" {
+			// GitHub also sends webhooks for a scale set's jobs, keyed by
+			// the REST job id; matching one would open a second demand for
+			// a job the listener already holds under its runner request.
+			continue
+		}
 		if p.ServesOwner(repoFullName, orgLogin, enterpriseSlug) && p.Matches(jobLabels) {
 			return p, true
 		}

@@ -107,3 +107,21 @@ func TestPoolIDIsStableAndPerInstallation(t *testing.T) {
 		t.Fatalf("PoolID %q is not UUID-shaped (version 8)", a)
 	}
 }
+
+// A scale-set pool is never matched by labels: its jobs come named by its
+// listener, and a webhook about one must not open a second demand.
+func TestMatchSkipsScaleSetPools(t *testing.T) {
+	ps := runner.Pools{
+		{Name: "scale", Owner: runner.Owner{Org: "o"}, Labels: []string{"linux"}, ScaleSet: "linux-scale"},
+		{Name: "hooks", Owner: runner.Owner{Org: "o"}, Labels: []string{"linux"}},
+	}
+	if p, ok := ps.Match("o/r", "o", "", []string{"linux"}); !ok || p.Name != "hooks" {
+		t.Fatalf("matched %v %v, want the webhook pool", p, ok)
+	}
+	if _, ok := ps[:1].Match("o/r", "o", "", []string{"linux"}); ok {
+		t.Fatal("a scale-set pool matched a webhook job")
+	}
+	if p, ok := ps.Get("scale"); !ok || p.ScaleSet != "linux-scale" {
+		t.Fatal("a scale-set pool is not found by name")
+	}
+}

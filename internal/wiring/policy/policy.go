@@ -54,7 +54,16 @@ func Pool(p *config.Pool) runner.Pool {
 		SpotBreaker: runner.SpotBreakerPolicy{
 			Interruptions: p.SpotBreaker.Interruptions, Window: p.SpotBreaker.Window, Cooldown: p.SpotBreaker.Cooldown,
 		},
+		ScaleSet: scaleSetName(p.ScaleSet),
 	}
+}
+
+// scaleSetName is the scale set feeding a pool, "" for webhooks.
+func scaleSetName(s *config.ScaleSet) string {
+	if s == nil {
+		return ""
+	}
+	return s.Name
 }
 
 // ShapePolicy is a pool's configured shapes as the domain's policy; nil
