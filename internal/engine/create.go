@@ -38,6 +38,7 @@ func (e *Engine) create(ctx context.Context, msg Message) error {
 		Name:        claimed.Name,
 		Labels:      claimed.Labels,
 		RunnerGroup: pool.RunnerGroup,
+		Pool:        claimed.Pool,
 	})
 	if wait, ok := waitsForGitHub(err); ok {
 		return e.createWaits(ctx, log, claimed, wait, err)
@@ -271,7 +272,7 @@ func (e *Engine) cleanUpFailedCreate(ctx context.Context, log *slog.Logger, clai
 	c := createCleanup{cleaned: true}
 	runnerGone := true
 	if f.runnerID != 0 || f.machineMayExist {
-		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: claimed.GitHubOwner(), ID: f.runnerID, Name: claimed.Name})
+		err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: claimed.GitHubOwner(), ID: f.runnerID, Name: claimed.Name, Pool: claimed.Pool})
 		switch {
 		case errors.Is(err, github.ErrRunnerBusy):
 			c.cleaned, c.busy, runnerGone = false, true, false
@@ -444,7 +445,7 @@ func (e *Engine) attemptOwnsName(ctx context.Context, claimed *runner.Instance) 
 func (e *Engine) cleanUpStaleAttempt(ctx context.Context, log *slog.Logger, claimed *runner.Instance, f createFailure) createCleanup {
 	log.Warn("a superseded create attempt failed; removing only what it made, by id")
 	if f.runnerID != 0 {
-		if err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: claimed.GitHubOwner(), ID: f.runnerID}); err != nil {
+		if err := e.github.RemoveRunner(ctx, github.RunnerRef{Owner: claimed.GitHubOwner(), ID: f.runnerID, Pool: claimed.Pool}); err != nil {
 			log.Warn("removing the superseded attempt's runner failed; the reconciler removes it", "error", err, "github_runner_id", f.runnerID)
 			return createCleanup{}
 		}

@@ -180,7 +180,7 @@ func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) err
 	if inst.RunnerRemoved {
 		return nil
 	}
-	return r.github.RemoveRunner(ctx, github.RunnerRef{Owner: inst.GitHubOwner(), ID: inst.GitHubRunnerID, Name: inst.Name})
+	return r.github.RemoveRunner(ctx, github.RunnerRef{Owner: inst.GitHubOwner(), ID: inst.GitHubRunnerID, Name: inst.Name, Pool: inst.Pool})
 }
 
 // retryDelete puts a failed ordinary delete back to pending_delete with the

@@ -114,6 +114,10 @@ type JITRequest struct {
 	Labels      []string
 	RunnerGroup string // by name; "" means the default group
 	WorkFolder  string
+	// Pool is the pool the runner is for. The REST client ignores it; a
+	// port that registers some pools' runners elsewhere (a scale set's,
+	// through the scale set) routes by it.
+	Pool string
 }
 
 // JITConfig is a registered JIT runner.
@@ -127,6 +131,9 @@ type RunnerRef struct {
 	Owner Owner
 	ID    int64
 	Name  string
+	// Pool is the pool the runner was made for, when known (see
+	// JITRequest.Pool); "" removes it through the REST API.
+	Pool string
 }
 
 // Runner is a registered runner as GitHub lists it.

@@ -71,9 +71,10 @@ func jobEvent(pool string, ev scaleset.Event) (runner.JobEvent, bool) {
 	if ref.RunnerRequestID <= 0 || ref.RunnerRequestID >= scaleSetJobBit {
 		return runner.JobEvent{}, false
 	}
-	// RunnerID stays 0 ("not said"): the engine compares it with the id
-	// its instance registered under, which for a scale-set pool must come
-	// from the scale set's JIT config before the two can be compared.
+	// RunnerID is the scale set's id of the runner, the id a scale-set
+	// pool's instance registered under (its JIT config came from the scale
+	// set: scaleset.Runners), so the engine can tell an earlier
+	// registration of a runner name from the current one.
 	out := runner.JobEvent{
 		JobID:      JobID(ref.RunnerRequestID),
 		RunID:      ref.WorkflowRunID,
@@ -85,13 +86,13 @@ func jobEvent(pool string, ev scaleset.Event) (runner.JobEvent, bool) {
 	case *scaleset.JobAssigned:
 		out.Action = runner.ActionQueued
 	case *scaleset.JobStarted:
-		out.Action, out.RunnerName = runner.ActionInProgress, e.RunnerName
+		out.Action, out.RunnerName, out.RunnerID = runner.ActionInProgress, e.RunnerName, e.RunnerID
 	case *scaleset.JobCompleted:
 		if e.RunnerName == "" && e.RunnerID == 0 && strings.EqualFold(e.Result, scaleset.ResultCanceled) {
 			out.Action = runner.ActionWaiting
 			return out, true
 		}
-		out.Action, out.RunnerName = runner.ActionCompleted, e.RunnerName
+		out.Action, out.RunnerName, out.RunnerID = runner.ActionCompleted, e.RunnerName, e.RunnerID
 		out.Conclusion = conclusion(e.Result)
 		out.CompletedAt = e.FinishTime.Time
 	default:

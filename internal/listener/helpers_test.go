@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/enginetest"
+	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
+	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -48,14 +50,21 @@ func newRig(t *testing.T, opts scalesettest.Options) *rig {
 	if opts.PollWindow == 0 {
 		opts.PollWindow = 50 * time.Millisecond
 	}
-	w := enginetest.NewWorld(t, enginetest.Options{})
 	fake := scalesettest.New(t, opts)
-	r := &rig{t: t, w: w, fake: fake, client: fake.Client(t), ctx: context.Background(), running: map[string]*running{}}
+	r := &rig{t: t, fake: fake, client: fake.Client(t), ctx: context.Background(), running: map[string]*running{}}
 	set, err := r.client.EnsureScaleSet(r.ctx, "", scaleset.ScaleSetSpec{Name: scaleSetName, Labels: pool().Labels})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.setID = set.ID
+	// The pool's runners register through the scale set, as the wiring
+	// routes a scale-set pool's; everything else is the simulated GitHub.
+	r.w = enginetest.NewWorld(t, enginetest.Options{GitHub: func(*slog.Logger) github.GitHub {
+		return scaleset.RoutedGitHub{GitHub: ghsim.New(), ByPool: map[string]*scaleset.Runners{
+			pool().Name: {Client: r.client, Name: scaleSetName},
+		}}
+	}})
+	w := r.w
 	w.StartWorkers(2)
 	t.Cleanup(func() {
 		r.stopAll()
@@ -157,16 +166,13 @@ func (r *rig) queue() int64 {
 	return r.fake.QueueJob(r.setID, scalesettest.JobSpec{Repository: "octo-org/hello-world", Labels: []string{scaleSetName}, WorkflowRunID: 7})
 }
 
-// runJob plays GitHub's side once the job's runner is up: the runner
-// registers with the scale set (as a scale-set JIT config would make it),
-// takes the job and finishes it.
+// runJob plays GitHub's side once the job's runner is up (registered in
+// the scale set by the engine's create): the runner takes the job and
+// finishes it.
 func (r *rig) runJob(requestID int64) {
 	r.t.Helper()
 	name := instanceFor(requestID)
 	r.w.WaitStatus(name, runner.StatusRunning)
-	if _, err := r.client.GenerateJITConfig(r.ctx, r.setID, name, "_work"); err != nil {
-		r.t.Fatal(err)
-	}
 	if err := r.fake.StartJob(requestID, name); err != nil {
 		r.t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 package listener_test
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/runfleet/runfleet/internal/github/scaleset"
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
 	"github.com/runfleet/runfleet/internal/runner"
 )
@@ -20,6 +22,9 @@ func TestAssignedJobGetsExactlyOneRunner(t *testing.T) {
 		t.Fatalf("%d creates for the job's runner, want 1: %v", n, r.w.Recorder.Calls())
 	}
 	r.w.WaitStatus(instanceFor(id), runner.StatusDeleted)
+	if _, err := r.client.RunnerByName(r.ctx, instanceFor(id)); !errors.Is(err, scaleset.ErrRunnerNotFound) {
+		t.Errorf("the runner is still registered in the scale set after its delete: %v", err)
+	}
 	r.stop("replica-1")
 	if n := r.fake.Count(scalesettest.OpDeleteSession); n != 1 {
 		t.Errorf("%d session deletes on the way out, want 1", n)
