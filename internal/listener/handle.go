@@ -50,7 +50,7 @@ func (l *Listener) handle(ctx context.Context, sess *scaleset.MessageSession, ms
 		// save, or a replay from an older id after a crash, covers this.
 		log.WarnContext(ctx, "last message id not saved", "error", err)
 	}
-	l.checkStatistics(ctx, log, msg.Statistics)
+	l.checkStatistics(ctx, log, &msg.Statistics, sess.ScaleSetID())
 	return nil
 }
 

@@ -23,6 +23,11 @@ import (
 // scaleSetName is the test pool's scale set.
 const scaleSetName = "linux-scale"
 
+// statsGrace is the listeners' StatsGrace: short, so that a test sees a
+// job GitHub canceled for good closed, and long enough that every
+// re-assignment the tests play lands well within it.
+const statsGrace = 300 * time.Millisecond
+
 // rig is a real engine world fed by a listener from the fake Actions
 // service: the listener's lease and state in the world's store, its
 // events into the world's engine, the world's workers making runners.
@@ -81,7 +86,7 @@ func (r *rig) start(holder string) *listener.Listener {
 	r.t.Helper()
 	l, err := listener.New(listener.Options{
 		Pool: pool(), ScaleSet: scaleSetName, Client: r.client, Intake: r.w.Engine, Store: r.w.Store,
-		Holder: holder, LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		Holder: holder, LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: statsGrace,
 		Logger: r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),
 	})
 	if err != nil {

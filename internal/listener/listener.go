@@ -30,6 +30,9 @@ const (
 	// DefaultCloseTimeout bounds the session delete on the way out: it
 	// runs on a context of its own, since the listener's is done by then.
 	DefaultCloseTimeout = 10 * time.Second
+	// DefaultStatsGrace outlasts a message in flight and GitHub's
+	// re-assignment of a canceled assignment by far.
+	DefaultStatsGrace = 2 * time.Minute
 )
 
 // Client is what a listener asks of the scale-set client
@@ -74,7 +77,10 @@ type Options struct {
 	// in between; a session conflict waits the same way.
 	BackoffMin, BackoffMax time.Duration
 	CloseTimeout           time.Duration
-	Logger                 *slog.Logger
+	// StatsGrace is how long the ledger must hold more waiting jobs than
+	// GitHub counts before the excess is closed (checkStatistics).
+	StatsGrace time.Duration
+	Logger     *slog.Logger
 }
 
 // Listener is one scale-set pool's listener.
@@ -100,6 +106,7 @@ func New(o Options) (*Listener, error) {
 	o.BackoffMin = orDefault(o.BackoffMin, DefaultBackoffMin)
 	o.BackoffMax = orDefault(o.BackoffMax, DefaultBackoffMax)
 	o.CloseTimeout = orDefault(o.CloseTimeout, DefaultCloseTimeout)
+	o.StatsGrace = orDefault(o.StatsGrace, DefaultStatsGrace)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -155,8 +162,11 @@ func (l *Listener) listen(ctx context.Context) {
 			continue
 		}
 		if msg == nil {
+			// The poll window passed with nothing (202): every event
+			// GitHub's last statistics counted is in the ledger now.
 			wait.reset()
-			continue // the poll window passed with nothing (202)
+			l.checkStatistics(ctx, l.log.With("scale_set_id", sess.ScaleSetID(), "session_id", sess.ID()), nil, sess.ScaleSetID())
+			continue
 		}
 		if err := l.handle(ctx, sess, msg, &st); err != nil {
 			l.waitAfter(ctx, err, &wait, "message not acknowledged; it comes again")

@@ -2,14 +2,19 @@ package listener
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // Demand compares what GitHub says the scale set has waiting for a runner
-// with what the ledger has open for the pool, as of the last message.
+// with what the ledger has open for the pool.
 type Demand struct {
 	// Assigned is GitHub's totalAssignedJobs, Running its
 	// totalRunningJobs: Assigned-Running jobs wait for a runner.
@@ -24,43 +29,101 @@ type Demand struct {
 // longer has waiting (canceled while queued, or a message not yet read).
 func (d Demand) Missing() int { return d.Assigned - d.Running - d.Open }
 
-// statsView keeps the last Demand for Demand().
+// statsView keeps the last comparison, and since when the ledger has held
+// more than GitHub counts.
 type statsView struct {
-	mu   sync.Mutex
-	last Demand
-	seen bool
+	mu     sync.Mutex
+	last   Demand
+	seen   bool
+	latest scaleset.Statistics // GitHub's last word, from the last message
+	excess time.Time           // zero while the ledger holds no more than GitHub
 }
 
-// Demand is the comparison made at the last message, and whether one was
-// made yet.
+// Demand is the comparison made last, and whether one was made yet.
 func (l *Listener) Demand() (Demand, bool) {
 	l.stats.mu.Lock()
 	defer l.stats.mu.Unlock()
 	return l.stats.last, l.stats.seen
 }
 
-// checkStatistics compares GitHub's statistics with the ledger after a
-// message's events are in it, and says so when they disagree. It only
-// reports: acting on a difference (opening demand GitHub has and the
-// ledger lacks, closing waiting jobs GitHub no longer has) is the next
-// step, and needs the ledger to say which jobs the difference is.
-func (l *Listener) checkStatistics(ctx context.Context, log *slog.Logger, s scaleset.Statistics) {
+// checkStatistics compares GitHub's statistics with the ledger once a
+// message's events are in it (s from that message), or once the queue is
+// empty (s nil: the last message's statistics, which no later event has
+// changed), and says so when they disagree.
+//
+// A job GitHub no longer has waiting stays waiting in the ledger when it
+// was canceled before any runner took it (see jobEvent): that is the one
+// difference acted on. Once the ledger has held more than GitHub counts
+// for StatsGrace without a break — longer than a message in flight takes —
+// the waiting jobs older than that stretch, oldest first, are closed
+// through the intake, as many as the excess. An open job is never closed
+// here: its demand is the engine's, and GitHub's count may lag.
+func (l *Listener) checkStatistics(ctx context.Context, log *slog.Logger, s *scaleset.Statistics, scaleSetID int64) {
+	l.stats.mu.Lock()
+	if s != nil {
+		l.stats.latest = *s
+	} else if !l.stats.seen {
+		l.stats.mu.Unlock()
+		return // nothing heard from GitHub yet
+	}
+	latest := l.stats.latest
+	l.stats.mu.Unlock()
+
 	jobs, err := l.o.Store.ListOpenJobs(ctx)
 	if err != nil {
 		log.WarnContext(ctx, "open jobs unreadable; statistics not compared", "error", err)
 		return
 	}
-	d := Demand{Assigned: s.TotalAssignedJobs, Running: s.TotalRunningJobs}
+	d := Demand{Assigned: latest.TotalAssignedJobs, Running: latest.TotalRunningJobs}
+	var waiting []*runner.Job
 	for _, j := range jobs {
-		if _, ours := RunnerRequestID(j.ID); ours && j.Pool == l.o.Pool.Name {
-			d.Open++
+		if _, ours := RunnerRequestID(j.ID); !ours || j.Pool != l.o.Pool.Name {
+			continue
+		}
+		d.Open++
+		if j.Status == runner.JobWaiting {
+			waiting = append(waiting, j)
 		}
 	}
+	now := time.Now()
 	l.stats.mu.Lock()
+	changed := !l.stats.seen || l.stats.last != d
 	l.stats.last, l.stats.seen = d, true
+	switch {
+	case d.Missing() >= 0:
+		l.stats.excess = time.Time{}
+	case l.stats.excess.IsZero():
+		l.stats.excess = now
+	}
+	since := l.stats.excess
 	l.stats.mu.Unlock()
-	if d.Missing() != 0 {
+	if changed && d.Missing() != 0 {
 		log.InfoContext(ctx, "GitHub's statistics and the ledger disagree on the scale set's waiting jobs",
 			"total_assigned_jobs", d.Assigned, "total_running_jobs", d.Running, "ledger_open_jobs", d.Open, "missing", d.Missing())
+	}
+	if since.IsZero() || now.Sub(since) < l.o.StatsGrace {
+		return
+	}
+	l.closeCanceled(ctx, log, waiting, -d.Missing(), since, scaleSetID)
+}
+
+// closeCanceled closes up to n of the waiting jobs that were waiting
+// before since, oldest first: GitHub canceled them for good.
+func (l *Listener) closeCanceled(ctx context.Context, log *slog.Logger, waiting []*runner.Job, n int, since time.Time, scaleSetID int64) {
+	slices.SortFunc(waiting, func(a, b *runner.Job) int { return a.StatusChangedAt.Compare(b.StatusChangedAt) })
+	for _, j := range waiting {
+		if n == 0 || !j.StatusChangedAt.Before(since) {
+			return
+		}
+		rr, _ := RunnerRequestID(j.ID)
+		ev := runner.JobEvent{Action: runner.ActionCompleted, JobID: j.ID, RunAttempt: j.RunAttempt, Pool: l.o.Pool.Name, Conclusion: "cancelled"}
+		meta := engine.EventMeta{Source: SourceScaleSet, Key: fmt.Sprintf("scaleset:%d:statistics:%d", scaleSetID, rr)}
+		if _, err := l.o.Intake.HandleJobEvent(ctx, ev, meta); err != nil {
+			log.WarnContext(ctx, "closing a job GitHub no longer has waiting failed", "job_id", j.ID, "runner_request_id", rr, "error", err)
+			return
+		}
+		log.InfoContext(ctx, "job closed: canceled before any runner took it, and GitHub no longer counts it",
+			"job_id", j.ID, "runner_request_id", rr, "waiting_since", j.StatusChangedAt)
+		n--
 	}
 }
