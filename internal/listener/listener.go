@@ -138,13 +138,19 @@ func (l *Listener) Run(ctx context.Context) error {
 // listen is one tenure under the lease: it polls until ctx ends (lease
 // lost or shutdown), then deletes its session on a context of its own.
 func (l *Listener) listen(ctx context.Context) {
+	wait := backoff{min: l.o.BackoffMin, max: l.o.BackoffMax}
 	st, err := l.state.load(ctx)
-	if err != nil {
-		l.log.Error("listener state unreadable; listening from a new session", "error", err)
+	switch {
+	case errors.Is(err, errUnreadableState):
+		l.log.ErrorContext(ctx, "listening from a new session and the start of the queue", "error", err)
+	case err != nil:
+		// Without the cursor's version no state could be saved: give the
+		// lease back and try again (leader.Run takes it again).
+		l.waitAfter(ctx, err, &wait, "listener state not read")
+		return
 	}
 	var sess *scaleset.MessageSession
 	defer func() { l.closeSession(sess, &st) }()
-	wait := backoff{min: l.o.BackoffMin, max: l.o.BackoffMax}
 	for ctx.Err() == nil {
 		if sess == nil {
 			if sess, err = l.open(ctx, &st); err != nil {

@@ -3,6 +3,7 @@ package listener
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/runfleet/runfleet/internal/store"
@@ -44,12 +45,16 @@ func (s *stateStore) load(ctx context.Context) (state, error) {
 		return st, nil
 	}
 	if err := json.Unmarshal([]byte(c.Value), &st); err != nil {
-		// An unreadable state costs a new session and a replay of the
-		// queue, which the ledger absorbs; it must not stop the listener.
-		return state{}, nil
+		// The version is read, so the next save replaces the bad value.
+		return state{}, fmt.Errorf("%w %s: %v", errUnreadableState, s.name, err)
 	}
 	return st, nil
 }
+
+// errUnreadableState: the stored state does not decode. It costs a new
+// session and a replay of the queue from its start, which the ledger
+// absorbs; it must not stop the listener.
+var errUnreadableState = errors.New("listener state unreadable")
 
 // save writes st if nobody wrote the cursor since this listener last read
 // or wrote it; a *store.ConflictError means another listener holds it.
