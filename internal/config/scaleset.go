@@ -13,14 +13,6 @@ type ScaleSet struct {
 	Name string `yaml:"name"`
 }
 
-// ScaleSetsServed says whether this build runs scale-set pools. The
-// listener exists (internal/listener) but neither serve nor the AWS stack
-// starts one yet, and a scale-set pool's runners must register through the
-// scale set rather than the REST JIT endpoint; until both land, a pool
-// with scale_set would get no job at all (webhooks skip it), so it is
-// refused.
-const ScaleSetsServed = false
-
 // maxScaleSetName bounds a scale set's name: it becomes a runner label,
 // and GitHub's labels are short.
 const maxScaleSetName = 100
@@ -42,9 +34,6 @@ func (s *ScaleSet) validate(p *problems, i int, pool *Pool) {
 		// A scale set's jobs name only the scale set: there is no label a
 		// job could ask for a shape with.
 		p.add(poolField(i, "shapes"), "a scale-set pool cannot have shapes")
-	}
-	if !ScaleSetsServed {
-		p.add(poolField(i, "scale_set"), "scale-set pools are not served by this build yet: the listener is built but not started by serve or the AWS stack (issue #20); feed the pool by webhooks")
 	}
 }
 

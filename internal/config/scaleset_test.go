@@ -4,10 +4,8 @@ import (
 	"testing"
 )
 
-// A scale_set is checked like every other key, and refused as a whole
-// until this build serves scale-set pools: a pool webhooks skip and no
-// listener feeds would get no job at all.
-func TestScaleSetPoolsAreCheckedAndNotYetServed(t *testing.T) {
+// A scale_set is checked like every other key.
+func TestScaleSetPoolsAreChecked(t *testing.T) {
 	second := `  - name: second
     owner: octo-org
     labels: [linux]
@@ -20,14 +18,12 @@ func TestScaleSetPoolsAreCheckedAndNotYetServed(t *testing.T) {
 	with := func(scaleSet string) string {
 		return replace(t, "    max_runners: 3\n", "    max_runners: 3\n    scale_set:\n"+scaleSet)
 	}
-	notServed := "pools[0].scale_set: scale-set pools are not served by this build yet: the listener is built but not started by serve or the AWS stack (issue #20); feed the pool by webhooks"
 	cases := []struct {
 		name string
 		yaml string
 		want []string
 	}{
-		{"not served", with("      name: linux-scale\n"), []string{notServed}},
-		{"name missing", with("      name: \"\"\n"), []string{"pools[0].scale_set.name: required with scale_set", notServed}},
+		{"name missing", with("      name: \"\"\n"), []string{"pools[0].scale_set.name: required with scale_set"}},
 		{"name with a space", with("      name: \"linux scale\"\n"), []string{`pools[0].scale_set.name: "linux scale": must not contain whitespace or commas (it is a runner label)`}},
 		{"one pool per scale set", with("      name: linux-scale\n") + second,
 			[]string{`pools[1].scale_set.name: "linux-scale" is already the scale set of pools[0]`}},
@@ -38,7 +34,11 @@ func TestScaleSetPoolsAreCheckedAndNotYetServed(t *testing.T) {
 			assertMessages(t, err, tc.want...)
 		})
 	}
-	if _, err := parse(t, validYAML, defaultEnv()); err != nil {
-		t.Fatalf("a config without scale_set: %v", err)
+	cfg, err := parse(t, with("      name: linux-scale\n"), defaultEnv())
+	if err != nil {
+		t.Fatalf("a scale-set pool: %v", err)
+	}
+	if s := cfg.Pools[0].ScaleSet; s == nil || s.Name != "linux-scale" {
+		t.Fatalf("scale_set read as %+v", s)
 	}
 }

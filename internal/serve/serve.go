@@ -98,6 +98,12 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
+	// 2c. The scale-set pools' clients; the engine registers and removes
+	// their runners through their scale sets (none: gh as it is).
+	engineGitHub, scaleSetPools, err := wiring.ScaleSets(cfg, gh, log)
+	if err != nil {
+		return err
+	}
 	// 3. The metrics recorder, which reads the store, the queue and GitHub.
 	rec := newRecorder(cfg, st.store, st.deadLetters, gh, metrics.Build{Version: opts.Version, Commit: opts.Commit})
 	// 4. The providers, under this installation's pool ids, observed.
@@ -112,11 +118,15 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	page := statuspage.NewRecorder(nil)
-	eng, err := buildEngine(cfg, st, gh, provs, installationID, boot, engine.Observers(rec, page), log)
+	eng, err := buildEngine(cfg, st, engineGitHub, provs, installationID, boot, engine.Observers(rec, page), log)
 	if err != nil {
 		return err
 	}
 	rec.CountStuck(eng.Stuck)
+	listeners, err := buildListeners(scaleSetPools, eng, st, rep, log)
+	if err != nil {
+		return err
+	}
 	// 6. HTTP: the routes, on server.listen and server.metrics_address.
 	srv, err := newServers(cfg, opts, eng, st, rec, page, boot, log)
 	if err != nil {
@@ -124,15 +134,16 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	warnDeadLetters(ctx, st, cfg, log)
 	logStart(log, cfg, st, rep, srv.addr(), opts)
-	// 7. The workers and 8. the reconciler, in the background. They get
-	// their own context, cancelled only once the HTTP servers have
-	// finished their requests: a webhook accepted during shutdown is
-	// queued before the consumers stop.
+	// 7. The workers, 8. the reconciler and 9. the scale-set listeners,
+	// in the background. They get their own context, cancelled only once
+	// the HTTP servers have finished their requests: a webhook accepted
+	// during shutdown is queued before the consumers stop.
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	var background sync.WaitGroup
 	startWorkers(workCtx, &background, cfg, opts, eng, st, log)
 	startReconciler(workCtx, &background, cfg, eng, st, rep, rec, log)
+	startListeners(workCtx, &background, listeners, log)
 
 	serving = true
 	err = srv.serveUntil(ctx, opts.ShutdownTimeout, log)
@@ -173,8 +184,12 @@ func (opts *Options) closeListeners() {
 // GitHub client once the store its budgets may share is open.
 func checkConfig(cfg *config.Config) error {
 	_, perr := wiring.Providers(cfg, "config-check")
-	_, gerr := wiring.GitHub(cfg, slog.New(slog.DiscardHandler), nil)
-	return errors.Join(perr, gerr)
+	gh, gerr := wiring.GitHub(cfg, slog.New(slog.DiscardHandler), nil)
+	var serr error
+	if gerr == nil {
+		_, _, serr = wiring.ScaleSets(cfg, gh, slog.New(slog.DiscardHandler))
+	}
+	return errors.Join(perr, gerr, serr)
 }
 
 // buildGitHub is the GitHub client. On a store one process owns, each
