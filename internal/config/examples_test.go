@@ -24,6 +24,7 @@ func TestExamplesValidate(t *testing.T) {
 	t.Setenv("RUNFLEET_WEBHOOK_SECRET", "example-webhook-secret")
 	t.Setenv("RUNFLEET_API_TOKEN", "example-api-token")
 	t.Setenv("RUNFLEET_PG_DSN", "postgres://runfleet:example@127.0.0.1:5432/runfleet")
+	t.Setenv("RUNFLEET_GITHUB_TOKEN", "ghp_example")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			cfg, err := config.Load(f)
