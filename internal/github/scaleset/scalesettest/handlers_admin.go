@@ -22,11 +22,16 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	exp, known := s.regTokens[tok]
-	if !ok || !known || !s.nowLocked().Before(exp) {
+	own := ok && known && s.nowLocked().Before(exp)
+	if !own && !(ok && s.opts.ExternalToken != nil && s.opts.ExternalToken(tok)) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
 		return
 	}
-	if want := s.URL() + "/" + ownerPath(s.opts.Owner.Org, s.opts.Owner.Repo, s.opts.Owner.Enterprise); body.URL != want {
+	web := s.URL()
+	if s.opts.WebURL != "" {
+		web = s.opts.WebURL
+	}
+	if want := web + "/" + ownerPath(s.opts.Owner.Org, s.opts.Owner.Repo, s.opts.Owner.Enterprise); body.URL != want {
 		// guess: how GitHub refuses a URL that is not the token's owner.
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": fmt.Sprintf("unknown url %q (want %q)", body.URL, want)})
 		return

@@ -39,6 +39,13 @@ type Options struct {
 	Owner github.Owner
 	// MaxBatch: the most job messages one delivery holds (GitHub: 50).
 	MaxBatch int
+	// WebURL is the GitHub web URL registration expects the owner under;
+	// default the fake's own (URL). A test that puts the fake behind one
+	// address with a fake REST API sets that address.
+	WebURL string
+	// ExternalToken, when set, accepts registration tokens minted outside
+	// the fake (by a fake REST API) besides the fake's own (Tokens).
+	ExternalToken func(token string) bool
 }
 
 // Server is the fake Actions service. Its methods are safe for
@@ -133,7 +140,11 @@ func (s *Server) Advance(d time.Duration) {
 
 // Config is a client configuration for this fake, on its clock.
 func (s *Server) Config() scaleset.Config {
-	return scaleset.Config{Owner: s.opts.Owner, Tokens: s.Tokens(), GitHubURL: s.URL(), APIURL: s.APIURL(), Now: s.Now}
+	web := s.URL()
+	if s.opts.WebURL != "" {
+		web = s.opts.WebURL
+	}
+	return scaleset.Config{Owner: s.opts.Owner, Tokens: s.Tokens(), GitHubURL: web, APIURL: s.APIURL(), Now: s.Now}
 }
 
 // Client returns a client for this fake (Config).
