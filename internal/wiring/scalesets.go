@@ -36,7 +36,7 @@ func ScaleSets(cfg *config.Config, gh github.GitHub, log *slog.Logger) (github.G
 		tokens, ok := gh.(scaleset.RegistrationTokenSource)
 		if !ok {
 			return nil, nil, fieldError(fmt.Sprintf("pools[%d].scale_set", i),
-				"a scale-set pool needs GitHub itself, through one App or a token (not github.simulated, not yet github.extra_apps)")
+				"a scale-set pool needs GitHub itself, through an App or a token, not github.simulated")
 		}
 		owner := policy.Pool(p).Owner
 		client := clients[owner.String()]

@@ -193,3 +193,26 @@ func TestAnAppThatCannotCallHandsTheCallToAnother(t *testing.T) {
 		seen = call.Status == 403 || call.Status == 429
 	}
 }
+
+// A scale-set client's registration token comes through an App installed
+// on the owner; one that is not hands the call to another.
+func TestRegistrationTokenThroughAnInstalledApp(t *testing.T) {
+	clock := &testclock.Clock{}
+	srv, g, _ := apps(t, clock, 2, 0) // App 100 is not installed on the org
+	for {
+		tok, err := g.RegistrationToken(context.Background(), owner)
+		var paced *github.RateLimitError
+		if errors.As(err, &paced) && paced.Paced {
+			clock.AdvanceTo(paced.RetryAt)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		minted := srv.RegistrationTokens()
+		if len(minted) != 1 || minted[0].Token != tok.Token {
+			t.Fatalf("token %q, the fake minted %v", tok.Token, minted)
+		}
+		return
+	}
+}
