@@ -66,3 +66,22 @@ func TestJobEventNamingItsPoolIsNotMatchedByLabels(t *testing.T) {
 		t.Fatalf("outcome %+v for an unknown pool, want unmatched", out)
 	}
 }
+
+// GitHub also sends webhooks for a scale set's jobs. One naming the scale
+// set of a scale-set pool makes nothing and records nothing: the pool is
+// never matched by labels, and the job is its listener's.
+func TestWebhookAboutAScaleSetJobMakesNothing(t *testing.T) {
+	pools := enginetest.OnePool(func(p *runner.Pool) { p.ScaleSet = "linux-scale" })
+	w := enginetest.NewWorld(t, enginetest.Options{Pools: pools})
+	ev := enginetest.Event(runner.ActionQueued, 6201, "")
+	ev.Labels = []string{"linux-scale"}
+	if out := w.Deliver(ev); out.Result != engine.ResultNoMatchingPool || out.Instance != "" {
+		t.Fatalf("outcome %+v, want no pool and no instance", out)
+	}
+	if _, err := w.Store.GetJob(context.Background(), runner.JobKey(6201, 1)); err == nil {
+		t.Fatal("the webhook's job was recorded")
+	}
+	if live := w.Live(); len(live) != 0 {
+		t.Fatalf("%d live instances, want none", len(live))
+	}
+}

@@ -29,8 +29,9 @@ type Mismatch struct {
 // runfleet should record at all: a job that asks for "self-hosted", or
 // shares a label with a pool serving its owner, was meant for runfleet
 // (a typo, a missing pool); any other — ubuntu-latest on GitHub's own
-// runners — is not runfleet's and is only logged. Call it only for a job
-// Match found no pool for.
+// runners — is not runfleet's and is only logged, as is the webhook about
+// a job that names a scale-set pool's scale set (its listener holds it).
+// Call it only for a job Match found no pool for.
 func (ps Pools) Mismatch(repoFullName, orgLogin, enterpriseSlug string, jobLabels []string) (Mismatch, bool) {
 	labels := nonShapeLabels(jobLabels)
 	var nearest *Pool
@@ -40,6 +41,14 @@ func (ps Pools) Mismatch(repoFullName, orgLogin, enterpriseSlug string, jobLabel
 		p := &ps[i]
 		if !p.ServesOwner(repoFullName, orgLogin, enterpriseSlug) {
 			continue
+		}
+		if p.ScaleSet != "" {
+			if p.namesScaleSet(labels) {
+				// The scale set's job: its listener holds it, under its
+				// runner request; the webhook about it is not news.
+				return Mismatch{}, false
+			}
+			continue // never a webhook job's nearest pool
 		}
 		serving = append(serving, *p)
 		missing := p.missingLabels(labels)
@@ -61,6 +70,17 @@ func (ps Pools) Mismatch(repoFullName, orgLogin, enterpriseSlug string, jobLabel
 	return Mismatch{Reason: UnmatchedLabels, Detail: fmt.Sprintf(
 		"no pool has all of the labels %s: %s; the nearest pool, %s, lacks %s",
 		strings.Join(labels, ", "), serving.noPoolHas(labels), nearest.Name, strings.Join(lacks, ", "))}, true
+}
+
+// namesScaleSet reports whether a job's labels name the pool's scale set,
+// as a workflow's runs-on does.
+func (p *Pool) namesScaleSet(labels []string) bool {
+	for _, l := range labels {
+		if strings.EqualFold(l, p.ScaleSet) {
+			return true
+		}
+	}
+	return false
 }
 
 // noPoolHas words the labels not one of the pools has.

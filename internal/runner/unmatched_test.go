@@ -46,3 +46,20 @@ func TestMismatchSaysWhichLabelsAndTheNearestPool(t *testing.T) {
 		})
 	}
 }
+
+// The webhook about a scale set's job is not recorded as unmatched: the
+// listener holds the job. A scale-set pool is never a webhook job's
+// nearest pool either.
+func TestMismatchLeavesScaleSetJobsToTheirListener(t *testing.T) {
+	ps := Pools{
+		{Name: "scale", Owner: Owner{Org: "o"}, Labels: []string{"linux"}, ScaleSet: "linux-scale"},
+		{Name: "gpu", Owner: Owner{Org: "o"}, Labels: []string{"gpu"}},
+	}
+	if m, meant := ps.Mismatch("o/r", "o", "", []string{"Linux-Scale"}); meant {
+		t.Fatalf("a scale set's job recorded as unmatched: %+v", m)
+	}
+	m, meant := ps.Mismatch("o/r", "o", "", []string{"self-hosted", "linux"})
+	if !meant || m.Reason != UnmatchedLabels || !strings.Contains(m.Detail, "nearest pool, gpu") {
+		t.Fatalf("a webhook job near only a scale-set pool's labels: %+v, %v", m, meant)
+	}
+}
