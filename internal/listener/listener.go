@@ -175,6 +175,10 @@ func (l *Listener) listen(ctx context.Context) {
 			continue
 		}
 		if err := l.handle(ctx, sess, msg, &st); err != nil {
+			if l.lostSession(ctx, err, &st) {
+				sess = nil // the ack or an acquire met the loss first
+				continue
+			}
 			l.waitAfter(ctx, err, &wait, "message not acknowledged; it comes again")
 			continue
 		}
