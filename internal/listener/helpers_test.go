@@ -86,7 +86,7 @@ func (r *rig) start(holder string) *listener.Listener {
 	r.t.Helper()
 	l, err := listener.New(listener.Options{
 		Pool: pool(), ScaleSet: scaleSetName, Client: r.client, Intake: r.w.Engine, Store: r.w.Store,
-		Holder: holder, LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: statsGrace,
+		Holder: holder, ControllerID: "ctl", LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: statsGrace,
 		Logger: r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),
 	})
 	if err != nil {

@@ -71,6 +71,11 @@ type Options struct {
 	// Holder names this process (leader.HolderID()); it is also the
 	// session's owner name GitHub shows. Required.
 	Holder string
+	// ControllerID is the installation's controller_id. Its ownership
+	// label goes on the scale set, so that the scale set's runners carry
+	// it in GitHub's runner list, where the engine's reconciler tells its
+	// own runners (online, busy) by it.
+	ControllerID string
 	// LeaseTTL: how long a dead listener's successor waits for the lease.
 	LeaseTTL time.Duration
 	// BackoffMin and BackoffMax bound the wait after a failure, doubling

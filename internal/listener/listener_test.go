@@ -2,6 +2,7 @@ package listener_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/runfleet/runfleet/internal/github/scaleset"
@@ -18,6 +19,10 @@ func TestAssignedJobGetsExactlyOneRunner(t *testing.T) {
 	id := r.queue()
 	r.runJob(id)
 	r.drained()
+	set, err := r.client.ScaleSetByID(r.ctx, r.setID)
+	if err != nil || !slices.Contains(set.Labels, runner.ControllerLabel("ctl")) {
+		t.Errorf("scale set labels %v (%v): want the controller's ownership label, which its runners show GitHub's list", set.Labels, err)
+	}
 	if n := r.creates(instanceFor(id)); n != 1 {
 		t.Fatalf("%d creates for the job's runner, want 1: %v", n, r.w.Recorder.Calls())
 	}

@@ -6,7 +6,18 @@ import (
 	"fmt"
 
 	"github.com/runfleet/runfleet/internal/github/scaleset"
+	"github.com/runfleet/runfleet/internal/runner"
 )
+
+// scaleSetLabels are the scale set's labels: the pool's, and the
+// controller's ownership label (see Options.ControllerID).
+func (l *Listener) scaleSetLabels() []string {
+	labels := append([]string(nil), l.o.Pool.Labels...)
+	if own := runner.ControllerLabel(l.o.ControllerID); own != "" {
+		labels = append(labels, own)
+	}
+	return labels
+}
 
 // open returns a message session for the pool's scale set: the stored one
 // resumed when GitHub still has it, else a new one. The scale set is
@@ -20,7 +31,7 @@ import (
 // failure; the caller waits and tries again, and GitHub expires a dead
 // session in time.
 func (l *Listener) open(ctx context.Context, st *state) (*scaleset.MessageSession, error) {
-	set, err := l.o.Client.EnsureScaleSet(ctx, l.o.RunnerGroup, scaleset.ScaleSetSpec{Name: l.o.ScaleSet, Labels: l.o.Pool.Labels})
+	set, err := l.o.Client.EnsureScaleSet(ctx, l.o.RunnerGroup, scaleset.ScaleSetSpec{Name: l.o.ScaleSet, Labels: l.scaleSetLabels()})
 	if err != nil {
 		return nil, fmt.Errorf("ensure scale set: %w", err)
 	}

@@ -16,7 +16,7 @@ import (
 // holds its pool's lease in the store, so among replicas sharing the store
 // exactly one listens to a scale set; on a store this process owns alone
 // the lease is simply always its own.
-func buildListeners(pools []wiring.ScaleSetPool, eng *engine.Engine, st *state, rep *replica, log *slog.Logger) ([]*listener.Listener, error) {
+func buildListeners(controllerID string, pools []wiring.ScaleSetPool, eng *engine.Engine, st *state, rep *replica, log *slog.Logger) ([]*listener.Listener, error) {
 	holder := leader.HolderID()
 	if rep != nil {
 		holder = rep.holder
@@ -26,7 +26,7 @@ func buildListeners(pools []wiring.ScaleSetPool, eng *engine.Engine, st *state, 
 		p := &pools[i]
 		l, err := listener.New(listener.Options{
 			Pool: policy.Pool(&p.Pool), ScaleSet: p.ScaleSet, RunnerGroup: p.RunnerGroup,
-			Client: p.Client, Intake: eng, Store: st.store, Holder: holder, Logger: log,
+			Client: p.Client, Intake: eng, Store: st.store, Holder: holder, ControllerID: controllerID, Logger: log,
 		})
 		if err != nil {
 			return nil, err

@@ -123,7 +123,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	rec.CountStuck(eng.Stuck)
-	listeners, err := buildListeners(scaleSetPools, eng, st, rep, log)
+	listeners, err := buildListeners(cfg.ControllerID, scaleSetPools, eng, st, rep, log)
 	if err != nil {
 		return err
 	}
