@@ -57,9 +57,18 @@ type settings struct {
 	ignoreByName bool
 	logLevel     string
 	reconcile    time.Duration
+	// replicas ≥ 2 runs that many serve replicas on one PostgreSQL
+	// database the driver starts; 1 is one serve on its bbolt store.
+	replicas  int
+	dbRestart bool
+	// apps is how many GitHub Apps runfleet spreads its calls over.
+	apps int
 	// replay is the command line that repeats this run's schedule.
 	replay string
 }
+
+// defaultReplicaKills is -kills with -replicas.
+const defaultReplicaKills = 6
 
 // Timeouts the served pool is configured with: short, so hung provider
 // calls and machines that never boot are dealt with inside the run.
@@ -95,8 +104,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&s.reconcile, "reconcile-interval", 2*time.Second, "engine.reconcile_interval of the served config")
 	fs.StringVar(&s.logLevel, "log-level", "info", "runfleet serve's --log-level (debug logs every provider call)")
 	fs.BoolVar(&s.ignoreByName, "ignore-delete-by-name", false, "the provider answers deletes by name with success and keeps the machine")
+	fs.IntVar(&s.replicas, "replicas", 1, "runfleet serve replicas; 2 or more run them on one PostgreSQL database the driver starts, kill -9 one at a time (never the last one up; -kills defaults to 6) and send each webhook to one that is up, and a delivery that fails because its replica was killed is not resent (no -outage)")
+	fs.IntVar(&s.apps, "apps", 1, "GitHub Apps installed on the organization; runfleet uses the others as github.extra_apps, each with a budget of its own, so 2 serve jobs about twice as fast (see docs/reliability.md)")
+	fs.BoolVar(&s.dbRestart, "db-restart", true, "with -replicas: crash PostgreSQL (immediate shutdown) once mid-run and restart it on its data")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if s.replicas > 1 {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["kills"] {
+			s.kills = defaultReplicaKills
+		}
+		if !set["outage"] {
+			s.outage = 0
+		}
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "runfleet-chaos: unexpected argument %q\n", fs.Arg(0))
@@ -148,6 +170,10 @@ func (s settings) check() error {
 		return fmt.Errorf("-jobs, -senders, -workers and -max-runners must be ≥ 1")
 	case s.kills < 0 || s.arrival < 0 || s.outage < 0 || s.reconcile <= 0:
 		return fmt.Errorf("-kills, -arrival and -outage must not be negative, -reconcile-interval must be positive")
+	case s.replicas < 1 || s.apps < 1:
+		return fmt.Errorf("-replicas and -apps must be ≥ 1")
+	case s.replicas > 1 && s.outage > 0:
+		return fmt.Errorf("-outage is for one server: with -replicas, every delivery that fails on a killed replica is left to the delivery log")
 	case s.timeout < time.Minute:
 		return fmt.Errorf("-timeout %s: want at least 1m (settling alone takes most of one)", s.timeout)
 	}
