@@ -16,6 +16,14 @@
 // leaked, records stuck, more live machines than max_runners, a lost
 // delivery runfleet never recovered. Any of them fails the run (exit 1). It
 // talks to nothing but 127.0.0.1.
+//
+// With -replicas N (N ≥ 2, `make chaos-replicas`) runfleet is N serve
+// replicas on one PostgreSQL server the driver starts: webhooks go to a
+// replica a load balancer thinks up, replicas are killed one at a time
+// (never the last one up) and restarted, the database crashes and
+// restarts once, and a delivery that failed because its replica was killed
+// is never resent: runfleet must recover it from the delivery log. The
+// checks are the same, over all replicas.
 package main
 
 import (
