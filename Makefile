@@ -167,8 +167,8 @@ chaos: runfleet
 ## the last one up), one PostgreSQL crash (immediate shutdown) and restart;
 ## webhooks go to a replica that is up, and those that fail on a killed one are
 ## never resent: runfleet must recover them from the App's delivery log. Two
-## GitHub Apps (extra_apps) double GitHub's budget so the 1,000 jobs fit in
-## about a quarter of an hour; bounded by 25 minutes, elapsed time in the
+## GitHub Apps (extra_apps) add to GitHub's budget so the 1,000 jobs should fit
+## in about a quarter of an hour; bounded by 25 minutes, elapsed time in the
 ## report (CHAOS_FLAGS to tune or replay a seed); left in bin/chaos-replicas
 chaos-replicas: runfleet postgres
 	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet-chaos-provider ./providers/external/externaltest/fakeprovider
