@@ -14,8 +14,10 @@ import (
 	"github.com/runfleet/runfleet/internal/serveproc"
 )
 
-// Environment variables that carry the secrets only replicas take from
-// the environment: with one server they are a file in its directory.
+// Environment variables carrying what the replicas share besides the
+// webhook secret and API token: the App's key (one server reads a file),
+// the instance token key (one server makes its own and keeps it in its
+// store directory, which replicas do not have) and the DSN.
 const (
 	appKeyEnv           = "RUNFLEET_CHAOS_APP_KEY"
 	instanceTokenKeyEnv = "RUNFLEET_CHAOS_INSTANCE_TOKEN_KEY"

@@ -127,7 +127,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "%d GitHub Apps installed on the organization: runfleet's and %d extra_apps\n", s.apps, s.apps-1)
 	}
 	if s.replicas > 1 {
-		fmt.Fprintf(w, "%d runfleet serve replicas on one PostgreSQL database; %d kills; webhooks to a replica up, at random\n", s.replicas, len(r.kills))
+		fmt.Fprintf(w, "%d runfleet serve replicas on one PostgreSQL database; %d kills; webhooks to a replica the load balancer thinks up, at random\n", s.replicas, len(r.kills))
 	}
 	for i, k := range r.kills {
 		what, who := "", fmt.Sprintf("runfleet serve #%d", k.run)
