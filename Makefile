@@ -176,11 +176,12 @@ chaos-replicas: runfleet postgres
 	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet -provider $(BIN)/runfleet-chaos-provider -out $(BIN)/chaos-replicas \
 	  -replicas 3 -apps 2 -jobs 1000 -kills 6 -fail-rate 0.30 -db-restart -timeout 25m $(CHAOS_FLAGS)
 
-## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve (docs/benchmarks.md)
-bench: runfleet
+## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve
+## (docs/benchmarks.md): embedded, then 1 and 3 replicas on a PostgreSQL server it starts
+bench: runfleet postgres
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/serve ./internal/queue/local ./internal/store/bolt ./internal/github/rest 2>&1 | tee $(BIN)/bench.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench.txt
-	$(GO) run ./cmd/runfleet-bench -bin $(BIN)/runfleet -out $(BIN)/bench-load.md
+	$(GO) run ./cmd/runfleet-bench -bin $(BIN)/runfleet -out $(BIN)/bench-load.md -postgres auto
 
 FUZZTIME ?= 20s
 FUZZ_TARGETS := \
