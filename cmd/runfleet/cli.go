@@ -33,7 +33,7 @@ Usage:
   runfleet instances delete NAME [--force] [-o table|json]
   runfleet jobs list [--pool POOL] [-o table|json]
   runfleet why JOB [-o table|json]
-  runfleet cost [--pool POOL] [--by pool|repository|day] [-o table|json]
+  runfleet cost [--pool POOL] [--by pool|repository|job|day] [-o table|json]
   runfleet reconcile [-o table|json]
   runfleet webhook send FILE [--secret S] [--server URL | --url URL] [--event EVENT] [--delivery ID] [-o table|json]
   runfleet backup FILE [--server URL] [--token TOKEN]

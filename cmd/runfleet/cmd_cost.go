@@ -22,17 +22,23 @@ EC2's spot price history) times the seconds from the start of the create that
 made it to its delete, computed once when it was deleted. Instances nothing
 priced are counted as UNKNOWN with their running time.
 
---by pool, repository or day prints one table; the default prints all three.`
+--by pool, repository, job or day prints one table; the default prints the
+pool, repository and day tables. A job's cost is that of the instances whose
+runner ran it (or, for one that ran none, that were made for it).`
 
-// costGroupings are --by's values, in the order the tables are printed.
-var costGroupings = []string{"pool", "repository", "day"}
+// costGroupings are --by's values; costDefault are the tables printed
+// without it, in this order.
+var (
+	costGroupings = []string{"pool", "repository", "job", "day"}
+	costDefault   = []string{"pool", "repository", "day"}
+)
 
 func (c *cli) cost(ctx context.Context, args []string) int {
-	fs := c.newFlags("cost", "runfleet cost [--pool POOL] [--by pool|repository|day] [-o table|json]", costDescription)
+	fs := c.newFlags("cost", "runfleet cost [--pool POOL] [--by pool|repository|job|day] [-o table|json]", costDescription)
 	var api apiFlags
 	api.register(fs, c)
 	pool := fs.String("pool", "", "only this pool's instances")
-	by := fs.String("by", "", "one table: pool, repository or day (default: all three)")
+	by := fs.String("by", "", "one table: pool, repository, job or day (default: pool, repository and day)")
 	positional, status, done := parse(fs, args)
 	if done {
 		return status
@@ -69,11 +75,12 @@ func writeCost(w io.Writer, sum cost.Summary, by string) {
 		fmt.Fprintln(w, "no deleted instances with a cost (the server keeps deleted instances 7 days)")
 		return
 	}
-	tables := map[string][]cost.Row{"pool": sum.Pools, "repository": sum.Repositories, "day": sum.Days}
-	for _, g := range costGroupings {
-		if by != "" && g != by {
-			continue
-		}
+	tables := map[string][]cost.Row{"pool": sum.Pools, "repository": sum.Repositories, "job": sum.Jobs, "day": sum.Days}
+	shown := costDefault
+	if by != "" {
+		shown = []string{by}
+	}
+	for _, g := range shown {
 		writeCostTable(w, strings.ToUpper(g), tables[g])
 		fmt.Fprintln(w)
 	}

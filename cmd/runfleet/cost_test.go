@@ -68,7 +68,12 @@ func TestCostSumsWhatTheDeletedInstancesCost(t *testing.T) {
 	if sum.Total.USD != 0.24 || sum.Total.Seconds != 2400 || len(sum.Pools) != 1 || sum.Pools[0].Instances != 2 {
 		t.Fatalf("cost -o json = %+v", sum)
 	}
-	if res := runCLI(t, env, "cost", "--by", "week"); res.code != exitUsage || !strings.Contains(res.stderr, "pool, repository, day") {
+	res = runCLI(t, env, "cost", "--by", "job")
+	if res.code != exitOK || !strings.Contains(res.stdout, "JOB") || !strings.Contains(res.stdout, "48001#1  $0.18") ||
+		!strings.Contains(res.stdout, "48002#1  $0.06") || strings.Contains(res.stdout, "POOL") {
+		t.Errorf("cost --by job: %+v", res)
+	}
+	if res := runCLI(t, env, "cost", "--by", "week"); res.code != exitUsage || !strings.Contains(res.stderr, "pool, repository, job, day") {
 		t.Errorf("cost --by week: %+v", res)
 	}
 }

@@ -101,13 +101,23 @@ func deleted(pool, repo string, at time.Time, c *runner.Cost) *runner.Instance {
 	return &runner.Instance{Name: pool + repo + at.String(), Pool: pool, Repository: repo, Status: runner.StatusDeleted, StatusChangedAt: at, Cost: c}
 }
 
+// ofJob sets the job inst was made for and, when ran != 0, the job its
+// runner ran.
+func ofJob(inst *runner.Instance, madeFor, ran int64) *runner.Instance {
+	inst.JobID, inst.RunAttempt = madeFor, 1
+	if ran != 0 {
+		inst.ActiveJobID, inst.ActiveRunAttempt = ran, 1
+	}
+	return inst
+}
+
 func TestSummarize(t *testing.T) {
 	day1 := time.Date(2026, time.November, 27, 23, 30, 0, 0, time.FixedZone("UTC-1", -3600)) // the 28th in UTC
 	day2 := time.Date(2026, time.November, 29, 1, 0, 0, 0, time.UTC)
 	sum := cost.Summarize([]*runner.Instance{
-		deleted("linux", "octo/a", day1, &runner.Cost{USD: 0.1, Seconds: 100}),
-		deleted("linux", "octo/b", day2, &runner.Cost{USD: 0.2, Seconds: 200}),
-		deleted("gpu", "octo/a", day2, &runner.Cost{USD: 1.5, Seconds: 300}),
+		ofJob(deleted("linux", "octo/a", day1, &runner.Cost{USD: 0.1, Seconds: 100}), 7, 0),
+		ofJob(deleted("linux", "octo/b", day2, &runner.Cost{USD: 0.2, Seconds: 200}), 8, 7), // made for 8, ran 7
+		ofJob(deleted("gpu", "octo/a", day2, &runner.Cost{USD: 1.5, Seconds: 300}), 9, 9),
 		deleted("gpu", "", day2, &runner.Cost{Seconds: 50, Unknown: "no price"}),
 		{Name: "live", Pool: "linux", Status: runner.StatusRunning}, // no cost yet
 	})
@@ -117,6 +127,7 @@ func TestSummarize(t *testing.T) {
 	want := cost.Summary{
 		Pools:        []cost.Row{row("gpu", 1.5, 350, 1, 1), row("linux", 0.3, 300, 2, 0)},
 		Repositories: []cost.Row{row("octo/a", 1.6, 400, 2, 0), row("octo/b", 0.2, 200, 1, 0), row(cost.NoRepository, 0, 50, 0, 1)},
+		Jobs:         []cost.Row{row("9#1", 1.5, 300, 1, 0), row("7#1", 0.3, 300, 2, 0)},
 		Days:         []cost.Row{row("2026-11-28", 0.1, 100, 1, 0), row("2026-11-29", 1.7, 550, 2, 1)},
 		Total:        row("total", 1.8, 650, 3, 1),
 	}
@@ -137,7 +148,7 @@ func equalSummary(a, b cost.Summary) bool {
 		}
 		return true
 	}
-	return eq(a.Pools, b.Pools) && eq(a.Repositories, b.Repositories) && eq(a.Days, b.Days) && a.Total == b.Total
+	return eq(a.Pools, b.Pools) && eq(a.Repositories, b.Repositories) && eq(a.Jobs, b.Jobs) && eq(a.Days, b.Days) && a.Total == b.Total
 }
 
 func TestBudgetWarnsOnceAMonthWhenAPoolPassesIt(t *testing.T) {

@@ -20,10 +20,13 @@ type Row struct {
 	Unknown   int     `json:"unknown"`
 }
 
-// Summary is the cost of a set of deleted instances, grouped three ways.
+// Summary is the cost of a set of deleted instances, grouped four ways.
 type Summary struct {
 	Pools        []Row `json:"pools"`
 	Repositories []Row `json:"repositories"`
+	// Jobs are keyed by runner.JobKey ("<id>#<run attempt>") of the job
+	// each instance's runner ran, or else of the job it was made for.
+	Jobs []Row `json:"jobs"`
 	// Days are UTC days ("2026-11-28") of the instances' deletion.
 	Days  []Row `json:"days"`
 	Total Row   `json:"total"`
@@ -37,7 +40,7 @@ const NoRepository = "(none)"
 // not deleted yet — are left out). Pools and repositories are sorted by
 // cost, dearest first; days oldest first.
 func Summarize(instances []*runner.Instance) Summary {
-	pools, repos, days := map[string]*Row{}, map[string]*Row{}, map[string]*Row{}
+	pools, repos, days, jobs := map[string]*Row{}, map[string]*Row{}, map[string]*Row{}, map[string]*Row{}
 	s := Summary{Total: Row{Key: "total"}}
 	for _, inst := range instances {
 		if inst.Cost == nil {
@@ -48,13 +51,31 @@ func Summarize(instances []*runner.Instance) Summary {
 			repo = NoRepository
 		}
 		day := inst.StatusChangedAt.UTC().Format(time.DateOnly)
-		for _, r := range []*Row{group(pools, inst.Pool), group(repos, repo), group(days, day), &s.Total} {
+		groups := []*Row{group(pools, inst.Pool), group(repos, repo), group(days, day), &s.Total}
+		if job := JobOf(inst); job != "" {
+			groups = append(groups, group(jobs, job))
+		}
+		for _, r := range groups {
 			add(r, inst.Cost)
 		}
 	}
-	s.Pools, s.Repositories, s.Days = dearestFirst(pools), dearestFirst(repos), rows(days)
+	s.Pools, s.Repositories, s.Jobs, s.Days = dearestFirst(pools), dearestFirst(repos), dearestFirst(jobs), rows(days)
 	slices.SortFunc(s.Days, func(a, b Row) int { return cmp.Compare(a.Key, b.Key) })
 	return s
+}
+
+// JobOf is the job an instance's cost is the job's: the one its runner
+// ran (GitHub may hand a runner any queued job its labels fit), or else
+// the one it was made for — the demand it was paid for; "" for a warm
+// runner that ran nothing.
+func JobOf(inst *runner.Instance) string {
+	switch {
+	case inst.ActiveJobID != 0:
+		return runner.JobKey(inst.ActiveJobID, inst.ActiveRunAttempt)
+	case inst.JobID != 0:
+		return runner.JobKey(inst.JobID, inst.RunAttempt)
+	}
+	return ""
 }
 
 func group(m map[string]*Row, key string) *Row {
