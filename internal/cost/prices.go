@@ -87,7 +87,7 @@ func (p *Prices) HourlyPriceUSD(ctx context.Context, pool, machineType, market s
 	}
 	reader := p.readers[pool]
 	if reader == nil || machineType == "" {
-		return 0, fmt.Errorf("no price for pool %q machine %q (%s): set pools[].cost.usd_per_hour or add it to prices:", pool, machineType, marketOrDefault(market))
+		return 0, fmt.Errorf("no price for pool %q machine %q (%s): set pools[].cost.usd_per_hour or add it to the prices table", pool, machineType, marketOrDefault(market))
 	}
 	key := pool + "|" + MachineKey(machineType, market)
 	now := p.now()
