@@ -245,7 +245,8 @@ type FailoverNotifier interface {
 }
 
 // PriceReader is implemented by a provider that can read the price of its
-// machines from its cloud (EC2: spot price history). The engine asks it
+// machines from its cloud (EC2: the Price List API for on-demand, the spot
+// price history for spot). The engine asks it
 // only for a machine the configured price table does not price, through
 // a cache (internal/cost): prices change by the hour, not by the call.
 type PriceReader interface {

@@ -18,7 +18,8 @@ import (
 const costDescription = `Sums what the runner machines cost, per pool, per repository and per UTC day,
 over the deleted instances the server still keeps (7 days). Each instance's
 cost is its machine's price (pools[].cost.usd_per_hour, the prices table, or
-EC2's spot price history) times the seconds from the start of the create that
+EC2's own prices: the Price List API, spot price history) times the seconds
+from the start of the create that
 made it to its delete, computed once when it was deleted. Instances nothing
 priced are counted as UNKNOWN with their running time.
 

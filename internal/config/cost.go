@@ -13,7 +13,7 @@ type PoolCost struct {
 	// USDPerHour is the price of one of the pool's machines, whatever the
 	// provider reports it to be: an external provider's pool (one flavor
 	// each), or a rate agreed with the cloud. 0: the prices table, then
-	// the provider's own (EC2: spot price history).
+	// the provider's own (EC2: the Price List API, spot price history).
 	USDPerHour float64 `yaml:"usd_per_hour"`
 	// MonthlyBudgetUSD, when > 0, warns (a log line and
 	// runfleet_cost_budget_exceeded) once the pool's cost this calendar

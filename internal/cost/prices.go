@@ -2,7 +2,8 @@
 // from the table in config first (an operator's word wins: negotiated
 // rates, savings plans, external providers whose machines AWS cannot
 // price), then from the pool's provider when it can read its cloud's
-// prices (providers.PriceReader: EC2's spot price history), cached.
+// prices (providers.PriceReader: EC2's Price List API and spot price
+// history), cached.
 package cost
 
 import (

@@ -2,7 +2,6 @@ package ec2
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -16,22 +15,21 @@ import (
 
 var _ providers.PriceReader = (*Provider)(nil)
 
-// ErrNoOnDemandPrice: on-demand prices come from the price table in
-// config (prices:), not from AWS. AWS's Price List API answers in us-east-1
-// and a few other regions only, with a product document per offer that
-// must be matched on a dozen attributes; until a reader for it is built
-// and tested, the table is the one source of on-demand prices.
-var ErrNoOnDemandPrice = errors.New("no on-demand price: add the instance type to the price table in config (prices:)")
-
-// HourlyPriceUSD reads the current spot price of machineType in the
-// provider's region from EC2's spot price history: the highest of the
-// latest prices of its availability zones, as the zone a machine ran in
-// is not kept and a cost should not be understated. Callers cache it
-// (internal/cost): the history changes by the hour.
+// HourlyPriceUSD reads the price of a Linux machine of machineType in the
+// provider's region: on-demand from the Price List API (ondemand.go),
+// spot from EC2's spot price history. Callers cache it (internal/cost):
+// prices change by the hour at most.
 func (p *Provider) HourlyPriceUSD(ctx context.Context, machineType, market string) (float64, error) {
-	if market != providers.MarketSpot {
-		return 0, fmt.Errorf("%s %s: %w", machineType, market, ErrNoOnDemandPrice)
+	if market == providers.MarketSpot {
+		return p.spotPrice(ctx, machineType)
 	}
+	return p.onDemandPrice(ctx, machineType)
+}
+
+// spotPrice is the highest of the latest spot prices of the region's
+// availability zones: the zone a machine ran in is not kept, and a cost
+// should not be understated.
+func (p *Provider) spotPrice(ctx context.Context, machineType string) (float64, error) {
 	out, err := p.client.DescribeSpotPriceHistory(ctx, &awsec2.DescribeSpotPriceHistoryInput{
 		InstanceTypes:       []ec2types.InstanceType{ec2types.InstanceType(machineType)},
 		ProductDescriptions: []string{spotProduct},
