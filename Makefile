@@ -36,7 +36,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet release image lambdas run test test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos \
+.PHONY: all build runfleet release image lambdas run test test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos chaos-replicas \
 	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -161,11 +161,27 @@ chaos: runfleet
 	rm -rf $(BIN)/chaos
 	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet -provider $(BIN)/runfleet-chaos-provider -out $(BIN)/chaos $(CHAOS_FLAGS)
 
-## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve (docs/benchmarks.md)
-bench: runfleet
+## chaos-replicas: the chaos run on 3 runfleet serve replicas sharing one
+## PostgreSQL database the driver starts (Debian's server, as the tests use):
+## 1,000 jobs, 30 % provider failures, 6 kill -9 of one replica at a time (never
+## the last one up), one PostgreSQL crash (immediate shutdown) and restart;
+## webhooks go to a replica that is up, and those that fail on a killed one are
+## never resent: runfleet must recover them from the App's delivery log. Two
+## GitHub Apps (extra_apps) add to GitHub's budget so the 1,000 jobs should fit
+## in about a quarter of an hour; bounded by 25 minutes, elapsed time in the
+## report (CHAOS_FLAGS to tune or replay a seed); left in bin/chaos-replicas
+chaos-replicas: runfleet postgres
+	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet-chaos-provider ./providers/external/externaltest/fakeprovider
+	rm -rf $(BIN)/chaos-replicas
+	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet -provider $(BIN)/runfleet-chaos-provider -out $(BIN)/chaos-replicas \
+	  -replicas 3 -apps 2 -jobs 1000 -kills 6 -fail-rate 0.30 -db-restart -timeout 25m $(CHAOS_FLAGS)
+
+## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve
+## (docs/benchmarks.md): embedded, then 1 and 3 replicas on a PostgreSQL server it starts
+bench: runfleet postgres
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/serve ./internal/queue/local ./internal/store/bolt ./internal/github/rest 2>&1 | tee $(BIN)/bench.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench.txt
-	$(GO) run ./cmd/runfleet-bench -bin $(BIN)/runfleet -out $(BIN)/bench-load.md
+	$(GO) run ./cmd/runfleet-bench -bin $(BIN)/runfleet -out $(BIN)/bench-load.md -postgres auto
 
 FUZZTIME ?= 20s
 FUZZ_TARGETS := \

@@ -141,6 +141,12 @@ type Instance struct {
 	Addresses  []Address     `json:"addresses,omitempty"`
 	// Fault is the provider's explanation when Status is error.
 	Fault string `json:"provider_fault,omitempty"`
+	// MachineType and Market name what the machine is, for its price (EC2:
+	// the instance type, MarketSpot or MarketOnDemand). Empty when the
+	// provider does not say (GARM's external providers): the pool's price
+	// in config (pools[].cost.usd_per_hour) prices it then.
+	MachineType string `json:"machine_type,omitempty"`
+	Market      string `json:"market,omitempty"`
 	// TakenBackAt, on a machine ListInterrupted returns, is when the
 	// provider took it back (EC2: its spot termination); zero when the
 	// provider does not say.
@@ -236,6 +242,17 @@ type WarmRefill struct {
 // before the provider is used; f must not block.
 type FailoverNotifier interface {
 	NotifyFailovers(f func(pool, reason string))
+}
+
+// PriceReader is implemented by a provider that can read the price of its
+// machines from its cloud (EC2: the Price List API for on-demand, the spot
+// price history for spot). The engine asks it
+// only for a machine the configured price table does not price, through
+// a cache (internal/cost): prices change by the hour, not by the call.
+type PriceReader interface {
+	// HourlyPriceUSD returns the price of one machine of machineType in
+	// market, in US dollars per hour, or an error saying why there is none.
+	HourlyPriceUSD(ctx context.Context, machineType, market string) (float64, error)
 }
 
 // Unwrapper is a provider that decorates another (metrics, test

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/store/postgres/pgtest"
 )
 
 // firstJobID starts the job ids the driver makes up: far above the example
@@ -123,10 +126,31 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 	return rep, nil
 }
 
+// postgresAuto is the -postgres value that has the driver start its own
+// PostgreSQL server.
+const postgresAuto = "auto"
+
 // postgresRuns measures replicas on PostgreSQL: for each replica count, a
 // fresh fleet on a fresh schema, the sequential latency run and one burst,
 // webhooks spread over the replicas.
 func postgresRuns(ctx context.Context, s settings, dir string, payload *payloadTemplate, jobs func(int) []int64, rep *report, progress io.Writer) error {
+	if s.postgres == postgresAuto {
+		fmt.Fprintf(progress, "runfleet-bench: starting a PostgreSQL server\n")
+		// As root, the server runs as the postgres user, which must get
+		// through the driver's private directory to its own.
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return err
+		}
+		srv, err := pgtest.StartServer(filepath.Join(dir, "postgres"))
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		if err := srv.CreateDatabase(ctx, "bench"); err != nil {
+			return err
+		}
+		s.postgres = srv.DSN("bench")
+	}
 	for _, n := range s.replicas {
 		name := fmt.Sprintf("pg%d", n)
 		fmt.Fprintf(progress, "runfleet-bench: %s: starting %d runfleet serve replicas on PostgreSQL\n", name, n)

@@ -60,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&s.bigBurst, "big-burst", 3000, "jobs in one single burst on a fresh server (0 skips it)")
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, stores, child logs)")
-	fs.StringVar(&s.postgres, "postgres", os.Getenv(dsnEnv), "a PostgreSQL DSN (default $"+dsnEnv+"): also measure serve replicas on it, each run in a fresh schema")
+	fs.StringVar(&s.postgres, "postgres", os.Getenv(dsnEnv), "a PostgreSQL DSN (default $"+dsnEnv+"), or \"auto\" to start a server (Debian's, as the tests do): also measure serve replicas on it, each run in a fresh schema")
 	replicas := fs.String("replicas", "1,3", "with -postgres: the replica counts to measure")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -231,9 +231,9 @@ func (r *report) fleetMarkdown(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "### Replicas on PostgreSQL\n\n")
 	b.WriteString("Each row is a fresh fleet of `runfleet serve` replicas on one PostgreSQL database (a fresh schema), webhooks spread round robin over them; " +
-		"CPU and RSS are the sums over the replicas (the database server's own CPU is not counted). "+
-		"Each replica has its own simulated GitHub and provider (zero latency, as above), so the figures are the store's and the queue's cost; "+
-		"reconcile passes are an hour apart, so only the pass at start runs (a replica's reconciler would take the others' simulated machines for gone), "+
+		"CPU and RSS are the sums over the replicas (the database server's own CPU is not counted). " +
+		"Each replica has its own simulated GitHub and provider (zero latency, as above), so the figures are the store's and the queue's cost; " +
+		"reconcile passes are an hour apart, so only the pass at start runs (a replica's reconciler would take the others' simulated machines for gone), " +
 		"and runner and provider ids repeat across replicas by construction: one instance per job is checked by the records and every replica's create log lines.\n\n")
 	b.WriteString("| replicas | admitted → created p50 / p99 (one at a time) | burst jobs | all issued in | issued jobs/s | admitted → created p50 / p99 (burst) | CPU per job | RSS before → peak | one instance per job |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")

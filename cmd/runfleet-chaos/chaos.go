@@ -13,8 +13,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/runfleet/runfleet/internal/serveproc"
 )
 
 // finalReserve is what the deadline keeps back from settling, for the
@@ -36,7 +34,11 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	}
 	defer logFile.Close()
 	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	fmt.Fprintf(stderr, "runfleet-chaos: seed %d, %d jobs over %s, %d kills, an outage of %s; everything goes to %s\n", s.seed, s.jobs, s.arrival, s.kills, s.outage, dir)
+	if s.replicas > 1 {
+		fmt.Fprintf(stderr, "runfleet-chaos: seed %d, %d jobs over %s, %d replicas on PostgreSQL, %d kills, %d database restart(s); everything goes to %s\n", s.seed, s.jobs, s.arrival, s.replicas, s.kills, btoi(s.dbRestart), dir)
+	} else {
+		fmt.Fprintf(stderr, "runfleet-chaos: seed %d, %d jobs over %s, %d kills, an outage of %s; everything goes to %s\n", s.seed, s.jobs, s.arrival, s.kills, s.outage, dir)
+	}
 
 	if s.provider == "" {
 		if s.provider, err = buildProvider(ctx, dir); err != nil {
@@ -48,7 +50,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	}
 
 	secret, apiToken := randomHex(), randomHex()
-	gh := startGitHub()
+	gh := startGitHub(s.apps)
 	defer gh.close()
 
 	cl := cloudConfig(dir, s)
@@ -56,43 +58,36 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	if err := cl.Write(providerConfig); err != nil {
 		return nil, err
 	}
-	port, err := serveproc.FreeLoopbackPort()
+	p := newPlan(s)
+	u := setup{s: s, dir: dir, gh: gh, secret: secret, apiToken: apiToken, providerConfig: providerConfig}
+	var fl fleet
+	if s.replicas > 1 {
+		fl, err = startReplicaFleet(ctx, u, p.replicas)
+	} else {
+		fl, err = startSingleServer(ctx, u, p.kills)
+	}
 	if err != nil {
 		return nil, err
 	}
-	serveConfig := filepath.Join(dir, "runfleet.yaml")
-	appKey := filepath.Join(dir, appKeyFile)
-	if err := os.WriteFile(appKey, gh.privateKeyPEM, 0o600); err != nil {
-		return nil, err
-	}
-	if err := writeServeConfig(serveConfig, s, port, gh.GHESURL(), appKey, filepath.Join(dir, "store"), s.provider, providerConfig); err != nil {
-		return nil, err
-	}
-	env := append(os.Environ(), secretEnv+"="+secret, apiTokenEnv+"="+apiToken)
-	srv := newServer(s.bin, serveConfig, dir, s.logLevel, port, env)
 	rep := &report{settings: s, dir: dir, started: time.Now()}
-	if _, err := srv.start(ctx); err != nil {
-		return nil, err
-	}
-	defer func() { _ = srv.stop() }()
+	defer func() { _ = fl.stop() }()
 
-	p := newPlan(s)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	send := newSenders(gh.Server, srv.base+"/webhook", []byte(secret), 6*s.jobs+64, s.dupRate, s.seed)
+	send := newSenders(gh.Server, fl, []byte(secret), 6*s.jobs+64, s.dupRate, s.seed)
 	send.start(runCtx, s.senders)
 	w := newWorld(log, gh, cl, send, p, s)
 	start := time.Now()
 	var bg sync.WaitGroup
 	bg.Add(2)
 	go func() { defer bg.Done(); w.run(runCtx, start) }()
-	go func() { defer bg.Done(); showProgress(runCtx, stderr, start, w, send, srv) }()
+	go func() { defer bg.Done(); showProgress(runCtx, stderr, start, w, send, fl) }()
 
 	// The chaos: jobs arrive on schedule while runfleet is killed at the
 	// planned moments; faults stay on until the last restart is healthy
 	// and the last job has been queued.
-	kills, err := killOnSchedule(ctx, log, stderr, srv, send, p.kills, start)
-	rep.kills = kills
+	done, err := fl.unleash(ctx, log, stderr, send, start)
+	rep.kills, rep.dbRestart = done.kills, done.db
 	if err != nil {
 		return rep, err
 	}
@@ -111,7 +106,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	fmt.Fprintf(stderr, "runfleet-chaos: %s: faults off; settling\n", round(time.Since(start)))
 	log.Info("faults off; settling")
 
-	op := newOperator(srv.base, apiToken)
+	op := newOperator(fl.apiURL(), apiToken)
 	settleCtx, cancelSettle := context.WithDeadline(ctx, deadline.Add(-finalReserve))
 	rep.settled, rep.settleNote = settle(settleCtx, w, send, cl, op)
 	cancelSettle()
@@ -120,13 +115,14 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	// Final reads while runfleet still runs, then a graceful stop.
 	finalCtx, cancelFinal := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancelFinal()
-	obs, obsErr := observe(finalCtx, w, send, gh, cl, op, srv.logs())
+	obs, obsErr := observe(finalCtx, w, send, gh, cl, op, fl.logs())
 	stopRun()
 	bg.Wait()
 	send.wait()
-	rep.stopErr = srv.stop()
-	rep.crashes = srv.crashes()
-	rep.logs = srv.logs()
+	rep.stopErr = fl.stop()
+	rep.crashes = fl.crashes()
+	rep.logs = fl.logs()
+	rep.elapsed = time.Since(start)
 	if obsErr != nil {
 		return rep, obsErr
 	}
@@ -186,10 +182,11 @@ type killRecord struct {
 	at, downtime, restartTook time.Duration
 	run                       int
 	outage                    bool
+	replica                   string // its name; "" with one server
 }
 
 // showProgress prints a line every ten seconds.
-func showProgress(ctx context.Context, stderr io.Writer, start time.Time, w *world, send *senders, srv *server) {
+func showProgress(ctx context.Context, stderr io.Writer, start time.Time, w *world, send *senders, fl fleet) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
 	for {
@@ -198,24 +195,26 @@ func showProgress(ctx context.Context, stderr io.Writer, start time.Time, w *wor
 			return
 		case <-t.C:
 			p, st := w.progress(), send.snapshot()
-			run := 0
-			if r := srv.current(); r != nil {
-				run = r.n
-			}
-			fmt.Fprintf(stderr, "runfleet-chaos: %s: jobs %d waiting to arrive, %d queued, %d running, %d done; %d machines; %d deliveries outstanding (%d attempts refused); runfleet serve #%d\n",
-				round(time.Since(start)), p.pending, p.queued, p.running, p.done, p.machinesLive, st.outstanding, st.refused, run)
+			fmt.Fprintf(stderr, "runfleet-chaos: %s: jobs %d waiting to arrive, %d queued, %d running, %d done; %d machines; %d deliveries outstanding (%d attempts refused); %s\n",
+				round(time.Since(start)), p.pending, p.queued, p.running, p.done, p.machinesLive, st.outstanding, st.refused, fl.status())
 		}
 	}
 }
 
 // outDir makes the run's directory. A given one must be empty: runfleet's
 // store and the cloud's state left by an earlier run would be this run's
-// starting state.
+// starting state. It is searchable by others (mode 0711, not listable):
+// run as root, PostgreSQL runs as the postgres user and keeps its data
+// inside.
 func outDir(out string) (string, error) {
 	if out == "" {
-		return os.MkdirTemp("", "runfleet-chaos-")
+		dir, err := os.MkdirTemp("", "runfleet-chaos-")
+		if err != nil {
+			return "", err
+		}
+		return dir, os.Chmod(dir, 0o711)
 	}
-	if err := os.MkdirAll(out, 0o700); err != nil {
+	if err := os.MkdirAll(out, 0o711); err != nil {
 		return "", err
 	}
 	entries, err := os.ReadDir(out)
@@ -225,7 +224,17 @@ func outDir(out string) (string, error) {
 	if len(entries) > 0 {
 		return "", fmt.Errorf("-out %s is not empty (an earlier run's state would carry over): remove it or name another", out)
 	}
+	if err := os.Chmod(out, 0o711); err != nil {
+		return "", err
+	}
 	return filepath.Abs(out)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // buildProvider builds the fake GARM provider

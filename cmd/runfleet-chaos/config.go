@@ -33,12 +33,32 @@ const (
 	visibilityTimeout = 45 * time.Second
 )
 
+// serveConfig is what differs between the configs the driver writes: one
+// per server, or per replica.
+type serveConfig struct {
+	port      int    // server.listen, on loopback
+	publicURL string // where machines call runfleet back
+	githubURL string
+	// appKey is how the GitHub App's private key is named: a file
+	// (private_key_file) with one server; an environment variable
+	// (private_key_env) for replicas, which share every secret through
+	// their config.
+	appKey string
+	// extraApps is the github.extra_apps section ("" for none).
+	extraApps string
+	// store is the store section, as a YAML flow mapping.
+	store string
+	// serverExtra and engineExtra are settings only replicas
+	// need, indented for their sections.
+	serverExtra, engineExtra    string
+	providerBin, providerConfig string
+}
+
 // writeServeConfig writes runfleet's config: the fake GitHub as a GitHub
 // Enterprise Server reached as a GitHub App (so runfleet recovers lost
 // deliveries from the App's delivery log), bootstrap on (public_url), one
 // pool on the chaos provider.
-func writeServeConfig(path string, s settings, port int, githubURL, appKey, storeDir, providerBin, providerConfig string) error {
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+func writeServeConfig(path string, s settings, c serveConfig) error {
 	config := fmt.Sprintf(`# written by runfleet-chaos (seed %d)
 controller_id: chaos
 github:
@@ -46,20 +66,20 @@ github:
   app:
     id: %d
     installation_id: %d
-    private_key_file: %q
-webhook: {secret_env: %s}
+    %s
+%swebhook: {secret_env: %s}
 server:
   listen: 127.0.0.1:%d
   public_url: %s
   api_token_env: %s
-store: {dir: %q}
+%sstore: %s
 engine:
   workers: %d
   reconcile_interval: %s
   delete_backoff_min: %s
   delete_backoff_max: %s
   visibility_timeout: %s
-pools:
+%spools:
   - name: %s
     owner: %s
     labels: [self-hosted, linux, x64]
@@ -72,10 +92,24 @@ pools:
         provider_executable: %q
         config_file: %q
         timeout: %s
-`, s.seed, githubURL, chaosAppID, chaosInstallation, appKey, secretEnv, port, base, apiTokenEnv, storeDir,
-		s.workers, s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout,
-		chaosPool, chaosOrg, s.maxRunners, bootstrapTimeout, providerTimeout, providerBin, providerConfig, providerTimeout)
+`, s.seed, c.githubURL, chaosAppID, chaosInstallation, c.appKey, c.extraApps, secretEnv, c.port, c.publicURL, apiTokenEnv, c.serverExtra, c.store,
+		s.workers, s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout, c.engineExtra,
+		chaosPool, chaosOrg, s.maxRunners, bootstrapTimeout, providerTimeout, c.providerBin, c.providerConfig, providerTimeout)
 	return os.WriteFile(path, []byte(config), 0o600)
+}
+
+// extraAppsYAML is the github.extra_apps section naming each extra App's
+// key as keyRef(i) says (i from 0) — a private_key_file or
+// private_key_env entry.
+func extraAppsYAML(n int, keyRef func(i int) string) string {
+	if n == 0 {
+		return ""
+	}
+	out := "  extra_apps:\n"
+	for i := range n {
+		out += fmt.Sprintf("    - {id: %d, %s}\n", chaosAppID+int64(i+1), keyRef(i))
+	}
+	return out
 }
 
 // cloudConfig is the provider's config in dir, faults as the flags say.

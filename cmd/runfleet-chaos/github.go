@@ -35,20 +35,33 @@ type gitHub struct {
 	t *driverT
 	// privateKeyPEM is the App's private key, for runfleet's config.
 	privateKeyPEM []byte
+	// extraKeysPEM are the keys of the extra Apps (-apps), whose ids
+	// follow chaosAppID's: github.extra_apps.
+	extraKeysPEM [][]byte
 }
 
-func startGitHub() *gitHub {
+// startGitHub serves the fake GitHub with apps GitHub Apps installed on
+// the organization (the first is runfleet's, the others extra_apps).
+func startGitHub(apps int) *gitHub {
 	t := &driverT{}
 	key := githubtest.GenerateAppKey(t)
-	srv := githubtest.NewServer(t,
+	opts := []githubtest.Option{
 		githubtest.WithApp(chaosAppID, key.PublicKey),
 		githubtest.WithInstallation(chaosInstallation, chaosOrg),
 		// The run measures runfleet under faults, not GitHub's rate limit:
 		// the budget is counted and printed instead.
 		githubtest.WithRateLimit(100_000_000),
-	)
+	}
+	var extra [][]byte
+	for i := 1; i < apps; i++ {
+		k := githubtest.GenerateAppKey(t)
+		opts = append(opts, githubtest.WithApp(chaosAppID+int64(i), k.PublicKey),
+			githubtest.WithAppInstallation(chaosAppID+int64(i), chaosInstallation+int64(i), chaosOrg))
+		extra = append(extra, k.PrivateKeyPEM)
+	}
+	srv := githubtest.NewServer(t, opts...)
 	srv.AddOrg(chaosOrg)
-	return &gitHub{Server: srv, t: t, privateKeyPEM: key.PrivateKeyPEM}
+	return &gitHub{Server: srv, t: t, privateKeyPEM: key.PrivateKeyPEM, extraKeysPEM: extra}
 }
 
 // close stops the server.

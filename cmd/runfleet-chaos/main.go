@@ -16,6 +16,14 @@
 // leaked, records stuck, more live machines than max_runners, a lost
 // delivery runfleet never recovered. Any of them fails the run (exit 1). It
 // talks to nothing but 127.0.0.1.
+//
+// With -replicas N (N ≥ 2, `make chaos-replicas`) runfleet is N serve
+// replicas on one PostgreSQL server the driver starts: webhooks go to a
+// replica a load balancer thinks up, replicas are killed one at a time
+// (never the last one up) and restarted, the database crashes and
+// restarts once, and a delivery that failed because its replica was killed
+// is never resent: runfleet must recover it from the delivery log. The
+// checks are the same, over all replicas.
 package main
 
 import (
@@ -57,9 +65,18 @@ type settings struct {
 	ignoreByName bool
 	logLevel     string
 	reconcile    time.Duration
+	// replicas ≥ 2 runs that many serve replicas on one PostgreSQL
+	// database the driver starts; 1 is one serve on its bbolt store.
+	replicas  int
+	dbRestart bool
+	// apps is how many GitHub Apps runfleet spreads its calls over.
+	apps int
 	// replay is the command line that repeats this run's schedule.
 	replay string
 }
+
+// defaultReplicaKills is -kills with -replicas.
+const defaultReplicaKills = 6
 
 // Timeouts the served pool is configured with: short, so hung provider
 // calls and machines that never boot are dealt with inside the run.
@@ -95,8 +112,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&s.reconcile, "reconcile-interval", 2*time.Second, "engine.reconcile_interval of the served config")
 	fs.StringVar(&s.logLevel, "log-level", "info", "runfleet serve's --log-level (debug logs every provider call)")
 	fs.BoolVar(&s.ignoreByName, "ignore-delete-by-name", false, "the provider answers deletes by name with success and keeps the machine")
+	fs.IntVar(&s.replicas, "replicas", 1, "runfleet serve replicas; 2 or more run them on one PostgreSQL database the driver starts, kill -9 one at a time (never the last one up; -kills defaults to 6) and send each webhook to one that is up, and a delivery that fails because its replica was killed is not resent (no -outage)")
+	fs.IntVar(&s.apps, "apps", 1, "GitHub Apps installed on the organization; runfleet uses the others as github.extra_apps, each with a budget of its own, so 2 serve jobs about twice as fast (see docs/reliability.md)")
+	fs.BoolVar(&s.dbRestart, "db-restart", true, "with -replicas: crash PostgreSQL (immediate shutdown) once mid-run and restart it on its data")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if s.replicas > 1 {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["kills"] {
+			s.kills = defaultReplicaKills
+		}
+		if !set["outage"] {
+			s.outage = 0
+		}
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "runfleet-chaos: unexpected argument %q\n", fs.Arg(0))
@@ -148,6 +178,10 @@ func (s settings) check() error {
 		return fmt.Errorf("-jobs, -senders, -workers and -max-runners must be ≥ 1")
 	case s.kills < 0 || s.arrival < 0 || s.outage < 0 || s.reconcile <= 0:
 		return fmt.Errorf("-kills, -arrival and -outage must not be negative, -reconcile-interval must be positive")
+	case s.replicas < 1 || s.apps < 1:
+		return fmt.Errorf("-replicas and -apps must be ≥ 1")
+	case s.replicas > 1 && s.outage > 0:
+		return fmt.Errorf("-outage is for one server: with -replicas, every delivery that fails on a killed replica is left to the delivery log")
 	case s.timeout < time.Minute:
 		return fmt.Errorf("-timeout %s: want at least 1m (settling alone takes most of one)", s.timeout)
 	}

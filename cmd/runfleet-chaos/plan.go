@@ -15,6 +15,8 @@ import (
 type plan struct {
 	jobs  []*job
 	kills []kill
+	// replicas is the chaos of replicas mode, instead of kills.
+	replicas replicaPlan
 }
 
 type kill struct {
@@ -52,6 +54,14 @@ func newPlan(s settings) plan {
 		}
 	}
 	slices.SortFunc(p.jobs, func(a, b *job) int { return int(a.arriveAt - b.arriveAt) })
+	if s.replicas > 1 {
+		p.replicas.kills = planReplicaKills(rng, s.kills, s.replicas, s.arrival)
+		if s.dbRestart {
+			db := planDBRestart(rng, s.arrival)
+			p.replicas.db = &db
+		}
+		return p
+	}
 	// One kill in each of s.kills equal slots of the window, so kills are
 	// spread out and a restart is done before the next is due.
 	const from = 3 * time.Second

@@ -17,6 +17,7 @@ type report struct {
 	dir         string
 	started     time.Time
 	kills       []killRecord
+	dbRestart   *dbRecord
 	chaosEnded  time.Duration
 	settleEnded time.Duration
 	settled     bool
@@ -25,6 +26,8 @@ type report struct {
 	crashes     []*serveRun
 	logs        []string
 	obs         *observation
+	// elapsed is the whole run, from the first arrival to the stop.
+	elapsed time.Duration
 
 	counts     counts
 	violations []string
@@ -120,12 +123,26 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "seed %d; %d jobs queued over %s by %d senders; pool max_runners %d, %d workers; provider faults: %.0f%% fail, %.0f%% hang (for %s); boot failures %.0f%%; GitHub loses %.0f%% of in_progress/completed; %.0f%% redelivered again after a 2xx\n",
 		s.seed, s.jobs, s.arrival, s.senders, s.maxRunners, s.workers, 100*s.failRate, 100*s.hangRate, 2*max(bootstrapTimeout, providerTimeout), 100*s.bootFailRate, 100*s.loseRate, 100*s.dupRate)
 	fmt.Fprintf(w, "replay: %s\n", s.replay)
+	if s.apps > 1 {
+		fmt.Fprintf(w, "%d GitHub Apps installed on the organization: runfleet's and %d extra_apps\n", s.apps, s.apps-1)
+	}
+	if s.replicas > 1 {
+		fmt.Fprintf(w, "%d runfleet serve replicas on one PostgreSQL database; %d kills; webhooks to a replica the load balancer thinks up, at random\n", s.replicas, len(r.kills))
+	}
 	for i, k := range r.kills {
-		what := ""
+		what, who := "", fmt.Sprintf("runfleet serve #%d", k.run)
 		if k.outage {
 			what = "outage: "
 		}
-		fmt.Fprintf(w, "%skill -9 #%d at %s (runfleet serve #%d), down %s, healthy again %s after restart\n", what, i+1, round(k.at), k.run, round(k.downtime), round(k.restartTook))
+		if k.replica != "" {
+			who = fmt.Sprintf("replica %s, run #%d", k.replica, k.run)
+		}
+		fmt.Fprintf(w, "%skill -9 #%d at %s (%s), down %s, healthy again %s after restart\n", what, i+1, round(k.at), who, round(k.downtime), round(k.restartTook))
+	}
+	if d := r.dbRestart; d != nil {
+		fmt.Fprintf(w, "PostgreSQL crashed at %s (immediate shutdown), down %s, accepting connections again %s after restart\n", round(d.at), round(d.downtime), round(d.restartTook))
+	} else if s.replicas > 1 && s.dbRestart {
+		fmt.Fprintln(w, "PostgreSQL was not restarted: the run ended first")
 	}
 	fmt.Fprintf(w, "chaos ended at %s (faults off); settling ended at %s: ", round(r.chaosEnded), round(r.settleEnded))
 	if r.settled {
@@ -169,15 +186,29 @@ func (r *report) print(w io.Writer) {
 		st := o.send
 		fmt.Fprintf(w, "deliveries: %d, plus %d redelivered after a 2xx; %d attempts, %d not answered 2xx; answers %s\n",
 			st.deliveries, st.redeliveries, st.attempts, st.refused, statusSummary(st.answered))
+		if s.replicas > 1 {
+			fmt.Fprintf(w, "answered 2xx by replica: %s\n", actionSummary(st.delivered))
+		}
 		dl := o.deliveries
 		recovered, resent := dl.recoveredLost()
-		fmt.Fprintf(w, "outage: %d deliveries failed and not resent (%s); the delivery log: %d attempts, %d failed, %d deliveries lost (%s)\n",
-			total(st.abandoned), actionSummary(st.abandoned), dl.attempts, dl.failed, len(dl.lost), actionSummary(dl.lostByAction()))
+		abandonedWhen := "outage"
+		if s.replicas > 1 {
+			abandonedWhen = "killed replicas"
+		}
+		fmt.Fprintf(w, "%s: %d deliveries failed and not resent (%s); the delivery log: %d attempts, %d failed, %d deliveries lost (%s)\n",
+			abandonedWhen, total(st.abandoned), actionSummary(st.abandoned), dl.attempts, dl.failed, len(dl.lost), actionSummary(dl.lostByAction()))
 		fmt.Fprintf(w, "recovered by runfleet from the delivery log: %d of %d lost, and %d that a resend delivered too; %d deliveries fetched, %d list calls\n",
 			recovered, len(dl.lost), resent, dl.fetches, dl.lists)
 		fmt.Fprintf(w, "GitHub API calls: %d (%.1f per job): %s\n", o.apiCalls, float64(o.apiCalls)/float64(max(len(o.jobs), 1)), routeSummary(o.githubCalls))
 	}
-	fmt.Fprintf(w, "\nfiles: %s (driver.log, provider-events.jsonl, cloud-state.json, runfleet.yaml)\n", r.dir)
+	if r.elapsed > 0 {
+		fmt.Fprintf(w, "elapsed: %s\n", round(r.elapsed))
+	}
+	files := "driver.log, provider-events.jsonl, cloud-state.json, runfleet.yaml"
+	if s.replicas > 1 {
+		files = "driver.log, provider-events.jsonl, cloud-state.json, r<N>/runfleet.yaml, postgres/postgres.log"
+	}
+	fmt.Fprintf(w, "\nfiles: %s (%s)\n", r.dir, files)
 	for _, l := range r.logs {
 		fmt.Fprintf(w, "  %s\n", l)
 	}

@@ -35,19 +35,24 @@ type sendStats struct {
 	answered                 map[int]int
 	outstanding              int
 	// abandoned are the deliveries given up after a failed attempt during
-	// the outage, as GitHub gives up on every delivery; by action.
+	// the outage or on a replica killed meanwhile, as GitHub gives up on
+	// every delivery; by action.
 	abandoned map[string]int
+	// delivered counts the attempts answered 2xx, by replica name.
+	delivered map[string]int
 }
 
 // senders post deliveries with concurrent workers, retrying each with
 // backoff until it is answered 2xx — whether runfleet is down (connection
 // refused), slow (timeout) or answers an error — except during the outage,
 // when they play GitHub exactly: a failed delivery is never sent again.
+// With replicas each attempt goes to a replica that is up, and one that
+// fails because its replica was killed meanwhile is not sent again either.
 // Every attempt goes through the fake GitHub (githubtest's Deliver), which
 // logs it in the App's webhook delivery log as GitHub would.
 type senders struct {
 	gh      *githubtest.Server
-	url     string
+	route   router
 	secret  []byte
 	client  *http.Client
 	dupRate float64
@@ -60,10 +65,10 @@ type senders struct {
 	wg     sync.WaitGroup
 }
 
-func newSenders(gh *githubtest.Server, url string, secret []byte, capacity int, dupRate float64, seed uint64) *senders {
+func newSenders(gh *githubtest.Server, route router, secret []byte, capacity int, dupRate float64, seed uint64) *senders {
 	return &senders{
 		gh:      gh,
-		url:     url,
+		route:   route,
 		secret:  secret,
 		client:  &http.Client{Timeout: sendTimeout},
 		dupRate: dupRate,
@@ -71,7 +76,7 @@ func newSenders(gh *githubtest.Server, url string, secret []byte, capacity int, 
 		// never fills: a retry's timer never blocks.
 		queue: make(chan *delivery, capacity),
 		rng:   rand.New(rand.NewPCG(seed, 0x5e4d)),
-		stats: sendStats{answered: map[int]int{}, abandoned: map[string]int{}},
+		stats: sendStats{answered: map[int]int{}, abandoned: map[string]int{}, delivered: map[string]int{}},
 	}
 }
 
@@ -118,8 +123,15 @@ func (s *senders) enqueue(d *delivery) {
 func (s *senders) attempt(ctx context.Context, d *delivery) {
 	s.mu.Lock()
 	resend := d.redelivery || d.attempts > 0
+	to, ok := s.route.pick(s.rng)
 	s.mu.Unlock()
-	logged, err := s.post(ctx, d, resend)
+	if !ok {
+		// No replica up for a moment (never so by plan): as a load
+		// balancer with no healthy target, nothing is sent; try again.
+		time.AfterFunc(100*time.Millisecond, func() { s.queue <- d })
+		return
+	}
+	logged, err := s.post(ctx, d, resend, to.url)
 	if err != nil {
 		if ctx.Err() == nil {
 			// Only a request that cannot be built fails here: keep it
@@ -140,7 +152,7 @@ func (s *senders) attempt(ctx context.Context, d *delivery) {
 		if ctx.Err() != nil {
 			return
 		}
-		if s.outage {
+		if s.outage || s.route.killed(to) {
 			// GitHub never redelivers by itself: the delivery stays failed
 			// in the log, for runfleet to recover.
 			s.stats.outstanding--
@@ -155,6 +167,7 @@ func (s *senders) attempt(ctx context.Context, d *delivery) {
 		return
 	}
 	s.stats.outstanding--
+	s.stats.delivered[s.route.replicaName(to.replica)]++
 	if !d.redelivery && s.rng.Float64() < s.dupRate {
 		again := &delivery{id: d.id, job: d.job, action: d.action, body: d.body, redelivery: true}
 		s.stats.outstanding++
@@ -166,8 +179,8 @@ func (s *senders) attempt(ctx context.Context, d *delivery) {
 
 // post makes one attempt through the fake GitHub, which logs it; resend
 // (every attempt after a delivery's first) is a redelivery there.
-func (s *senders) post(ctx context.Context, d *delivery, resend bool) (githubtest.Delivery, error) {
-	req, err := githubtest.WebhookRequest(s.url, s.secret, "workflow_job", d.id, d.body)
+func (s *senders) post(ctx context.Context, d *delivery, resend bool, url string) (githubtest.Delivery, error) {
+	req, err := githubtest.WebhookRequest(url, s.secret, "workflow_job", d.id, d.body)
 	if err != nil {
 		return githubtest.Delivery{}, err
 	}
@@ -181,5 +194,6 @@ func (s *senders) snapshot() sendStats {
 	out := s.stats
 	out.answered = maps.Clone(s.stats.answered)
 	out.abandoned = maps.Clone(s.stats.abandoned)
+	out.delivered = maps.Clone(s.stats.delivered)
 	return out
 }

@@ -33,6 +33,7 @@ Usage:
   runfleet instances delete NAME [--force] [-o table|json]
   runfleet jobs list [--pool POOL] [-o table|json]
   runfleet why JOB [-o table|json]
+  runfleet cost [--pool POOL] [--by pool|repository|job|day] [-o table|json]
   runfleet reconcile [-o table|json]
   runfleet webhook send FILE [--secret S] [--server URL | --url URL] [--event EVENT] [--delivery ID] [-o table|json]
   runfleet backup FILE [--server URL] [--token TOKEN]
@@ -43,7 +44,7 @@ Usage:
 
 serve runs embedded mode: the webhook endpoint, the operator API, the status
 page (http://HOST:PORT/), workers and the reconciler in one process. The
-instances, jobs, why and reconcile commands operate a running server through its
+instances, jobs, why, cost and reconcile commands operate a running server through its
 operator API (backup copies its store), and webhook send delivers to its
 /webhook:
   --server URL    server to talk to (env RUNFLEET_SERVER; default ` + defaultServer + `)
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.jobs(ctx, rest)
 	case "why":
 		return c.why(ctx, rest)
+	case "cost":
+		return c.cost(ctx, rest)
 	case "reconcile":
 		return c.reconcile(ctx, rest)
 	case "webhook":
@@ -100,7 +103,7 @@ func (c *cli) help(args []string) int {
 	// Each command prints its own usage for -h; asked for by name, it goes
 	// to stdout.
 	switch args[0] {
-	case "serve", "instances", "jobs", "why", "reconcile", "webhook", "provider", "backup", "restore", "version":
+	case "serve", "instances", "jobs", "why", "cost", "reconcile", "webhook", "provider", "backup", "restore", "version":
 		return run(context.Background(), append(args, "-h"), c.getenv, c.stdout, c.stdout)
 	default:
 		fmt.Fprintf(c.stderr, "runfleet: no help for unknown command %q\n\n%s", args[0], mainUsage)

@@ -60,6 +60,8 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		"the started job's queue time":                       `data-stage="started" data-count="1"`,
 		"both jobs' queue times to a machine":                `data-stage="created" data-count="2"`,
 		"the started job's point on the chart":               `<circle class="point stage-started"`,
+		"the pools' cost, nothing deleted yet":               `data-cost-usd="0.000000" data-cost-unknown="0"`,
+		"the cost column":                                    `<td class="num cost">$0.00</td>`,
 	} {
 		if !strings.Contains(dom, pattern) {
 			t.Errorf("the page does not show %s (%s)", what, pattern)

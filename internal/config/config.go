@@ -21,6 +21,9 @@ type Config struct {
 	// Metadata tunes what runner machines are served while they boot.
 	Metadata Metadata `yaml:"metadata"`
 	Pools    []Pool   `yaml:"pools"`
+	// Prices are machine prices in USD per hour, by instance type and
+	// market; they win over a provider's own (cost.go).
+	Prices []Price `yaml:"prices"`
 }
 
 // GitHub says how runfleet talks to GitHub.
@@ -206,6 +209,8 @@ type Pool struct {
 	// ScaleSet feeds the pool from a runner scale set instead of webhooks
 	// (scaleset.go); absent = webhooks.
 	ScaleSet *ScaleSet `yaml:"scale_set"`
+	// Cost prices the pool's machines and sets its monthly budget.
+	Cost PoolCost `yaml:"cost"`
 }
 
 // SpotBreaker: after Interruptions spot interruptions within Window, the

@@ -102,4 +102,10 @@ var keyDocs = map[string]keyDoc{
 	"pools[].spot_breaker.interruptions":   {modes: both, unit: "interruptions", fallback: fmt.Sprint(runner.DefaultSpotBreakerInterruptions), doc: "Spot interruptions within `window` that turn the pool's spot off ([providers-ec2.md](providers-ec2.md#spot-interruption))."},
 	"pools[].spot_breaker.window":          {modes: both, fallback: durationWords(runner.DefaultSpotBreakerWindow), doc: "The window the interruptions are counted in."},
 	"pools[].spot_breaker.cooldown":        {modes: both, fallback: durationWords(runner.DefaultSpotBreakerCooldown), doc: "How long the pool stays on on-demand once the breaker opens."},
+	"pools[].cost.usd_per_hour":            {modes: both, unit: "USD an hour", doc: "The price of one of the pool's machines, whatever the provider reports it to be: for an external provider's pool (its one flavor), or a rate agreed with the cloud. `0`: the `prices` table, then the provider's own price (EC2: the Price List API, spot price history)."},
+	"pools[].cost.monthly_budget_usd":      {modes: both, unit: "USD", doc: "When > 0, the pool's cost this calendar month (UTC) above it is reported: `serve` logs a WARN line and sets `runfleet_cost_budget_exceeded{pool}`; on AWS the stack's `CostBudgetPool`/`CostMonthlyBudgetUsd` alarm ([runbook](runbook.md#costoverbudgetalarm)). `0`: no budget."},
+	"prices":                               {modes: both, doc: "Machine prices, by instance type and market, that win over a provider's own (EC2's Price List API and spot price history): negotiated rates, savings plans, Windows or licensed machines ([cost.md](cost.md))."},
+	"prices[].instance_type":               {modes: both, doc: "An instance type as the provider reports it, e.g. `m7g.large` (case-insensitive). **Required.**"},
+	"prices[].market":                      {modes: both, doc: "`on-demand` or `spot`; each type once per market."},
+	"prices[].usd_per_hour":                {modes: both, unit: "USD an hour", doc: "The price of one machine an hour. **Required**, > 0."},
 }

@@ -67,6 +67,8 @@ func typeWords(t reflect.Type) string {
 		return "integer"
 	case t.Kind() == reflect.String:
 		return "string"
+	case t.Kind() == reflect.Float64:
+		return "number"
 	case t.Kind() == reflect.Slice:
 		return "list of " + typeWords(t.Elem()) + "s"
 	case t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Interface:

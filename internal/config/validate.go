@@ -48,6 +48,7 @@ func (c *Config) validate() problems {
 	c.Engine.validate(&p)
 	c.Metadata.validate(&p)
 	c.validatePools(&p)
+	c.validatePrices(&p)
 	return p
 }
 

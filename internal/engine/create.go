@@ -172,12 +172,26 @@ func created(cur, claimed *runner.Instance, providerID string, runnerID int64, n
 	return next, nil
 }
 
+// recordMachine notes on next what the provider made, for its price:
+// the machine type and market it reports, and the start of the create
+// that made it (the claim's time: the provider bills from its launch,
+// which comes after, and a create cut short still left a machine).
+func recordMachine(next, claimed *runner.Instance, machine providers.Instance) {
+	if next.MachineAt.IsZero() || next.CreateAttempt == claimed.CreateAttempt {
+		next.MachineType, next.Market, next.MachineAt = machine.MachineType, machine.Market, claimed.StatusChangedAt
+	}
+}
+
 // recordCreated records the machine and runner a create made (created)
 // and sends on what follows: the delete of an instance whose job ended
 // meanwhile, or of a machine whose instance was deleted under it.
 func (e *Engine) recordCreated(ctx context.Context, log *slog.Logger, msg Message, claimed *runner.Instance, machine providers.Instance, runnerID int64) error {
 	final, _, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
-		return created(cur, claimed, machine.ProviderID, runnerID, e.now())
+		next, err := created(cur, claimed, machine.ProviderID, runnerID, e.now())
+		if err == nil {
+			recordMachine(next, claimed, machine)
+		}
+		return next, err
 	})
 	if err != nil {
 		return fmt.Errorf("record created machine for %s: %w", claimed.Name, err)

@@ -146,14 +146,20 @@ func deleted(cur *runner.Instance, faults []string, now time.Time) (*runner.Inst
 // without finishing a job of its own, serves the job it was made for,
 // which may still wait.
 func (e *Engine) markDeleted(ctx context.Context, log *slog.Logger, claimed *runner.Instance, faults []string) error {
+	price := e.priceOf(ctx, log, claimed)
 	gone, done, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
-		return deleted(cur, faults, e.now())
+		next, err := deleted(cur, faults, e.now())
+		if err == nil && price != nil {
+			cost := runner.CostOf(next, *price, next.StatusChangedAt)
+			next.Cost = &cost
+		}
+		return next, err
 	})
 	if err != nil {
 		return fmt.Errorf("mark %s deleted: %w", claimed.Name, err)
 	}
 	if done {
-		log.Info("instance deleted", "status", runner.StatusDeleted)
+		log.Info("instance deleted", costAttrs(gone.Cost, "status", runner.StatusDeleted)...)
 		if claimed.RunnerStatus != runner.RunnerTerminated {
 			e.serveJobOf(ctx, log, gone)
 		}

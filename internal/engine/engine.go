@@ -75,6 +75,9 @@ type Options struct {
 	// webhook deliveries GitHub failed to make (reconcile_deliveries.go).
 	// Nil when there is no delivery log to read (token auth).
 	Deliveries *DeliveryRecovery
+	// Prices, when set, prices each machine when its instance is deleted
+	// (runner.Instance.Cost); nil records no costs.
+	Prices Prices
 	// Memory, when set, is shared with other engines (see Memory); nil
 	// gives this engine its own.
 	Memory *Memory

@@ -369,7 +369,7 @@ func (lg *Ledger) newInstance(pool *runner.Pool, job *runner.Job, name string) *
 	}
 	if job != nil {
 		inst.JobID, inst.RunAttempt, inst.InstallationID = job.ID, job.RunAttempt, job.InstallationID
-		inst.JobQueuedAt = job.QueuedAt
+		inst.JobQueuedAt, inst.Repository = job.QueuedAt, job.Repository
 		inst.Labels = pool.JobRunnerLabels(lg.controllerID, job.Labels)
 	}
 	return inst

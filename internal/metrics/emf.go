@@ -54,8 +54,8 @@ func (e *EMF) Flush() error { return e.emf.Flush() }
 func (e *EMF) put(name string, value float64, labels ...string) {
 	unit := telemetry.UnitCount
 	switch {
-	case name == ReconcileLastPass:
-		unit = telemetry.UnitNone // a point in time, not a duration
+	case name == ReconcileLastPass, name == CostDollars:
+		unit = telemetry.UnitNone // a point in time; dollars
 	case strings.HasSuffix(name, "_seconds"):
 		unit = telemetry.UnitSeconds
 	}
@@ -75,9 +75,15 @@ func (e *EMF) JobWaited(pool string, stage engine.QueueStage, waited time.Durati
 	e.put(JobQueueSeconds, waited.Seconds(), pool, string(stage))
 }
 
-// InstanceChanged records nothing: instance gauges are read from the store
-// once per pass (Fleet), which also sees what other functions changed.
-func (e *EMF) InstanceChanged(*runner.Instance, runner.Status) {}
+// InstanceChanged records the cost of a deleted instance (the sum over a
+// period is what the pool cost; the CostOverBudget alarm reads it).
+// Instance gauges are read from the store once per pass (Fleet), which
+// also sees what other functions changed.
+func (e *EMF) InstanceChanged(inst *runner.Instance, _ runner.Status) {
+	if usd, ok := DeletedCost(inst); ok {
+		e.put(CostDollars, usd, inst.Pool)
+	}
+}
 
 func (e *EMF) DeleteRetried(pool string) { e.put(DeleteRetries, 1, pool) }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 type emfDoc struct {
@@ -95,5 +96,24 @@ func TestEMFFleetGauges(t *testing.T) {
 	}
 	if sets := docs[0].AWS.CloudWatchMetrics[0].Dimensions; len(sets) != 1 || len(sets[0]) != 1 || sets[0][0] != metrics.LabelControllerID {
 		t.Errorf("dimension sets %v, want only [controller_id]", sets)
+	}
+}
+
+// A deleted instance's known cost is one sample of dollars (no unit) under
+// its pool; an unknown cost writes nothing.
+func TestEMFWritesTheCostOfADeletedInstance(t *testing.T) {
+	var out bytes.Buffer
+	e := metrics.NewEMF(&out, "ctl")
+	e.InstanceChanged(&runner.Instance{Name: "i", Pool: "linux", Status: runner.StatusDeleted, Cost: &runner.Cost{USD: 0.1248, Seconds: 5400}}, runner.StatusDeleting)
+	e.InstanceChanged(&runner.Instance{Name: "j", Pool: "linux", Status: runner.StatusDeleted, Cost: &runner.Cost{Unknown: "no price"}}, runner.StatusDeleting)
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	docs := emfDocs(t, out.String())
+	if len(docs) != 1 || docs[0].fields[metrics.CostDollars] != 0.1248 || docs[0].fields[metrics.LabelPool] != "linux" {
+		t.Fatalf("EMF = %s", out.String())
+	}
+	if m := docs[0].AWS.CloudWatchMetrics[0].Metrics[0]; m.Name != metrics.CostDollars || m.Unit != "None" {
+		t.Fatalf("metric = %+v, want %s in None", m, metrics.CostDollars)
 	}
 }

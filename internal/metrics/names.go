@@ -38,6 +38,8 @@ const (
 	OldestWaitingJob          = "runfleet_oldest_waiting_job_seconds"
 	PoolMaxRunners            = "runfleet_pool_max_runners"
 	BuildInfo                 = "runfleet_build_info"
+	CostDollars               = "runfleet_cost_dollars_total"
+	CostBudgetExceeded        = "runfleet_cost_budget_exceeded"
 )
 
 // Label names; on EMF they are the dimension names.
@@ -118,6 +120,8 @@ var Families = []Family{
 	{JobsUnmatched, "Jobs queued in GitHub that no pool serves, by reason (labels: no pool has all of their labels; owner: no pool serves where they run). runfleet why JOB says which labels.", Gauge, []string{LabelReason}, nil},
 	{OldestWaitingJob, "Seconds the pool's oldest open job (wanting a runner, not started yet) has waited since GitHub queued it; 0 when none waits.", Gauge, []string{LabelPool}, nil},
 	{PoolMaxRunners, "The pool's max_runners as configured: with runfleet_instances, how full the pool is.", Gauge, []string{LabelPool}, nil},
+	{CostDollars, "What the pool's machines cost, in US dollars, counted as each instance is deleted (its price times the seconds it ran); instances of unknown price add nothing (runfleet cost counts them).", Counter, []string{LabelPool}, nil},
+	{CostBudgetExceeded, "1 once the pool's cost this calendar month (UTC) passed its pools[].cost.monthly_budget_usd, else 0 (runfleet serve; on AWS the CostOverBudget alarm).", Gauge, []string{LabelPool}, nil},
 	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // Recorder hears every event the vocabulary counts. Embedded mode's
@@ -48,4 +49,13 @@ func PassResult(err error) string {
 		return ResultError
 	}
 	return ResultOK
+}
+
+// DeletedCost is the cost a status change adds to runfleet_cost_dollars_total:
+// the known, non-zero cost of an instance that is now deleted.
+func DeletedCost(inst *runner.Instance) (float64, bool) {
+	if inst == nil || inst.Status != runner.StatusDeleted || !inst.Cost.Known() || inst.Cost.USD <= 0 {
+		return 0, false
+	}
+	return inst.Cost.USD, true
 }

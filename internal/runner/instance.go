@@ -23,6 +23,9 @@ type Instance struct {
 	// here so each stage of its queue time is measured without reading the
 	// ledger; zero for warm runners and instances of older releases.
 	JobQueuedAt time.Time `json:"job_queued_at,omitzero"`
+	// Repository ("org/repo") is the queued job's repository, for cost per
+	// repository: Owner may be an organization's runner scope.
+	Repository string `json:"repository,omitempty"`
 	// ActiveJobID is the job the runner actually picked up (GitHub may hand
 	// any matching runner any queued job), set by the in_progress event.
 	ActiveJobID int64 `json:"active_job_id,omitempty"`
@@ -50,6 +53,16 @@ type Instance struct {
 	// a second one a confirmation window later does. Zero otherwise.
 	NotBusySince time.Time `json:"not_busy_since,omitzero"`
 	ProviderID   string    `json:"provider_id,omitempty"`
+	// MachineType and Market are what the provider made (EC2: the instance
+	// type after any failover, spot or on-demand); MachineAt is when the
+	// create that made it started. Together with the delete's time they
+	// price the machine (Cost). Empty when the provider does not say.
+	MachineType string    `json:"machine_type,omitempty"`
+	Market      string    `json:"market,omitempty"`
+	MachineAt   time.Time `json:"machine_at,omitzero"`
+	// Cost is set once, when the instance is deleted (CostOf); nil before,
+	// and on records of older releases.
+	Cost *Cost `json:"cost,omitempty"`
 	// ProviderFault is the provider's last error text, kept so an operator can
 	// read why an instance failed without digging through logs.
 	ProviderFault string `json:"provider_fault,omitempty"`
@@ -131,6 +144,10 @@ func (in *Instance) Clone() *Instance {
 	}
 	out := *in
 	out.Labels = append([]string(nil), in.Labels...)
+	if in.Cost != nil {
+		c := *in.Cost
+		out.Cost = &c
+	}
 	return &out
 }
 

@@ -1,19 +1,24 @@
 package serve
 
 import (
+	"context"
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/cost"
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/wiring"
 )
 
 // newRecorder is embedded mode's metrics: the vocabulary (internal/metrics)
@@ -35,6 +40,29 @@ func newRecorder(cfg *config.Config, st store.Store, dead queue.DeadLetterer, gh
 		state.GitHub = t
 	}
 	return promexport.New(pools, state)
+}
+
+// watchBudgets is the pools' monthly budget watch (cost.Budget), seeded
+// with this month's costs of the deleted instances the store keeps; nil
+// when no pool has a budget.
+func watchBudgets(ctx context.Context, cfg *config.Config, st store.Store, rec *promexport.Recorder, log *slog.Logger) engine.Observer {
+	limits := wiring.Budgets(cfg)
+	if len(limits) == 0 {
+		return nil
+	}
+	budget := cost.NewBudget(limits, rec.BudgetExceeded, log)
+	lister, ok := st.(store.DeletedLister)
+	if !ok {
+		log.Info("monthly budgets count from this start: the store cannot list deleted instances")
+		return budget
+	}
+	deleted, err := lister.ListDeletedInstances(ctx, "")
+	if err != nil {
+		log.Warn("monthly budgets count from this start: reading the deleted instances failed", "error", err)
+		return budget
+	}
+	budget.Seed(deleted, time.Now())
+	return budget
 }
 
 // metricsHandler answers GET /metrics, behind server.metrics_token's

@@ -118,7 +118,8 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	page := statuspage.NewRecorder(nil)
-	eng, err := buildEngine(cfg, st, engineGitHub, provs, installationID, boot, engine.Observers(rec, page), log)
+	budget := watchBudgets(ctx, cfg, st.store, rec, log)
+	eng, err := buildEngine(cfg, st, engineGitHub, provs, installationID, boot, engine.Observers(rec, page, budget), log)
 	if err != nil {
 		return err
 	}
@@ -225,6 +226,7 @@ func buildEngine(cfg *config.Config, st *state, gh github.GitHub, provs map[stri
 	o.Store, o.Queue, o.GitHub, o.Providers, o.Logger = st.store, st.queue, gh, provs, log
 	o.InstallationID = installationID
 	o.Deliveries = wiring.Deliveries(cfg, gh)
+	o.Prices = wiring.Prices(cfg, provs)
 	o.Observer = observer
 	// A worker's create is bounded by the visibility timeout (the queue
 	// hands its message to another worker then anyway): an instance

@@ -1,5 +1,5 @@
 // Package statuspage is the read-only status page `runfleet serve` shows
-// at /: pools with live, max and waiting demand, instances by status, open
+// at /: pools with live, max and waiting demand and what they cost, instances by status, open
 // jobs, recent transitions and a queue-time chart of the last hour. It is
 // one self-contained HTML document (CSS inline, the chart an inline SVG
 // drawn on the server, no script), so it works offline and behind any
@@ -54,6 +54,7 @@ type page struct {
 	access access
 	log    *slog.Logger
 	now    func() time.Time
+	costs  poolCosts
 }
 
 // New returns the page's handler; mount it at "/{$}" and at "/why/{job}"
@@ -100,7 +101,7 @@ func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		v, err := buildView(ctx, p.src, p.rec, p.now())
+		v, err := buildView(ctx, p.src, p.rec, &p.costs, p.now())
 		if err != nil {
 			p.log.ErrorContext(r.Context(), "status page could not read the fleet", "error", err)
 			plain(w, http.StatusInternalServerError, "status page: "+err.Error())

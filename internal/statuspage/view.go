@@ -43,6 +43,12 @@ type poolRow struct {
 	// met yet (full, backing off, or about to be made).
 	Waiting int
 	Open    int
+	// Cost is what the pool's deleted instances kept (7 days) cost, in
+	// words; CostUSD and CostUnknown (instances of no known price) are
+	// the numbers behind it.
+	Cost        string
+	CostUSD     float64
+	CostUnknown int
 }
 
 type statusCount struct {
@@ -74,8 +80,9 @@ type transitionRow struct {
 	Fault                    string
 }
 
-// buildView reads the engine and the recorder once.
-func buildView(ctx context.Context, src Source, rec *Recorder, at time.Time) (*view, error) {
+// buildView reads the engine and the recorder once, and the pools' costs
+// through costs at most once a minute.
+func buildView(ctx context.Context, src Source, rec *Recorder, costs *poolCosts, at time.Time) (*view, error) {
 	instances, err := src.ListInstances(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("list instances: %w", err)
@@ -87,6 +94,8 @@ func buildView(ctx context.Context, src Source, rec *Recorder, at time.Time) (*v
 	v := &view{GeneratedAt: at.UTC().Format(time.RFC3339)}
 	demand := runner.MeasureDemand(jobs, instances)
 	v.Pools = poolRows(src.Pools(), instances, demand)
+	spent, listed := costs.read(ctx, src, at)
+	setCosts(v.Pools, spent, listed)
 	v.StatusCounts = statusCounts(instances)
 	v.Instances = instanceRows(instances, at)
 	v.Jobs = jobRows(jobs, demand, at)

@@ -63,7 +63,7 @@ func calledActions(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := regexp.MustCompile(`p\.(client|ssm)\.([A-Z][A-Za-z]+)\(|awsec2\.New([A-Za-z]+)Paginator\(`)
+	call := regexp.MustCompile(`p\.(client|ssm|pricing)\.([A-Z][A-Za-z]+)\(|awsec2\.New([A-Za-z]+)Paginator\(`)
 	var out []string
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -76,7 +76,7 @@ func calledActions(t *testing.T) []string {
 		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
 			action := "ec2:" + m[3]
 			if m[2] != "" {
-				action = map[string]string{"client": "ec2:", "ssm": "ssm:"}[m[1]] + m[2]
+				action = map[string]string{"client": "ec2:", "ssm": "ssm:", "pricing": "pricing:"}[m[1]] + m[2]
 			}
 			if !slices.Contains(out, action) {
 				out = append(out, action)

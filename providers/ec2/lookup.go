@@ -90,6 +90,12 @@ func toInstance(inst ec2types.Instance) providers.Instance {
 		Status:     providers.StatusUnknown,
 		OSType:     "linux",
 		OSArch:     arch(inst.Architecture),
+		// What the machine is, for its price: the type after any failover.
+		MachineType: string(inst.InstanceType),
+		Market:      providers.MarketOnDemand,
+	}
+	if inst.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
+		out.Market = providers.MarketSpot
 	}
 	if inst.State != nil {
 		out.Status = status(inst.State.Name)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/runfleet/runfleet/providers"
@@ -31,7 +32,11 @@ type Provider struct {
 	types *typeCatalog
 	// ssm resolves a resolve:ssm image to compare warm machines with.
 	ssm *ssm.Client
-	log *slog.Logger
+	// pricing reads on-demand prices (ondemand.go) for region, the
+	// provider's.
+	pricing productLister
+	region  string
+	log     *slog.Logger
 	// onFailover, when set, hears each capacity failover (WithFailoverHook).
 	onFailover  func(pool, reason string)
 	claimSettle time.Duration
@@ -91,6 +96,8 @@ func NewWithConfig(cfg aws.Config, owner Ownership, settings Settings, opts ...O
 	p := &Provider{
 		client:       awsec2.NewFromConfig(cfg),
 		ssm:          ssm.NewFromConfig(cfg),
+		pricing:      pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.Region = pricingRegion }),
+		region:       cfg.Region,
 		controllerID: owner.ControllerID,
 		poolID:       owner.PoolID,
 		settings:     settings,

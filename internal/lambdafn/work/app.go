@@ -107,6 +107,8 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	o.InstallationID = installationID
 	o.Store, o.Queue, o.GitHub, o.Providers = base.Store, base.Queue, gh, provs
 	o.Observer = base.Metrics
+	// Built once per execution environment: its price cache lives as long.
+	o.Prices = wiring.Prices(base.Config, provs)
 	if role == lambdafn.RoleReconciler {
 		// Only the reconcile pass reads the webhook delivery log.
 		o.Deliveries = wiring.Deliveries(base.Config, gh)

@@ -45,6 +45,8 @@ type Recorder struct {
 	spot        *prometheus.CounterVec
 	breaker     *prometheus.GaugeVec
 	failovers   *prometheus.CounterVec
+	cost        *prometheus.CounterVec
+	overBudget  *prometheus.GaugeVec
 	now         func() time.Time
 	stateSource *state
 }
@@ -96,7 +98,11 @@ func New(pools []string, state State) *Recorder {
 	r.spot = counterVec(r.reg, metrics.SpotInterruptions)
 	r.breaker = gaugeVec(r.reg, metrics.SpotBreakerOpen)
 	r.failovers = counterVec(r.reg, metrics.CapacityFailovers)
+	r.cost = counterVec(r.reg, metrics.CostDollars)
+	r.overBudget = gaugeVec(r.reg, metrics.CostBudgetExceeded)
 	for _, p := range pools {
+		r.cost.WithLabelValues(p)
+		r.overBudget.WithLabelValues(p)
 		for _, s := range engine.QueueStages {
 			r.queueByStage[poolStage{p, s}] = r.queue.WithLabelValues(p, string(s))
 		}
@@ -160,9 +166,22 @@ func (r *Recorder) JobWaited(pool string, stage engine.QueueStage, waited time.D
 	o.Observe(waited.Seconds())
 }
 
-// InstanceChanged records nothing: instance gauges are read from the store
-// at scrape time, so they can never drift from it.
-func (r *Recorder) InstanceChanged(*runner.Instance, runner.Status) {}
+// InstanceChanged counts the cost of a deleted instance. Instance gauges
+// are read from the store at scrape time, so they can never drift from it.
+func (r *Recorder) InstanceChanged(inst *runner.Instance, _ runner.Status) {
+	if usd, ok := metrics.DeletedCost(inst); ok {
+		r.cost.WithLabelValues(inst.Pool).Add(usd)
+	}
+}
+
+// BudgetExceeded sets runfleet_cost_budget_exceeded for pool.
+func (r *Recorder) BudgetExceeded(pool string, exceeded bool) {
+	v := 0.0
+	if exceeded {
+		v = 1
+	}
+	r.overBudget.WithLabelValues(pool).Set(v)
+}
 
 func (r *Recorder) DeleteRetried(pool string) { r.deleteRetries.WithLabelValues(pool).Inc() }
 

@@ -39,6 +39,7 @@ type instanceRecord struct {
 	InterruptedAt  string   `dynamodbav:"interrupted_at,omitempty"`
 	InterruptFrom  string   `dynamodbav:"interrupted_since,omitempty"`
 	JobQueuedAt    string   `dynamodbav:"job_queued_at,omitempty"`
+	Repository     string   `dynamodbav:"repository,omitempty"`
 	Owner          string   `dynamodbav:"owner,omitempty"`
 	InstallationID int64    `dynamodbav:"installation_id,omitempty"`
 	Labels         []string `dynamodbav:"labels,omitempty"`
@@ -47,16 +48,29 @@ type instanceRecord struct {
 	NotBusySince   string   `dynamodbav:"not_busy_since,omitempty"`
 	ProviderID     string   `dynamodbav:"provider_id,omitempty"`
 	ProviderFault  string   `dynamodbav:"provider_fault,omitempty"`
-	Attempts       int      `dynamodbav:"attempts"`
-	NextAttemptAt  string   `dynamodbav:"next_attempt_at,omitempty"`
-	WaitingGitHub  string   `dynamodbav:"waiting_for_github,omitempty"`
-	CreateAttempt  int      `dynamodbav:"create_attempt"`
-	Version        int64    `dynamodbav:"version"`
+	MachineType    string   `dynamodbav:"machine_type,omitempty"`
+	Market         string   `dynamodbav:"market,omitempty"`
+	MachineAt      string   `dynamodbav:"machine_at,omitempty"`
+	// Cost is a map attribute, present once the instance is deleted.
+	Cost          *costRecord `dynamodbav:"cost,omitempty"`
+	Attempts      int         `dynamodbav:"attempts"`
+	NextAttemptAt string      `dynamodbav:"next_attempt_at,omitempty"`
+	WaitingGitHub string      `dynamodbav:"waiting_for_github,omitempty"`
+	CreateAttempt int         `dynamodbav:"create_attempt"`
+	Version       int64       `dynamodbav:"version"`
 
 	CreatedAt       string `dynamodbav:"created_at,omitempty"`
 	UpdatedAt       string `dynamodbav:"updated_at,omitempty"`
 	StatusChangedAt string `dynamodbav:"status_changed_at,omitempty"`
 	ExpiresAt       string `dynamodbav:"expires_at,omitempty"`
+}
+
+// costRecord is a runner.Cost as stored.
+type costRecord struct {
+	USD        float64 `dynamodbav:"usd"`
+	USDPerHour float64 `dynamodbav:"usd_per_hour,omitempty"`
+	Seconds    int64   `dynamodbav:"seconds"`
+	Unknown    string  `dynamodbav:"unknown,omitempty"`
 }
 
 func instanceKey(name string) string { return prefixInstance + name }
@@ -86,6 +100,10 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		InterruptedAt:   formatTime(inst.InterruptedAt),
 		InterruptFrom:   formatTime(inst.InterruptedSince),
 		JobQueuedAt:     formatTime(inst.JobQueuedAt),
+		Repository:      inst.Repository,
+		MachineType:     inst.MachineType,
+		Market:          inst.Market,
+		MachineAt:       formatTime(inst.MachineAt),
 		Owner:           inst.Owner.String(),
 		InstallationID:  inst.InstallationID,
 		Labels:          inst.Labels,
@@ -103,6 +121,9 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		UpdatedAt:       formatTime(inst.UpdatedAt),
 		StatusChangedAt: formatTime(inst.StatusChangedAt),
 		ExpiresAt:       formatTime(inst.ExpiresAt),
+	}
+	if c := inst.Cost; c != nil {
+		rec.Cost = &costRecord{USD: c.USD, USDPerHour: c.USDPerHour, Seconds: c.Seconds, Unknown: c.Unknown}
 	}
 	if inst.Status.Live() {
 		rec.LiveShard = shardKey(instanceShardPrefix, shardOf(rec.PK))
@@ -146,6 +167,12 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		Attempts:         rec.Attempts,
 		CreateAttempt:    rec.CreateAttempt,
 		Version:          rec.Version,
+		Repository:       rec.Repository,
+		MachineType:      rec.MachineType,
+		Market:           rec.Market,
+	}
+	if c := rec.Cost; c != nil {
+		inst.Cost = &runner.Cost{USD: c.USD, USDPerHour: c.USDPerHour, Seconds: c.Seconds, Unknown: c.Unknown}
 	}
 	var err error
 	for _, f := range []struct {
@@ -158,6 +185,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		{&inst.InterruptedAt, rec.InterruptedAt},
 		{&inst.InterruptedSince, rec.InterruptFrom},
 		{&inst.JobQueuedAt, rec.JobQueuedAt},
+		{&inst.MachineAt, rec.MachineAt},
 		{&inst.CreatedAt, rec.CreatedAt},
 		{&inst.UpdatedAt, rec.UpdatedAt},
 		{&inst.StatusChangedAt, rec.StatusChangedAt},

@@ -35,6 +35,9 @@ func createRoundTripsEveryField(t *testing.T, s store.Store) {
 	next.Labels = nil
 	next.NextAttemptAt = time.Time{}
 	next.ExpiresAt = time.Time{}
+	// A cost of a millionth of a dollar, written by an update as a delete
+	// writes it, comes back exact.
+	next.Cost = &runner.Cost{USD: 0.000001, USDPerHour: 0.0036, Seconds: 1}
 	if err := s.UpdateInstance(context.Background(), want.Status, next); err != nil {
 		t.Fatalf("UpdateInstance: %v", err)
 	}

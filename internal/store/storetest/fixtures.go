@@ -65,6 +65,13 @@ func fullInstance(pool string) *runner.Instance {
 		NotBusySince:     base.Add(3 * time.Minute),
 		ProviderID:       "i-0abc/def ünïcode",
 		ProviderFault:    "quota exceeded:\n\tline two",
+		MachineType:      "m7g.large",
+		Market:           runner.MarketSpot,
+		MachineAt:        base.Add(5 * time.Second),
+		// Every field set, fractions a float32 or a decimal string cut
+		// short would change.
+		Cost:             &runner.Cost{USD: 0.123457, USDPerHour: 0.0816, Seconds: 5_447, Unknown: "not a price: \"x\""},
+		Repository:       "octo-org/ünïcode-repo",
 		Attempts:         7,
 		NextAttemptAt:    base.Add(90 * time.Second),
 		WaitingForGitHub: base.Add(95 * time.Second),

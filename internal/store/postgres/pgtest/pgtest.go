@@ -9,6 +9,9 @@
 // cannot start fails the test with the reason and the server's own output:
 // nothing here ever skips.
 //
+// Programs other than tests (the chaos driver) use StartServer for a server
+// of their own, which they may crash and restart.
+//
 // Use Main as the whole body of TestMain, so the server is stopped and its
 // directory removed when the tests end; on Linux the kernel also kills it
 // if the test binary dies first.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,19 +30,52 @@ const (
 	startAttempts = 3
 )
 
-// server is the postgres process this test binary started.
+// server is a postgres process on one data directory and one port, which
+// may be killed and started again there.
 type server struct {
-	dir    string // removed by stop
-	port   int
+	dir   string // holds data; removed by stop when removeDir
+	data  string
+	bin   string
+	owner *osUser
+	port  int
+	// log, when set, receives the server's output besides output.
+	log       io.Writer
+	removeDir bool
+	// crashSafe keeps synchronous_commit on, so a commit the client saw
+	// survives the process being killed. The tests' server never crashes
+	// and trades it for speed; fsync stays off either way, since only the
+	// process dies, never the machine's page cache.
+	crashSafe bool
+	output    *testenv.TailBuffer
+
+	mu     sync.Mutex
 	cmd    *exec.Cmd
-	exited chan struct{}
-	output *testenv.TailBuffer
+	exited chan struct{} // closed when cmd has exited
 	once   sync.Once
 }
 
 // startServer runs initdb into a new temporary directory and starts
-// postgres on it.
+// postgres on it: the test binary's server.
 func startServer() (*server, error) {
+	dir, err := os.MkdirTemp("", "runfleet-pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	srv, err := initServer(dir, nil)
+	if err == nil {
+		srv.removeDir = true
+		err = srv.startOnFreePort()
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return srv, nil
+}
+
+// initServer finds the binaries and the user to run them as and runs
+// initdb into dir/data; the server is not started.
+func initServer(dir string, log io.Writer) (*server, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -50,28 +84,28 @@ func startServer() (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "runfleet-pgtest-")
-	if err != nil {
-		return nil, err
-	}
 	data, err := prepareDataDir(dir, bin, owner)
 	if err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	return &server{dir: dir, data: data, bin: bin, owner: owner, log: log, output: &testenv.TailBuffer{Limit: 16 << 10}}, nil
+}
+
+// startOnFreePort starts the server on a free loopback port, trying
+// another when the one picked was taken before the server bound it.
+func (s *server) startOnFreePort() error {
 	var lastErr error
 	for range startAttempts {
-		srv, err := startPostgres(dir, data, bin, owner)
-		if err == nil {
-			return srv, nil
+		port, err := testenv.FreeLoopbackPort()
+		if err != nil {
+			return err
 		}
-		lastErr = err
-		if !errors.Is(err, errExited) {
-			break
+		s.port = port
+		if lastErr = s.start(); lastErr == nil || !errors.Is(lastErr, errExited) {
+			return lastErr
 		}
 	}
-	_ = os.RemoveAll(dir)
-	return nil, lastErr
+	return lastErr
 }
 
 // prepareDataDir makes dir traversable by the server's user and runs
@@ -100,41 +134,48 @@ func prepareDataDir(dir, bin string, owner *osUser) (string, error) {
 // errExited: the server process ended while we waited for it.
 var errExited = errors.New("postgres exited")
 
-// startPostgres starts the server on a free loopback port and waits until
-// it accepts connections.
-func startPostgres(dir, data, bin string, owner *osUser) (*server, error) {
-	port, err := testenv.FreeLoopbackPort()
-	if err != nil {
-		return nil, err
+// start starts postgres on the data directory and s.port and waits until
+// it accepts connections. After a crash (kill) the server replays its
+// write-ahead log first, as any PostgreSQL does after losing power.
+func (s *server) start() error {
+	synchronousCommit := "off"
+	if s.crashSafe {
+		synchronousCommit = "on"
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
-		"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", data,
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data,
+		"-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-k", s.data,
+		"-c", "fsync=off", "-c", "synchronous_commit="+synchronousCommit, "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "shared_buffers=64MB")
-	owner.runAs(cmd)
-	srv := &server{dir: dir, port: port, cmd: cmd, exited: make(chan struct{}), output: &testenv.TailBuffer{Limit: 16 << 10}}
-	cmd.Stdout, cmd.Stderr = srv.output, srv.output
-	if err := startChild(cmd); err != nil {
-		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	s.owner.runAs(cmd)
+	var out io.Writer = s.output
+	if s.log != nil {
+		out = io.MultiWriter(s.output, s.log)
 	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := startChild(cmd); err != nil {
+		return fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
-		close(srv.exited)
+		close(exited)
 	}()
-	if err := srv.waitReady(); err != nil {
-		srv.kill()
-		return nil, fmt.Errorf("postgres on 127.0.0.1:%d: %w; its output:\n%s", port, err, srv.output.String())
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	if err := s.waitReady(exited); err != nil {
+		s.kill()
+		return fmt.Errorf("postgres on 127.0.0.1:%d: %w; its output:\n%s", s.port, err, s.output.String())
 	}
-	return srv, nil
+	return nil
 }
 
-// waitReady polls until the server accepts a connection. It runs once per
-// test binary, at start only.
-func (s *server) waitReady() error {
+// waitReady polls until the server accepts a connection.
+func (s *server) waitReady(exited <-chan struct{}) error {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		select {
-		case <-s.exited:
+		case <-exited:
 			return errExited
 		default:
 		}
@@ -153,21 +194,33 @@ func (s *server) waitReady() error {
 }
 
 // stop shuts the server down (immediate mode, which also releases its
-// shared memory) and removes its directory.
+// shared memory) and removes its directory if it made it.
 func (s *server) stop() {
 	s.once.Do(func() {
 		s.kill()
-		_ = os.RemoveAll(s.dir)
+		if s.removeDir {
+			_ = os.RemoveAll(s.dir)
+		}
 	})
 }
 
+// kill is PostgreSQL's immediate shutdown (SIGQUIT): every backend ends at
+// once, nothing is checkpointed, and the next start recovers from the
+// write-ahead log as after a crash. A server still there after ten seconds
+// gets SIGKILL.
 func (s *server) kill() {
-	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGQUIT)
 	select {
-	case <-s.exited:
+	case <-exited:
 		return
 	case <-time.After(10 * time.Second):
 	}
-	_ = s.cmd.Process.Kill()
-	<-s.exited
+	_ = cmd.Process.Kill()
+	<-exited
 }
