@@ -194,12 +194,15 @@ func (l *Listener) listen(ctx context.Context) {
 // lostSession reports whether err means the session is gone, and updates
 // st for the next one: a session GitHub dropped, or whose token it will
 // not renew, is replaced keeping lastMessageId; a deleted scale set is
-// ensured again, with a new queue, so lastMessageId starts over.
+// ensured again, and if GitHub made it anew (a new id, a new queue)
+// lastMessageId starts over (open).
 func (l *Listener) lostSession(ctx context.Context, err error, st *state) bool {
 	switch {
 	case errors.Is(err, scaleset.ErrScaleSetNotFound):
+		// open ensures it again and starts the queue over if it is a new
+		// one (a new id); the same id keeps lastMessageId.
 		l.log.WarnContext(ctx, "scale set deleted by GitHub; ensuring it again", "scale_set_id", st.ScaleSetID, "error", err)
-		*st = state{}
+		st.SessionID = ""
 		return true
 	case errors.Is(err, scaleset.ErrSessionNotFound), errors.Is(err, scaleset.ErrQueueTokenExpired):
 		l.log.WarnContext(ctx, "message session lost; opening a new one", "session_id", st.SessionID, "error", err)

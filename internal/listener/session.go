@@ -53,7 +53,7 @@ func (l *Listener) open(ctx context.Context, st *state) (*scaleset.MessageSessio
 			log.InfoContext(ctx, "stored message session is gone; opening a new one", "session_id", st.SessionID, "error", err)
 			st.SessionID = ""
 		case errors.Is(err, scaleset.ErrScaleSetNotFound):
-			*st = state{}
+			st.SessionID = "" // the next open ensures it again
 			return nil, fmt.Errorf("resume session: %w", err)
 		default:
 			return nil, fmt.Errorf("resume session %s: %w", st.SessionID, err)
@@ -61,9 +61,6 @@ func (l *Listener) open(ctx context.Context, st *state) (*scaleset.MessageSessio
 	}
 	sess, err := l.o.Client.CreateSession(ctx, set.ID, l.o.Holder)
 	if err != nil {
-		if errors.Is(err, scaleset.ErrScaleSetNotFound) {
-			*st = state{}
-		}
 		if errors.Is(err, scaleset.ErrSessionConflict) {
 			return nil, fmt.Errorf("another message session holds the scale set (a live replica, or a dead listener's session GitHub has not expired yet): %w", err)
 		}
