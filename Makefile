@@ -24,12 +24,13 @@ export RUNFLEET_WEBHOOK_SECRET RUNFLEET_API_TOKEN
 # The Lambda functions: SAM logical id (template.yaml) -> package under
 # functions/. SAM's makefile build method runs `make build-<LogicalId>` with
 # ARTIFACTS_DIR set and deploys the `bootstrap` it leaves there.
-LAMBDA_FUNCTIONS        := WebhookFunction WorkerFunction ForceDeleteFunction ReconcilerFunction MetadataFunction
+LAMBDA_FUNCTIONS        := WebhookFunction WorkerFunction ForceDeleteFunction ReconcilerFunction MetadataFunction ListenerFunction
 pkg_WebhookFunction     := webhook
 pkg_WorkerFunction      := worker
 pkg_ForceDeleteFunction := forcedelete
 pkg_ReconcilerFunction  := reconciler
 pkg_MetadataFunction    := metadata
+pkg_ListenerFunction    := listener
 # The largest bootstrap lambda-check accepts (they are about 11-13 MB).
 LAMBDA_MAX_BYTES        ?= 20971520
 

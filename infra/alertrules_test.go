@@ -51,14 +51,19 @@ func prometheusAlerts(t *testing.T) map[string]promAlert {
 var metricName = regexp.MustCompile(`\brunfleet_[a-z_]+`)
 
 // The embedded mode's alerts are the stack's fleet alarms in PromQL: each
-// fleet alarm (every alarm but Lambda's own errors and throttles and the
-// SQS queue's age) has an alert of the same name, every metric an alert
-// reads is one /metrics exposes, and every alert links its runbook entry.
+// fleet alarm (every alarm but those on AWS's own metrics: Lambda's errors,
+// throttles and invocations, the SQS queue's age) has an alert of the same
+// name, every metric an alert reads is one /metrics exposes, and every
+// alert links its runbook entry.
 func TestPrometheusAlertsMirrorTheFleetAlarms(t *testing.T) {
 	alerts := prometheusAlerts(t)
 	tpl := loadTemplate(t)
-	for _, id := range sortedKeys(tpl.resourcesOfType("AWS::CloudWatch::Alarm")) {
-		lambdaOnly := strings.HasSuffix(id, "ErrorsAlarm") || strings.HasSuffix(id, "ThrottlesAlarm") || id == "WorkQueueAgeAlarm"
+	alarms := tpl.resourcesOfType("AWS::CloudWatch::Alarm")
+	for _, id := range sortedKeys(alarms) {
+		lambdaOnly := true
+		for _, m := range alarmMetrics(t, alarms[id].get("Properties")) {
+			lambdaOnly = lambdaOnly && strings.HasPrefix(m.namespace, "AWS/")
+		}
 		if _, ok := alerts[id]; !ok && !lambdaOnly {
 			t.Errorf("alarm %s has no Prometheus alert of the same name in %s", id, alertRulesPath)
 		}

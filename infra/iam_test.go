@@ -46,6 +46,10 @@ var tableActions = map[string][]string{
 	// Reconcile lists live instances and open jobs, and repairs as the worker;
 	// it reads and moves the delivery log cursor (GetItem, PutItem).
 	"ReconcilerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
+	// The scale-set listener: admissions as intake's, open jobs for the
+	// statistics check (the live_sharded index, then BatchGetItem), its
+	// lease and session cursor (GetItem, PutItem).
+	"ListenerRole": {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"},
 	// Runner bootstrap: instances and credentials only (metadata_test.go).
 	"MetadataRole": {"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"},
 }

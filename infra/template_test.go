@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The five functions (internal/lambdafn) and the environment variables each
+// The six functions (internal/lambdafn) and the environment variables each
 // must get from template.yaml (lambdafn.ReadEnv refuses to start without
 // them).
 var contractEnv = map[string][]string{
@@ -22,6 +22,7 @@ var contractEnv = map[string][]string{
 	"ForceDeleteFunction": {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN"},
 	"ReconcilerFunction":  {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN", "RUNFLEET_WORKER_TIMEOUT"},
 	"MetadataFunction":    {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_INSTANCE_TOKEN_KEY_ARN"},
+	"ListenerFunction":    {"RUNFLEET_TABLE", "RUNFLEET_QUEUE_URL", "RUNFLEET_CONFIG_PARAMETER", "LOG_LEVEL", "RUNFLEET_GITHUB_SECRET_ARN"},
 }
 
 // providerFunctions build a provider per pool (package work); the others

@@ -2,7 +2,6 @@ package lambdafn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,27 +38,8 @@ func LoadConfig(ctx context.Context, role Role, env Env, params ParameterReader,
 	if err != nil {
 		return nil, fmt.Errorf("config parameter %s is invalid (%s):\n%w", env.ConfigParameter, lookup.hint(), err)
 	}
-	if err := refuseScaleSetPools(cfg); err != nil {
-		return nil, fmt.Errorf("config parameter %s: %w", env.ConfigParameter, err)
-	}
 	clearStandIns(cfg, role)
 	return cfg, nil
-}
-
-// refuseScaleSetPools refuses a pool fed by a runner scale set: the stack
-// runs no listener yet, and webhooks skip such a pool, so it would get no
-// job at all. `runfleet serve` runs them.
-func refuseScaleSetPools(cfg *config.Config) error {
-	var problems []error
-	for i, p := range cfg.Pools {
-		if p.ScaleSet != nil {
-			problems = append(problems, &config.FieldError{
-				Field:   fmt.Sprintf("pools[%d].scale_set", i),
-				Problem: "the AWS stack runs no scale-set listener yet: feed the pool by webhooks here, or run it under `runfleet serve`",
-			})
-		}
-	}
-	return errors.Join(problems...)
 }
 
 // clearStandIns removes the placeholders given for secrets role does not

@@ -1,4 +1,4 @@
-// Package lambdafn holds what runfleet's five AWS Lambda functions share —
+// Package lambdafn holds what runfleet's six AWS Lambda functions share —
 // read the environment, fetch the config from SSM and the secrets from
 // Secrets Manager, build the DynamoDB store and the SQS queue, build once
 // per execution environment (Lazy) — and the two functions that need

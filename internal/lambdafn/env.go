@@ -11,7 +11,7 @@ import (
 	"github.com/runfleet/runfleet/internal/telemetry"
 )
 
-// Role says which of the five functions a process is. It decides which
+// Role says which of the six functions a process is. It decides which
 // environment variables it needs and which secrets it reads (least
 // privilege: the webhook function never sees the GitHub key, the others
 // never see the webhook secret).
@@ -26,11 +26,14 @@ const (
 	// RoleMetadata serves runner bootstrap (internal/metadata) behind its
 	// own Function URL; see metadata.go.
 	RoleMetadata Role = "metadata"
+	// RoleListener runs the scale-set pools' listeners on a schedule (see
+	// package listen).
+	RoleListener Role = "listener"
 )
 
 func (r Role) valid() bool {
 	switch r {
-	case RoleWebhook, RoleWorker, RoleForceDelete, RoleReconciler, RoleMetadata:
+	case RoleWebhook, RoleWorker, RoleForceDelete, RoleReconciler, RoleMetadata, RoleListener:
 		return true
 	}
 	return false
@@ -40,7 +43,7 @@ func (r Role) valid() bool {
 func (r Role) usesWebhookSecret() bool { return r == RoleWebhook }
 
 // usesGitHub: every function but intake and metadata registers or removes
-// runners.
+// runners; the listener mints the scale sets' registration tokens.
 func (r Role) usesGitHub() bool { return r != RoleWebhook && r != RoleMetadata }
 
 // recoversWorkers: the functions whose engine may find an instance a worker

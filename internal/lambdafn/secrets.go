@@ -31,7 +31,7 @@ type SecretReader interface {
 }
 
 // standIn answers config.Parse for a secret this function has no use for, so
-// one config serves all five functions without each being granted every
+// one config serves all six functions without each being granted every
 // secret. It is a well-formed PEM block (a private key field is checked for
 // PEM), and it is cleared from the parsed config before anything can use it.
 const standIn = "-----BEGIN RUNFLEET UNUSED SECRET-----\n-----END RUNFLEET UNUSED SECRET-----\n"

@@ -39,6 +39,10 @@ type rig struct {
 	ctx    context.Context
 	setID  int64
 
+	// keepSession starts listeners that leave their session open when
+	// they stop (Options.KeepSession), as the Lambda function's do.
+	keepSession bool
+
 	mu      sync.Mutex
 	running map[string]*running // by holder
 }
@@ -87,7 +91,8 @@ func (r *rig) start(holder string) *listener.Listener {
 	l, err := listener.New(listener.Options{
 		Pool: pool(), ScaleSet: scaleSetName, Client: r.client, Intake: r.w.Engine, Store: r.w.Store,
 		Holder: holder, ControllerID: "ctl", LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: statsGrace,
-		Logger: r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),
+		KeepSession: r.keepSession,
+		Logger:      r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),
 	})
 	if err != nil {
 		r.t.Fatal(err)

@@ -85,7 +85,14 @@ type Options struct {
 	// StatsGrace is how long the ledger must hold more waiting jobs than
 	// GitHub counts before the excess is closed (checkStatistics).
 	StatsGrace time.Duration
-	Logger     *slog.Logger
+	// KeepSession leaves the message session open on the way out, its id
+	// stored, for the next listener to resume instead of opening a new
+	// one. A listener that stops on a schedule (the Lambda function, at
+	// the end of each invocation) sets it: its successor starts moments
+	// later, and resuming costs it neither a new session nor a 409. A
+	// process that stops for good leaves it unset and deletes the session.
+	KeepSession bool
+	Logger      *slog.Logger
 }
 
 // Listener is one scale-set pool's listener.
@@ -213,9 +220,16 @@ func (l *Listener) lostSession(ctx context.Context, err error, st *state) bool {
 }
 
 // closeSession deletes the session on every way out, so a successor need
-// not wait for GitHub to expire it, and forgets it in the store.
+// not wait for GitHub to expire it, and forgets it in the store; with
+// KeepSession it leaves the session for the successor to resume.
 func (l *Listener) closeSession(sess *scaleset.MessageSession, st *state) {
 	if sess == nil {
+		return
+	}
+	if l.o.KeepSession {
+		// The id was saved when the session was opened; lastMessageId
+		// after each ack.
+		l.log.Info("message session kept for the next listener to resume", "session_id", sess.ID(), "last_message_id", st.LastMessageID)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.o.CloseTimeout)

@@ -127,3 +127,32 @@ func TestTwoReplicasNeverPollAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A listener that stops on a schedule (KeepSession, as each Lambda
+// invocation does) leaves its session open and stored; the next one
+// resumes it — no new session, no 409 — and serves the job queued while
+// nobody listened.
+func TestAScheduledStopLeavesTheSessionForTheNextToResume(t *testing.T) {
+	r := newRig(t, scalesettest.Options{})
+	r.keepSession = true
+	r.start("tick-1")
+	first := r.queue()
+	r.runJob(first)
+	r.stop("tick-1")
+	_, kept, _ := r.state()
+	if kept == "" || r.fake.Count(scalesettest.OpDeleteSession) != 0 {
+		t.Fatalf("after a scheduled stop: stored session %q, %d deletes; want it kept and stored", kept, r.fake.Count(scalesettest.OpDeleteSession))
+	}
+	second := r.queue()
+	r.start("tick-2")
+	r.runJob(second)
+	if n := r.fake.Count(scalesettest.OpCreateSession); n != 1 {
+		t.Errorf("%d sessions created, want 1 (the second listener resumes it)", n)
+	}
+	if n := r.fake.CountStatus(scalesettest.OpCreateSession, 409); n != 0 {
+		t.Errorf("%d session conflicts, want none", n)
+	}
+	if _, session, _ := r.state(); session != kept {
+		t.Errorf("stored session %q, want the resumed %q", session, kept)
+	}
+}

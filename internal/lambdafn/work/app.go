@@ -99,13 +99,22 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 		gh, err = wiring.GitHub(base.Config, base.Logger, base.Store)
 		problems = append(problems, err)
 	}
+	engineGitHub := gh
+	if gh != nil {
+		// A scale-set pool's runners get their JIT configs from, and are
+		// removed through, its scale set (a scale set gives its jobs to its
+		// own runners only); every other pool's go through gh as before,
+		// and a config without scale-set pools gets gh itself.
+		engineGitHub, _, err = wiring.ScaleSets(base.Config, gh, base.Logger)
+		problems = append(problems, err)
+	}
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("config parameter %s cannot run on Lambda:\n%w", opts.Env.ConfigParameter, err)
 	}
 
 	o := wiring.EngineOptions(base.Config)
 	o.InstallationID = installationID
-	o.Store, o.Queue, o.GitHub, o.Providers = base.Store, base.Queue, gh, provs
+	o.Store, o.Queue, o.GitHub, o.Providers = base.Store, base.Queue, engineGitHub, provs
 	o.Observer = base.Metrics
 	// Built once per execution environment: its price cache lives as long.
 	o.Prices = wiring.Prices(base.Config, provs)
