@@ -22,6 +22,7 @@ import (
 	"github.com/runfleet/runfleet/internal/lambdafn/work"
 	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testenv"
 )
 
 const (
@@ -106,7 +107,7 @@ func listenerStack(t *testing.T) (*stack, *scaleSetGitHub) {
 	gh := newScaleSetGitHub(t)
 	s := newStack(t, stackOptions{config: gh.config("lambda-test")})
 	secret, err := secretsmanager.NewFromConfig(s.aws).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
-		Name: aws.String(t.Name() + "-github"), SecretString: aws.String(listenerToken),
+		Name: aws.String(testenv.UniqueName(t, "github-token")), SecretString: aws.String(listenerToken),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -214,8 +215,13 @@ func TestOverlappingListenerInvocationsNeverBothListen(t *testing.T) {
 
 	var wg sync.WaitGroup
 	var early, late string
+	polls := gh.actions.Count(scalesettest.OpGetMessage)
 	wg.Go(func() { early = s.invokeListener(t, fn, 2500*time.Millisecond) })
-	time.Sleep(500 * time.Millisecond)
+	// The later tick starts once the earlier one listens, as the next
+	// minute's does.
+	for gh.actions.Count(scalesettest.OpGetMessage) == polls {
+		time.Sleep(10 * time.Millisecond)
+	}
 	wg.Go(func() { late = s.invokeListener(t, other, 4*time.Second) })
 	time.Sleep(time.Second)
 	job := gh.actions.QueueJob(gh.setID, scalesettest.JobSpec{Repository: "octo-org/app", Labels: []string{scaleSetName}})
