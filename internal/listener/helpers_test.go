@@ -42,6 +42,8 @@ type rig struct {
 	// keepSession starts listeners that leave their session open when
 	// they stop (Options.KeepSession), as the Lambda function's do.
 	keepSession bool
+	// grace, when set, replaces statsGrace for the listeners started next.
+	grace time.Duration
 
 	mu      sync.Mutex
 	running map[string]*running // by holder
@@ -88,9 +90,13 @@ func pool() runner.Pool { return enginetest.OnePool(nil)[0] }
 // start runs a listener as holder until stop or the test's end.
 func (r *rig) start(holder string) *listener.Listener {
 	r.t.Helper()
+	grace := statsGrace
+	if r.grace > 0 {
+		grace = r.grace
+	}
 	l, err := listener.New(listener.Options{
 		Pool: pool(), ScaleSet: scaleSetName, Client: r.client, Intake: r.w.Engine, Store: r.w.Store,
-		Holder: holder, ControllerID: "ctl", LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: statsGrace,
+		Holder: holder, ControllerID: "ctl", LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: grace,
 		KeepSession: r.keepSession,
 		Logger:      r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),
 	})

@@ -169,6 +169,7 @@ func (l *Listener) listen(ctx context.Context) {
 				l.waitAfter(ctx, err, &wait, "no message session")
 				continue
 			}
+			l.heardFromSession(sess)
 		}
 		msg, err := sess.GetMessage(ctx, st.LastMessageID, l.o.Pool.MaxRunners)
 		if err != nil {

@@ -35,7 +35,8 @@ type statsView struct {
 	mu     sync.Mutex
 	last   Demand
 	seen   bool
-	latest scaleset.Statistics // GitHub's last word, from the last message
+	latest scaleset.Statistics // GitHub's last word: the last message's, or the session's
+	heard  bool                // latest holds GitHub's word
 	excess time.Time           // zero while the ledger holds no more than GitHub
 }
 
@@ -61,8 +62,8 @@ func (l *Listener) Demand() (Demand, bool) {
 func (l *Listener) checkStatistics(ctx context.Context, log *slog.Logger, s *scaleset.Statistics, scaleSetID int64) {
 	l.stats.mu.Lock()
 	if s != nil {
-		l.stats.latest = *s
-	} else if !l.stats.seen {
+		l.stats.latest, l.stats.heard = *s, true
+	} else if !l.stats.heard {
 		l.stats.mu.Unlock()
 		return // nothing heard from GitHub yet
 	}
@@ -126,4 +127,19 @@ func (l *Listener) closeCanceled(ctx context.Context, log *slog.Logger, waiting 
 			"job_id", j.ID, "runner_request_id", rr, "waiting_since", j.StatusChangedAt)
 		n--
 	}
+}
+
+// heardFromSession takes GitHub's statistics from a session just opened or
+// resumed, so that a listener that reads no message (a quiet queue, or a
+// Lambda invocation that started moments ago) still compares on its empty
+// polls. They are consistent with the ledger by then: every message the
+// queue held when the session opened is read, and replaces them, before
+// the first empty poll.
+func (l *Listener) heardFromSession(sess *scaleset.MessageSession) {
+	if !sess.HasStatistics() {
+		return
+	}
+	l.stats.mu.Lock()
+	defer l.stats.mu.Unlock()
+	l.stats.latest, l.stats.heard = sess.Statistics(), true
 }

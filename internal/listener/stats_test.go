@@ -1,6 +1,7 @@
 package listener_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,4 +38,35 @@ func TestJobCanceledForGoodIsClosedByTheStatistics(t *testing.T) {
 		return ok && d.Missing() == 0 && d.Open == 1
 	})
 	r.runJob(kept)
+}
+
+// A listener that reads no message — a quiet queue after a restart, or a
+// Lambda invocation after the one that read the cancel — takes GitHub's
+// statistics from the session it resumed, so a job canceled for good is
+// still closed after the grace period.
+func TestAListenerThatReadsNoMessageStillClosesAJobCanceledForGood(t *testing.T) {
+	r := newRig(t, scalesettest.Options{})
+	r.keepSession = true
+	r.grace = time.Hour // the first listener reads the cancel but never closes
+	r.start("tick-1")
+	canceled := r.queue()
+	r.w.WaitStatus(instanceFor(canceled), runner.StatusRunning)
+	if err := r.fake.CompleteJob(canceled, scaleset.ResultCanceled); err != nil {
+		t.Fatal(err)
+	}
+	r.waitJob(canceled, runner.JobWaiting)
+	r.drained()
+	r.stop("tick-1")
+
+	polls := r.fake.CountStatus(scalesettest.OpGetMessage, 200)
+	r.grace = 0
+	r.start("tick-2")
+	r.waitJob(canceled, runner.JobClosed)
+	r.w.WaitStatus(instanceFor(canceled), runner.StatusDeleted)
+	if n := r.fake.CountStatus(scalesettest.OpGetMessage, 200); n != polls {
+		t.Fatalf("the second listener read %d messages, want none (the test is of a listener that reads none)", n-polls)
+	}
+	if !strings.Contains(r.w.Logs.String(), `"listener":"tick-2"`) {
+		t.Error("no log line of the second listener")
+	}
 }

@@ -106,6 +106,15 @@ func (m *MessageSession) Statistics() Statistics {
 	return *m.s.Statistics
 }
 
+// HasStatistics reports whether GitHub sent statistics with the session's
+// create or last refresh; without them Statistics is the zero value, which
+// must not be read as "nothing assigned".
+func (m *MessageSession) HasStatistics() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.s.Statistics != nil
+}
+
 func (m *MessageSession) usable() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
