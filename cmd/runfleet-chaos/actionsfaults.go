@@ -28,31 +28,34 @@ const (
 )
 
 // actionsFault is one fault the driver may arm, and the chance it is
-// armed at each faultEvery.
+// armed at each faultEvery while none of its endpoint's is still to come.
 type actionsFault struct {
 	name   string
 	chance float64
-	arm    func(a *scalesettest.Server)
+	// op is the endpoint the fault answers; "" for DeliverTwice, which
+	// the fake keeps as one flag.
+	op  scalesettest.Op
+	arm func(a *scalesettest.Server)
 }
 
 // actionsFaults are the faults, at moderate rates: each is armed about
 // once every 5 to 25 seconds.
 var actionsFaults = []actionsFault{
-	{"poll 503", 0.03, func(a *scalesettest.Server) { a.FailNext(scalesettest.OpGetMessage, http.StatusServiceUnavailable, 1) }},
-	{"slow poll", 0.02, func(a *scalesettest.Server) { a.SlowNext(scalesettest.OpGetMessage, slowFor, 1) }},
+	{"poll 503", 0.03, scalesettest.OpGetMessage, func(a *scalesettest.Server) { a.FailNext(scalesettest.OpGetMessage, http.StatusServiceUnavailable, 1) }},
+	{"slow poll", 0.02, scalesettest.OpGetMessage, func(a *scalesettest.Server) { a.SlowNext(scalesettest.OpGetMessage, slowFor, 1) }},
 	// An acknowledgement that fails leaves the message unacknowledged:
 	// it is delivered again.
-	{"ack 500", 0.03, func(a *scalesettest.Server) {
+	{"ack 500", 0.03, scalesettest.OpDeleteMessage, func(a *scalesettest.Server) {
 		a.FailNext(scalesettest.OpDeleteMessage, http.StatusInternalServerError, 1)
 	}},
-	{"slow ack", 0.01, func(a *scalesettest.Server) { a.SlowNext(scalesettest.OpDeleteMessage, slowFor, 1) }},
-	{"delivered twice", 0.03, func(a *scalesettest.Server) { a.DeliverTwice() }},
-	{"jit 503", 0.02, func(a *scalesettest.Server) { a.FailNext(scalesettest.OpGenerateJIT, http.StatusServiceUnavailable, 1) }},
-	{"slow jit", 0.01, func(a *scalesettest.Server) { a.SlowNext(scalesettest.OpGenerateJIT, slowFor, 1) }},
-	{"remove 503", 0.02, func(a *scalesettest.Server) {
+	{"slow ack", 0.01, scalesettest.OpDeleteMessage, func(a *scalesettest.Server) { a.SlowNext(scalesettest.OpDeleteMessage, slowFor, 1) }},
+	{"delivered twice", 0.03, "", func(a *scalesettest.Server) { a.DeliverTwice() }},
+	{"jit 503", 0.02, scalesettest.OpGenerateJIT, func(a *scalesettest.Server) { a.FailNext(scalesettest.OpGenerateJIT, http.StatusServiceUnavailable, 1) }},
+	{"slow jit", 0.01, scalesettest.OpGenerateJIT, func(a *scalesettest.Server) { a.SlowNext(scalesettest.OpGenerateJIT, slowFor, 1) }},
+	{"remove 503", 0.02, scalesettest.OpRemoveRunner, func(a *scalesettest.Server) {
 		a.FailNext(scalesettest.OpRemoveRunner, http.StatusServiceUnavailable, 1)
 	}},
-	{"refresh 503", 0.01, func(a *scalesettest.Server) {
+	{"refresh 503", 0.01, scalesettest.OpRefreshSession, func(a *scalesettest.Server) {
 		a.FailNext(scalesettest.OpRefreshSession, http.StatusServiceUnavailable, 1)
 	}},
 }
@@ -80,10 +83,19 @@ func armFaults(ctx context.Context, a *scalesettest.Server, seed uint64) map[str
 		case <-ctx.Done():
 			return armed
 		case <-t.C:
-			for _, f := range drawFaults(rng) {
-				f.arm(a)
-				armed[f.name]++
-			}
+			armDrawn(a, rng, armed)
 		}
+	}
+}
+
+// armDrawn arms the faults drawn for one faultEvery, each only when no
+// fault of its endpoint is still to come, and counts them in armed.
+func armDrawn(a *scalesettest.Server, rng *rand.Rand, armed map[string]int) {
+	for _, f := range drawFaults(rng) {
+		if f.op != "" && a.Armed(f.op) > 0 {
+			continue // one at a time: see Armed
+		}
+		f.arm(a)
+		armed[f.name]++
 	}
 }

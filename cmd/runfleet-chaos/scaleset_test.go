@@ -145,3 +145,30 @@ func TestScaleSetPoolConfigAndFlags(t *testing.T) {
 		}
 	}
 }
+
+// Faults armed while nobody calls (a listener waiting out its lease) do
+// not pile up: at most one per endpoint is waiting for its call.
+func TestFaultsDoNotPileUpWhileNobodyCalls(t *testing.T) {
+	gh := startGitHub(1)
+	defer gh.close()
+	a := startActions(gh, scalesettest.Options{})
+	rng := rand.New(rand.NewPCG(3, 4))
+	armed := map[string]int{}
+	for range 2_000 {
+		armDrawn(a.Server, rng, armed)
+	}
+	for _, f := range actionsFaults {
+		if f.op == "" {
+			continue
+		}
+		if n := a.Armed(f.op); n != 1 {
+			t.Errorf("%s: %d faults waiting, want 1", f.op, n)
+		}
+	}
+	if total(armed) == 0 || total(armed) > 2_000 {
+		t.Errorf("armed %v", armed)
+	}
+	if !strings.HasSuffix(a.apiURL(), "/api/v3/") {
+		t.Errorf("apiURL %s is not a GHES root", a.apiURL())
+	}
+}
