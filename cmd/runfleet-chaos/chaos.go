@@ -90,7 +90,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	faultsCtx, faultsOff := context.WithCancel(runCtx)
 	defer faultsOff()
 	armed := make(chan map[string]int, 1)
-	if gh.actions != nil {
+	if gh.actions != nil && s.actionsFaults {
 		go func() { armed <- armFaults(faultsCtx, gh.actions.Server, s.seed) }()
 	} else {
 		armed <- nil

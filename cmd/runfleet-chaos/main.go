@@ -81,6 +81,9 @@ type settings struct {
 	apps int
 	// intake is how jobs reach runfleet: intakeWebhook or intakeScaleSet.
 	intake string
+	// actionsFaults arms the Actions service's faults and GitHub's
+	// re-assignments (-intake scaleset).
+	actionsFaults bool
 	// replay is the command line that repeats this run's schedule.
 	replay string
 }
@@ -125,6 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&s.replicas, "replicas", 1, "runfleet serve replicas; 2 or more run them on one PostgreSQL database the driver starts, kill -9 one at a time (never the last one up; -kills defaults to 6) and send each webhook to one that is up, and a delivery that fails because its replica was killed is not resent (no -outage)")
 	fs.IntVar(&s.apps, "apps", 1, "GitHub Apps installed on the organization; runfleet uses the others as github.extra_apps, each with a budget of its own, so 2 serve jobs about twice as fast (see docs/reliability.md)")
 	fs.StringVar(&s.intake, "intake", intakeWebhook, "how jobs reach runfleet: webhook (workflow_job deliveries) or scaleset (a scale-set pool whose listener long-polls GitHub's Actions service, with that service's faults; no -outage by default)")
+	fs.BoolVar(&s.actionsFaults, "actions-faults", true, "with -intake scaleset: the Actions service's faults (5xx, slow answers, messages twice, failed acks) and GitHub's re-assignments of 10% of the jobs")
 	fs.BoolVar(&s.dbRestart, "db-restart", true, "with -replicas: crash PostgreSQL (immediate shutdown) once mid-run and restart it on its data")
 	if err := fs.Parse(args); err != nil {
 		return 2

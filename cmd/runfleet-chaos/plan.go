@@ -56,7 +56,7 @@ func newPlan(s settings) plan {
 		}
 	}
 	slices.SortFunc(p.jobs, func(a, b *job) int { return int(a.arriveAt - b.arriveAt) })
-	if s.intake == intakeScaleSet {
+	if s.intake == intakeScaleSet && s.actionsFaults {
 		planReassignments(p.jobs, s.seed)
 	}
 	if s.replicas > 1 {

@@ -76,7 +76,7 @@ func TestReassignmentsArePlannedWithoutChangingTheWebhookPlan(t *testing.T) {
 	s := testSettings()
 	s.intake = intakeWebhook
 	webhook := newPlan(s)
-	s.intake = intakeScaleSet
+	s.intake, s.actionsFaults = intakeScaleSet, true
 	a, b := newPlan(s), newPlan(s)
 	reassigned := 0
 	for i := range a.jobs {
