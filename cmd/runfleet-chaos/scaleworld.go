@@ -162,9 +162,11 @@ func (w *world) mirrorRunners() {
 		case !registered:
 			rest.FinishRunner(name) // ephemeral: it goes
 			delete(w.mirrored, name)
+			w.log.Debug("runner left the scale set; gone from the REST list", "instance", name)
 		case !listed:
 			a.RunnerLeaves(name)
 			delete(w.mirrored, name)
+			w.log.Debug("mirrored runner deleted through REST; it leaves the scale set", "instance", name)
 		default:
 			rest.SetBusy(name, r.Busy)
 		}
@@ -181,6 +183,7 @@ func (w *world) mirrorRunners() {
 			ID: r.ID, Owner: chaosOrg, Name: name, Status: githubtest.StatusOnline, Busy: r.Busy, Labels: labels, Ephemeral: true,
 		})
 		w.mirrored[name] = true
+		w.log.Debug("runner mirrored into the REST list", "instance", name, "runner_id", r.ID, "busy", r.Busy)
 	}
 }
 
