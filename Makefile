@@ -37,7 +37,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet release image lambdas run test test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos chaos-replicas \
+.PHONY: all build runfleet release image lambdas run test test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos chaos-replicas chaos-scaleset \
 	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -176,6 +176,21 @@ chaos-replicas: runfleet postgres
 	rm -rf $(BIN)/chaos-replicas
 	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet -provider $(BIN)/runfleet-chaos-provider -out $(BIN)/chaos-replicas \
 	  -replicas 3 -apps 2 -jobs 1000 -kills 6 -fail-rate 0.30 -db-restart -timeout 25m $(CHAOS_FLAGS)
+
+## chaos-scaleset: the chaos run with a scale-set pool: 1,000 jobs queued into a
+## runner scale set of the fake Actions service (served beside the fake REST
+## API), which runfleet's listener long-polls; that service's faults at moderate
+## rates (5xx, slow answers, empty polls, messages delivered twice, acks that
+## fail so a message comes again, up to 3 re-assignments of a job), the faulty
+## provider, and 6 kill -9 of serve and so of its listener, which must poll
+## again within 60 s of each restart (the report lists each). Same checks as
+## chaos; bounded by 15 minutes, elapsed time in the report (CHAOS_FLAGS to
+## tune or replay a seed); left in bin/chaos-scaleset
+chaos-scaleset: runfleet
+	$(GO) build $(GOFLAGS) -o $(BIN)/runfleet-chaos-provider ./providers/external/externaltest/fakeprovider
+	rm -rf $(BIN)/chaos-scaleset
+	$(GO) run ./cmd/runfleet-chaos -bin $(BIN)/runfleet -provider $(BIN)/runfleet-chaos-provider -out $(BIN)/chaos-scaleset \
+	  -intake scaleset -jobs 1000 -kills 6 -timeout 15m $(CHAOS_FLAGS)
 
 ## bench: hot-path Go benchmarks, then the load driver against bin/runfleet serve
 ## (docs/benchmarks.md): embedded, then 1 and 3 replicas on a PostgreSQL server it starts

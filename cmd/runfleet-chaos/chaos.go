@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
 )
 
 // finalReserve is what the deadline keeps back from settling, for the
@@ -52,6 +54,9 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	secret, apiToken := randomHex(), randomHex()
 	gh := startGitHub(s.apps)
 	defer gh.close()
+	if s.intake == intakeScaleSet {
+		gh.actions = startActions(gh, scalesettest.Options{PollWindow: actionsPollWindow})
+	}
 
 	cl := cloudConfig(dir, s)
 	providerConfig := filepath.Join(dir, "provider.json")
@@ -82,6 +87,14 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	bg.Add(2)
 	go func() { defer bg.Done(); w.run(runCtx, start) }()
 	go func() { defer bg.Done(); showProgress(runCtx, stderr, start, w, send, fl) }()
+	faultsCtx, faultsOff := context.WithCancel(runCtx)
+	defer faultsOff()
+	armed := make(chan map[string]int, 1)
+	if gh.actions != nil && s.actionsFaults {
+		go func() { armed <- armFaults(faultsCtx, gh.actions.Server, s.seed) }()
+	} else {
+		armed <- nil
+	}
 
 	// The chaos: jobs arrive on schedule while runfleet is killed at the
 	// planned moments; faults stay on until the last restart is healthy
@@ -98,6 +111,8 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 		}
 	}
 	rep.chaosEnded = time.Since(start)
+	faultsOff()
+	rep.actionsFaults = <-armed
 	quiet := cl
 	quiet.FailRate, quiet.HangRate = 0, 0
 	if err := quiet.Write(providerConfig); err != nil {
@@ -130,6 +145,9 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 		return rep, err
 	}
 	rep.obs = obs
+	if gh.actions != nil {
+		rep.relisten = relistenTimes(rep.kills, pollTimes(gh.actions.Calls()), time.Now())
+	}
 	rep.check()
 	return rep, nil
 }
@@ -167,6 +185,7 @@ func killOnSchedule(ctx context.Context, log *slog.Logger, stderr io.Writer, srv
 		case <-time.After(k.downtime):
 		}
 		restarted := time.Now()
+		rec.restartedAt = restarted
 		_, err = srv.start(ctx)
 		send.setOutage(false)
 		if err != nil {
@@ -180,9 +199,11 @@ func killOnSchedule(ctx context.Context, log *slog.Logger, stderr io.Writer, srv
 
 type killRecord struct {
 	at, downtime, restartTook time.Duration
-	run                       int
-	outage                    bool
-	replica                   string // its name; "" with one server
+	// restartedAt is when the new process was started.
+	restartedAt time.Time
+	run         int
+	outage      bool
+	replica     string // its name; "" with one server
 }
 
 // showProgress prints a line every ten seconds.

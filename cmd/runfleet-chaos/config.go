@@ -83,7 +83,7 @@ engine:
   - name: %s
     owner: %s
     labels: [self-hosted, linux, x64]
-    max_runners: %d
+%s    max_runners: %d
     bootstrap_timeout: %s
     provider_timeout: %s
     provider:
@@ -94,7 +94,7 @@ engine:
         timeout: %s
 `, s.seed, c.githubURL, chaosAppID, chaosInstallation, c.appKey, c.extraApps, secretEnv, c.port, c.publicURL, apiTokenEnv, c.serverExtra, c.store,
 		s.workers, s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout, c.engineExtra,
-		chaosPool, chaosOrg, s.maxRunners, bootstrapTimeout, providerTimeout, c.providerBin, c.providerConfig, providerTimeout)
+		chaosPool, chaosOrg, scaleSetYAML(s.intake), s.maxRunners, bootstrapTimeout, providerTimeout, c.providerBin, c.providerConfig, providerTimeout)
 	return os.WriteFile(path, []byte(config), 0o600)
 }
 
@@ -127,4 +127,13 @@ func cloudConfig(dir string, s settings) externaltest.Config {
 		// driver then reports.
 		AllowDuplicateNames: true,
 	}
+}
+
+// scaleSetYAML is the pool's scale_set line with -intake scaleset, else
+// nothing: the pool takes webhooks.
+func scaleSetYAML(intake string) string {
+	if intake != intakeScaleSet {
+		return ""
+	}
+	return fmt.Sprintf("    scale_set: {name: %s}\n", chaosScaleSet)
 }

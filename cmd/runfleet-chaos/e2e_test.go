@@ -40,6 +40,36 @@ func TestDriverAgainstRealServe(t *testing.T) {
 	}
 }
 
+// TestDriverScaleSetAgainstRealServe is the same with a scale-set pool:
+// jobs queued into the fake Actions service's scale set, which runfleet's
+// listener long-polls, taken by the scale set's own runners; no kill, no
+// fault.
+func TestDriverScaleSetAgainstRealServe(t *testing.T) {
+	dir, bin, provider := buildForDriver(t)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{
+		"-bin", bin, "-provider", provider, "-out", filepath.Join(dir, "run"), "-seed", "7", "-intake", "scaleset",
+		"-actions-faults=false", "-jobs", "12", "-kills", "0", "-fail-rate", "0", "-hang-rate", "0", "-boot-fail-rate", "0",
+		"-max-runners", "4", "-workers", "2", "-timeout", "3m",
+	}, &stdout, &stderr)
+	report := stdout.String()
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, report, &stderr)
+	}
+	for _, want := range []string{
+		"intake: scaleset",
+		"jobs served 1 time:  12\n",
+		"leaked machines: 0\n",
+		"scale set chaos-scale: 0 runner(s) left, 0 message(s) never acknowledged",
+		"listener polling again after each restart (first poll answered; limit 1m0s): no restart",
+		"RESULT: no violation",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+}
+
 // TestDriverOutageIsRecoveredFromTheDeliveryLog runs the outage alone,
 // small: runfleet down for 10 s while jobs arrive, the deliveries that
 // fail meanwhile never resent. Every one must come back through

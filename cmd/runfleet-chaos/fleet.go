@@ -72,7 +72,7 @@ func startSingleServer(ctx context.Context, u setup, kills []kill) (*singleServe
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	config := filepath.Join(u.dir, "runfleet.yaml")
 	err = writeServeConfig(config, u.s, serveConfig{
-		port: port, publicURL: base, githubURL: u.gh.GHESURL(),
+		port: port, publicURL: base, githubURL: u.gh.baseURL(),
 		appKey:      fmt.Sprintf("private_key_file: %q", appKey),
 		extraApps:   extraAppsYAML(len(extraKeys), func(i int) string { return fmt.Sprintf("private_key_file: %q", extraKeys[i]) }),
 		store:       fmt.Sprintf("{dir: %q}", filepath.Join(u.dir, "store")),

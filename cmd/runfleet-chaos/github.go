@@ -38,6 +38,19 @@ type gitHub struct {
 	// extraKeysPEM are the keys of the extra Apps (-apps), whose ids
 	// follow chaosAppID's: github.extra_apps.
 	extraKeysPEM [][]byte
+	// actions is the Actions service of a scale-set run (-intake
+	// scaleset), served with the REST API behind one API root; nil
+	// with webhooks.
+	actions *actionsService
+}
+
+// baseURL is github.base_url of runfleet's config: the REST fake's GHES
+// root, or with a scale set the root both fakes are served behind.
+func (g *gitHub) baseURL() string {
+	if g.actions != nil {
+		return g.actions.apiURL()
+	}
+	return g.GHESURL()
 }
 
 // startGitHub serves the fake GitHub with apps GitHub Apps installed on

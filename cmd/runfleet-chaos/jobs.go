@@ -31,6 +31,14 @@ type job struct {
 	// interrupted: the machine running the job was deleted before the job
 	// finished — runfleet destroyed a busy runner.
 	interrupted bool
+
+	// With a scale set (-intake scaleset): the job's runner request id in
+	// the Actions service, how many more times GitHub takes back its
+	// assignment while no runner has taken it, and since when it is
+	// assigned.
+	requestID    int64
+	reassignLeft int
+	assignedAt   time.Time
 }
 
 // Delivery indexes into job.delivery.

@@ -24,6 +24,14 @@
 // restarts once, and a delivery that failed because its replica was killed
 // is never resent: runfleet must recover it from the delivery log. The
 // checks are the same, over all replicas.
+//
+// With -intake scaleset (`make chaos-scaleset`) the pool is a scale-set
+// pool: the driver's GitHub also serves the fake Actions service
+// (scalesettest) behind the same API root, jobs are queued into the scale
+// set instead of sent as webhooks, and the scale set's own runners take
+// them. The service misbehaves at moderate rates (actionsfaults.go) and
+// each kill -9 of serve kills its listener too: the report says, per
+// restart, how long until the listener polled again (at most 60 s).
 package main
 
 import (
@@ -71,6 +79,11 @@ type settings struct {
 	dbRestart bool
 	// apps is how many GitHub Apps runfleet spreads its calls over.
 	apps int
+	// intake is how jobs reach runfleet: intakeWebhook or intakeScaleSet.
+	intake string
+	// actionsFaults arms the Actions service's faults and GitHub's
+	// re-assignments (-intake scaleset).
+	actionsFaults bool
 	// replay is the command line that repeats this run's schedule.
 	replay string
 }
@@ -114,19 +127,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&s.ignoreByName, "ignore-delete-by-name", false, "the provider answers deletes by name with success and keeps the machine")
 	fs.IntVar(&s.replicas, "replicas", 1, "runfleet serve replicas; 2 or more run them on one PostgreSQL database the driver starts, kill -9 one at a time (never the last one up; -kills defaults to 6) and send each webhook to one that is up, and a delivery that fails because its replica was killed is not resent (no -outage)")
 	fs.IntVar(&s.apps, "apps", 1, "GitHub Apps installed on the organization; runfleet uses the others as github.extra_apps, each with a budget of its own, so 2 serve jobs about twice as fast (see docs/reliability.md)")
+	fs.StringVar(&s.intake, "intake", intakeWebhook, "how jobs reach runfleet: webhook (workflow_job deliveries) or scaleset (a scale-set pool whose listener long-polls GitHub's Actions service, with that service's faults; no -outage by default)")
+	fs.BoolVar(&s.actionsFaults, "actions-faults", true, "with -intake scaleset: the Actions service's faults (5xx, slow answers, messages twice, failed acks) and GitHub's re-assignments of 10% of the jobs")
 	fs.BoolVar(&s.dbRestart, "db-restart", true, "with -replicas: crash PostgreSQL (immediate shutdown) once mid-run and restart it on its data")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if s.replicas > 1 {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["kills"] {
 			s.kills = defaultReplicaKills
 		}
 		if !set["outage"] {
 			s.outage = 0
 		}
+	}
+	if s.intake == intakeScaleSet && !set["outage"] {
+		// The outage is about deliveries nobody resends; a scale set
+		// has none, and its kills are the point.
+		s.outage = 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "runfleet-chaos: unexpected argument %q\n", fs.Arg(0))
@@ -182,6 +202,10 @@ func (s settings) check() error {
 		return fmt.Errorf("-replicas and -apps must be ≥ 1")
 	case s.replicas > 1 && s.outage > 0:
 		return fmt.Errorf("-outage is for one server: with -replicas, every delivery that fails on a killed replica is left to the delivery log")
+	case s.intake != intakeWebhook && s.intake != intakeScaleSet:
+		return fmt.Errorf("-intake %q: want %s or %s", s.intake, intakeWebhook, intakeScaleSet)
+	case s.intake == intakeScaleSet && s.replicas > 1:
+		return fmt.Errorf("-intake %s runs on one server: the replicas' scale-set chaos is not built yet", intakeScaleSet)
 	case s.timeout < time.Minute:
 		return fmt.Errorf("-timeout %s: want at least 1m (settling alone takes most of one)", s.timeout)
 	}

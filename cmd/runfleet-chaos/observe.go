@@ -29,6 +29,9 @@ type observation struct {
 	apiCalls    int
 	// deliveries is the App's delivery log and runfleet's recoveries.
 	deliveries deliveryLog
+	// scaleSet is what the Actions service holds at the end (-intake
+	// scaleset); nil with webhooks.
+	scaleSet *scaleSetObservation
 }
 
 // maxRecordLookups bounds the per-machine record reads of a badly leaking
@@ -82,6 +85,9 @@ func observe(ctx context.Context, w *world, send *senders, gh *gitHub, cl extern
 		o.githubCalls[c.Route]++
 	}
 	o.apiCalls = gh.APICallCount()
+	if gh.actions != nil {
+		o.scaleSet = observeScaleSet(gh.actions)
+	}
 	if o.deliveries, err = readDeliveryLog(gh.Deliveries(), serveLogs, o.githubCalls); err != nil {
 		return nil, fmt.Errorf("read runfleet's logs: %w", err)
 	}

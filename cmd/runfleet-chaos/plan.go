@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
 )
 
 // plan is every random choice made before the run starts, from the seed:
@@ -54,6 +56,9 @@ func newPlan(s settings) plan {
 		}
 	}
 	slices.SortFunc(p.jobs, func(a, b *job) int { return int(a.arriveAt - b.arriveAt) })
+	if s.intake == intakeScaleSet && s.actionsFaults {
+		planReassignments(p.jobs, s.seed)
+	}
 	if s.replicas > 1 {
 		p.replicas.kills = planReplicaKills(rng, s.kills, s.replicas, s.arrival)
 		if s.dbRestart {
@@ -104,4 +109,20 @@ func deliveryIDs(rng *rand.Rand) [3]string {
 		ids[i] = fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", a>>32, a>>16&0xffff, (a&0x0fff)|0x4000, (b>>48&0x3fff)|0x8000, b&0xffffffffffff)
 	}
 	return ids
+}
+
+// reassignShare is the share of a scale set's jobs whose assignment
+// GitHub takes back (JobCompleted canceled, then JobAssigned again) while
+// no runner has taken them: once to MaxReassignments times each.
+const reassignShare = 0.10
+
+// planReassignments draws each job's re-assignments from a stream of its
+// own, so the webhook run's plan is the same with or without it.
+func planReassignments(jobs []*job, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x5ca1e))
+	for _, j := range jobs {
+		if rng.Float64() < reassignShare {
+			j.reassignLeft = 1 + rng.IntN(scalesettest.MaxReassignments)
+		}
+	}
 }

@@ -99,7 +99,7 @@ func startReplicaFleet(ctx context.Context, u setup, plan replicaPlan) (_ *repli
 		}
 		config := filepath.Join(dir, "runfleet.yaml")
 		err = writeServeConfig(config, u.s, serveConfig{
-			port: port, publicURL: f.lb.url, githubURL: u.gh.GHESURL(),
+			port: port, publicURL: f.lb.url, githubURL: u.gh.baseURL(),
 			appKey:      "private_key_env: " + appKeyEnv,
 			extraApps:   extraAppsYAML(len(u.gh.extraKeysPEM), func(i int) string { return "private_key_env: " + extraAppKeyEnv(i) }),
 			store:       fmt.Sprintf("{kind: postgres, dsn_env: %s}", dsnEnv),

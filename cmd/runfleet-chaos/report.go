@@ -28,6 +28,10 @@ type report struct {
 	obs         *observation
 	// elapsed is the whole run, from the first arrival to the stop.
 	elapsed time.Duration
+	// With a scale set: the faults armed in the Actions service, by
+	// name, and per kill how long until the listener polled again.
+	actionsFaults map[string]int
+	relisten      []relisten
 
 	counts     counts
 	violations []string
@@ -115,6 +119,7 @@ func (r *report) check() {
 	if r.stopErr != nil {
 		v("graceful stop: %v", r.stopErr)
 	}
+	r.checkScaleSet(v)
 }
 
 func (r *report) print(w io.Writer) {
@@ -123,6 +128,11 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "seed %d; %d jobs queued over %s by %d senders; pool max_runners %d, %d workers; provider faults: %.0f%% fail, %.0f%% hang (for %s); boot failures %.0f%%; GitHub loses %.0f%% of in_progress/completed; %.0f%% redelivered again after a 2xx\n",
 		s.seed, s.jobs, s.arrival, s.senders, s.maxRunners, s.workers, 100*s.failRate, 100*s.hangRate, 2*max(bootstrapTimeout, providerTimeout), 100*s.bootFailRate, 100*s.loseRate, 100*s.dupRate)
 	fmt.Fprintf(w, "replay: %s\n", s.replay)
+	if s.intake == intakeScaleSet {
+		fmt.Fprintf(w, "intake: %s (scale set %s on the fake Actions service; no webhooks, so the delivery figures below stay 0)\n", s.intake, chaosScaleSet)
+	} else {
+		fmt.Fprintf(w, "intake: %s\n", s.intake)
+	}
 	if s.apps > 1 {
 		fmt.Fprintf(w, "%d GitHub Apps installed on the organization: runfleet's and %d extra_apps\n", s.apps, s.apps-1)
 	}
@@ -200,6 +210,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "recovered by runfleet from the delivery log: %d of %d lost, and %d that a resend delivered too; %d deliveries fetched, %d list calls\n",
 			recovered, len(dl.lost), resent, dl.fetches, dl.lists)
 		fmt.Fprintf(w, "GitHub API calls: %d (%.1f per job): %s\n", o.apiCalls, float64(o.apiCalls)/float64(max(len(o.jobs), 1)), routeSummary(o.githubCalls))
+		r.printScaleSet(w)
 	}
 	if r.elapsed > 0 {
 		fmt.Fprintf(w, "elapsed: %s\n", round(r.elapsed))

@@ -36,6 +36,9 @@ type world struct {
 	machines map[string]*machine
 	booting  int
 	bootSem  chan struct{}
+	// mirrored names the scale set's runners shown in the REST runner
+	// list (-intake scaleset).
+	mirrored map[string]bool
 	stats    worldStats
 	err      error
 }
@@ -43,6 +46,7 @@ type world struct {
 type worldStats struct {
 	bootsReady, bootsRefused, bootsFailed, bootRetries int
 	startRaces                                         int // StartJob refused: the runner went away first
+	reassignments                                      int // assignments GitHub took back and made again (scale set)
 }
 
 func newWorld(log *slog.Logger, gh *gitHub, c externaltest.Config, send *senders, p plan, s settings) *world {
@@ -55,6 +59,7 @@ func newWorld(log *slog.Logger, gh *gitHub, c externaltest.Config, send *senders
 		rng:      rand.New(rand.NewPCG(s.seed, 0x3c7)),
 		jobs:     p.jobs,
 		machines: map[string]*machine{},
+		mirrored: map[string]bool{},
 		bootSem:  make(chan struct{}, 8),
 	}
 }
@@ -81,6 +86,9 @@ func (w *world) run(ctx context.Context, start time.Time) {
 }
 
 func (w *world) tick(ctx context.Context, now time.Time) error {
+	if w.gh.actions != nil {
+		return w.tickScaleSet(ctx, now)
+	}
 	if err := w.queueArrivals(now); err != nil {
 		return err
 	}
@@ -96,6 +104,25 @@ func (w *world) tick(ctx context.Context, now time.Time) error {
 		return err
 	}
 	return w.finish(now)
+}
+
+// tickScaleSet is tick with a scale set for intake (scaleworld.go).
+func (w *world) tickScaleSet(ctx context.Context, now time.Time) error {
+	w.queueIntoScaleSet(now)
+	state, err := w.cloud.Read()
+	if err != nil {
+		return fmt.Errorf("read the cloud: %w", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.syncMachines(state, now)
+	w.startBoots(ctx, now)
+	w.mirrorRunners()
+	w.reassign(now)
+	if err := w.assignScaleSet(now); err != nil {
+		return err
+	}
+	return w.finishScaleSet(now)
 }
 
 // queueArrivals queues every job whose time has come: in GitHub, then the

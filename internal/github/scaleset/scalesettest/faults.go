@@ -162,3 +162,13 @@ func (s *Server) EmptyQueueURLNext(times int) {
 	defer s.mu.Unlock()
 	s.emptyQueueURLs += times
 }
+
+// Armed is how many faults armed for op are still to come: a driver that
+// arms faults at random moments arms one only when the last was used, so
+// faults do not pile up while nobody calls (a listener waiting for its
+// lease) and then answer every call in a row.
+func (s *Server) Armed(op Op) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.faults[op])
+}

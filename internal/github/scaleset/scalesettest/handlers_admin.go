@@ -1,7 +1,6 @@
 package scalesettest
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -193,10 +192,9 @@ func (s *Server) generateJIT(w http.ResponseWriter, r *http.Request) {
 	}
 	rr := &runnerRecord{id: s.nextLocked(), name: b.Name, setID: ss.id}
 	s.runners[rr.id] = rr
-	cfg, _ := json.Marshal(map[string]any{"name": rr.name, "id": rr.id, "workFolder": b.WorkFolder})
 	writeJSON(w, http.StatusOK, map[string]any{
 		"runner":           wireRunner(rr),
-		"encodedJITConfig": base64.StdEncoding.EncodeToString(cfg),
+		"encodedJITConfig": s.encodedJITConfigLocked(rr, b.WorkFolder),
 	})
 }
 
