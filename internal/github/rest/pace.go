@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/budget"
 )
 
@@ -87,7 +88,7 @@ func refusal(status int, h http.Header, message string, now time.Time) (budget.R
 	if status != http.StatusForbidden && status != http.StatusTooManyRequests {
 		return budget.Refusal{}, false
 	}
-	retryAfter, hasRetryAfter := parseRetryAfter(h.Get("Retry-After"), now)
+	retryAfter, hasRetryAfter := github.ParseRetryAfter(h.Get("Retry-After"), now)
 	r := budget.Refusal{RetryAfter: retryAfter, Message: strings.TrimSpace(message)}
 	if h.Get("X-RateLimit-Remaining") == "0" {
 		if rate, ok := parseRateHeaders(h); ok {

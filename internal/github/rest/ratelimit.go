@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
@@ -100,21 +98,6 @@ func fromResponse(now time.Time, resp *http.Response, message string) *github.Ra
 		rl.RetryAt = now.Add(r.RetryAfter)
 	}
 	return rl
-}
-
-// parseRetryAfter reads delay-seconds or an HTTP date.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return max(time.Duration(secs)*time.Second, time.Second), true
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), time.Second), true
-	}
-	return 0, false
 }
 
 // peekBody reads a small error body and puts it back.

@@ -114,7 +114,7 @@ func kindOfStatus(res resource, status int) error {
 // Retry-After). Any other answer returns nil.
 func rateLimitOf(resp *http.Response, message string, now time.Time) *github.RateLimitError {
 	h := resp.Header
-	retryAfter, hasRetryAfter := parseRetryAfter(h.Get("Retry-After"), now)
+	retryAfter, hasRetryAfter := github.ParseRetryAfter(h.Get("Retry-After"), now)
 	exhausted := h.Get("X-RateLimit-Remaining") == "0"
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
@@ -132,19 +132,4 @@ func rateLimitOf(resp *http.Response, message string, now time.Time) *github.Rat
 		}
 	}
 	return rl
-}
-
-// parseRetryAfter reads delay-seconds or an HTTP date, at least a second.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return max(time.Duration(secs)*time.Second, time.Second), true
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), time.Second), true
-	}
-	return 0, false
 }
