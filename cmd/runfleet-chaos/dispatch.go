@@ -78,16 +78,22 @@ func (w *world) queuedJobs() []*job {
 	return out
 }
 
-// finish ends the jobs whose run time is up: GitHub completes them (the
-// JIT runner removes itself) and sends completed. A job whose machine is
-// gone by then was interrupted: runfleet destroyed a busy runner.
-func (w *world) finish(now time.Time) error {
+// dueJobs are the running jobs whose run time is up at now.
+func (w *world) dueJobs(now time.Time) []*job {
 	var due []*job
 	for _, j := range w.jobs[:w.next] {
 		if j.state == jobRunning && !now.Before(j.finishAt) {
 			due = append(due, j)
 		}
 	}
+	return due
+}
+
+// finish ends the jobs whose run time is up: GitHub completes them (the
+// JIT runner removes itself) and sends completed. A job whose machine is
+// gone by then was interrupted: runfleet destroyed a busy runner.
+func (w *world) finish(now time.Time) error {
+	due := w.dueJobs(now)
 	if len(due) == 0 {
 		return nil
 	}

@@ -103,12 +103,7 @@ func (w *world) assignScaleSet(now time.Time) error {
 // machine is gone by then was interrupted: runfleet destroyed a busy
 // runner.
 func (w *world) finishScaleSet(now time.Time) error {
-	var due []*job
-	for _, j := range w.jobs[:w.next] {
-		if j.state == jobRunning && !now.Before(j.finishAt) {
-			due = append(due, j)
-		}
-	}
+	due := w.dueJobs(now)
 	if len(due) == 0 {
 		return nil
 	}
