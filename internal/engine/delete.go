@@ -181,7 +181,7 @@ func errorsOf(texts []string) []error {
 func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) error {
 	// A record without a runner id is asked about by name: a create cut off
 	// after its JIT registration leaves a runner GitHub knows and the
-	// record does not, which may be running a job (O3, seed 33448); a name
+	// record does not, which may be running a job (F19, seed 33448); a name
 	// GitHub does not know answers "removed".
 	if inst.RunnerRemoved {
 		return nil
