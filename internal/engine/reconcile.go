@@ -201,7 +201,25 @@ func (e *Engine) recoverCreating(ctx context.Context, log *slog.Logger, inst *ru
 	})
 }
 
-// RecoverAtStart finishes what a crashed process left in flight.
+// RecoverAtStart finishes what a crashed process left in flight:
+// LeftInFlight, then the Recovery's Run, with no worker started before it
+// returns (tests, and any caller that can wait).
+func (e *Engine) RecoverAtStart(ctx context.Context) error {
+	r, err := e.LeftInFlight(ctx)
+	if err != nil {
+		return err
+	}
+	return r.Run(ctx)
+}
+
+// Recovery is what a crashed process left in flight, as read at start.
+type Recovery struct {
+	e    *Engine
+	live []*runner.Instance
+}
+
+// LeftInFlight reads what a crashed predecessor left in flight. Call it
+// before this process's workers start; Run may then go on beside them.
 //
 // It assumes that one process owns the store: the caller, and no other
 // process, has workers over it (`runfleet serve` on bolt, whose file lock
@@ -212,13 +230,27 @@ func (e *Engine) recoverCreating(ctx context.Context, log *slog.Logger, inst *ru
 // serve replicas) another process may be creating or deleting right now:
 // do not call it there; the reconciler's timeouts recover a dead
 // process's work.
-func (e *Engine) RecoverAtStart(ctx context.Context) error {
+//
+// Read after the workers start, it would also find creates and deletes
+// this process's own workers just claimed, and "recover" them under a
+// live worker: the create retried beside a machine still being made — two
+// machines under one name (FINDINGS O4). What it read before any worker
+// ran is the dead process's alone: a new claim makes a new attempt (a
+// create) or needs a pending status (a delete), so Run never takes over
+// a live worker's claim.
+func (e *Engine) LeftInFlight(ctx context.Context) (*Recovery, error) {
 	live, err := e.store.ListLiveInstances(ctx)
 	if err != nil {
-		return fmt.Errorf("list live instances: %w", err)
+		return nil, fmt.Errorf("list live instances: %w", err)
 	}
+	return &Recovery{e: e, live: live}, nil
+}
+
+// Run recovers each instance LeftInFlight found in flight.
+func (r *Recovery) Run(ctx context.Context) error {
+	e := r.e
 	var errs []error
-	for _, inst := range live {
+	for _, inst := range r.live {
 		log := e.log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID, "recovery", true)
 		switch inst.Status {
 		case runner.StatusCreating:

@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/leader"
 	"github.com/runfleet/runfleet/internal/listener"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/wiring"
 	"github.com/runfleet/runfleet/internal/wiring/policy"
 )
@@ -45,5 +47,31 @@ func startListeners(ctx context.Context, wg *sync.WaitGroup, listeners []*listen
 				log.Error("a scale-set listener cannot run; its pool gets no job", "error", err)
 			}
 		})
+	}
+}
+
+// freeDeadListenerLeases frees the listener leases a crashed predecessor
+// held, on a store this process owns alone: bolt's file lock proves every
+// other holder dead, and waiting out its lease (listener.DefaultLeaseTTL)
+// would only leave the scale sets unheard that much longer after a
+// restart. The new listener then resumes the stored session at once. On
+// a shared store a lease's holder may be alive: never call it there.
+func freeDeadListenerLeases(ctx context.Context, leases store.Leases, pools []wiring.ScaleSetPool, log *slog.Logger) {
+	now := time.Now()
+	for i := range pools {
+		name := listener.LeaseName(pools[i].Pool.Name)
+		cur, err := leases.GetLease(ctx, name)
+		if err != nil {
+			log.Warn("reading a listener lease failed; the listener waits for it to expire", "lease", name, "error", err)
+			continue
+		}
+		if cur.Free(now) {
+			continue
+		}
+		if err := leases.ReleaseLease(ctx, cur); err != nil {
+			log.Warn("freeing a dead process's listener lease failed; the listener waits for it to expire", "lease", name, "error", err)
+			continue
+		}
+		log.Info("freed the listener lease of a process that stopped without releasing it", "lease", name, "holder", cur.Holder, "pool", pools[i].Pool.Name)
 	}
 }

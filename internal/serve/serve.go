@@ -144,6 +144,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	var background sync.WaitGroup
 	startWorkers(workCtx, &background, cfg, opts, eng, st, log)
 	startReconciler(workCtx, &background, cfg, eng, st, rep, rec, log)
+	if st.soleOwner {
+		freeDeadListenerLeases(workCtx, st.store, scaleSetPools, log)
+	}
 	startListeners(workCtx, &background, listeners, log)
 
 	serving = true
@@ -255,20 +258,14 @@ func warnDeadLetters(ctx context.Context, st *state, cfg *config.Config, log *sl
 // Options.DisableWorkers), and first, when this process owns the store
 // alone, the recovery of what a crashed predecessor left in flight.
 func startWorkers(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, opts Options, eng *engine.Engine, st *state, log *slog.Logger) {
-	// RecoverAtStart assumes that whatever is creating or deleting has no
-	// worker, which holds only when one process owns the store (bolt's
+	// The recovery at start assumes that whatever is creating or deleting
+	// has no worker, which holds only when one process owns the store (bolt's
 	// file lock). On a store several replicas share, another replica's
 	// workers may be at it right now: there the reconciler's timeouts
 	// recover a dead replica's work, and what must run once among replicas
 	// takes the lease (store.Leases.AcquireLease) instead.
 	if st.soleOwner {
-		// Beside the HTTP server, so intake never waits behind slow
-		// provider calls; a failure is retried by the reconciler.
-		wg.Go(func() {
-			if err := eng.RecoverAtStart(ctx); err != nil {
-				log.Warn("recovering work left in flight failed; the reconciler retries it", "error", err)
-			}
-		})
+		recoverBeside(ctx, wg, eng, log)
 	}
 	if opts.DisableWorkers {
 		return
@@ -278,6 +275,32 @@ func startWorkers(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, o
 			Concurrency: cfg.Engine.Workers,
 			Visibility:  cfg.Engine.VisibilityTimeout,
 		})
+	})
+}
+
+// inFlight is the engine's read of what a crashed predecessor left in
+// flight.
+type inFlight interface {
+	LeftInFlight(ctx context.Context) (*engine.Recovery, error)
+}
+
+// recoverBeside reads what is in flight now, before the caller starts a
+// worker — read later, it would include this process's own fresh claims,
+// and recovering those under their live workers makes two machines of one
+// instance (engine.Engine.LeftInFlight) — and recovers it in the
+// background, beside the workers and the HTTP server, so intake never
+// waits behind slow provider calls. A failure is retried by the
+// reconciler, whose timeouts take over a dead process's work.
+func recoverBeside(ctx context.Context, wg *sync.WaitGroup, eng inFlight, log *slog.Logger) {
+	recovery, err := eng.LeftInFlight(ctx)
+	if err != nil {
+		log.Warn("reading the work left in flight failed; the reconciler recovers it after its timeouts", "error", err)
+		return
+	}
+	wg.Go(func() {
+		if err := recovery.Run(ctx); err != nil {
+			log.Warn("recovering work left in flight failed; the reconciler retries it", "error", err)
+		}
 	})
 }
 

@@ -27,8 +27,11 @@ type Controller interface {
 	// acknowledge it (done, or malformed and to be dropped).
 	HandleMessage(ctx context.Context, body []byte) (ack bool, err error)
 	Reconcile(ctx context.Context) error
-	// RecoverAtStart runs once after every start, before any other work.
-	RecoverAtStart(ctx context.Context) error
+	// LeftInFlight runs once after every start, before any other work,
+	// and reads what the process's predecessor left in flight; the
+	// recovery it returns then runs beside the workers, webhooks and
+	// reconcile passes, as serve runs it (engine.Engine.LeftInFlight).
+	LeftInFlight(ctx context.Context) (recover func(context.Context) error, err error)
 }
 
 // InterruptionHandler is a Controller that takes a provider's word that it

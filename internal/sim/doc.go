@@ -120,9 +120,11 @@
 // flight when the process dies may still take effect. Every task of the
 // dead process is unwound (each of its port calls fails from then on), the
 // state file is closed, and 1–10 s later a new process opens it, builds a
-// new engine, runs RecoverAtStart, and only then takes webhooks, work and
-// reconcile ticks. Nothing in memory survives; GitHub and the cloud carry
-// on throughout.
+// new engine and reads what its predecessor left in flight
+// (engine.LeftInFlight); then, as serve does, it takes webhooks, work and
+// reconcile ticks while the recovery of what it read runs beside them (a
+// task of its own, [start]). Nothing in memory survives; GitHub and the
+// cloud carry on throughout.
 //
 // # Invariants
 //

@@ -77,7 +77,13 @@ func (c engineController) Reconcile(ctx context.Context) error {
 	return err
 }
 
-func (c engineController) RecoverAtStart(ctx context.Context) error { return c.e.RecoverAtStart(ctx) }
+func (c engineController) LeftInFlight(ctx context.Context) (func(context.Context) error, error) {
+	r, err := c.e.LeftInFlight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Run, nil
+}
 
 func (c engineController) ForceDelete(ctx context.Context, instance string) error {
 	_, err := c.e.ForceDelete(ctx, instance)

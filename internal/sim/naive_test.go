@@ -86,8 +86,10 @@ func (n *naive) to(ctx context.Context, inst *runner.Instance, steps ...runner.S
 	return nil
 }
 
-func (n *naive) Reconcile(context.Context) error      { return nil }
-func (n *naive) RecoverAtStart(context.Context) error { return nil }
+func (n *naive) Reconcile(context.Context) error { return nil }
+func (n *naive) LeftInFlight(context.Context) (func(context.Context) error, error) {
+	return func(context.Context) error { return nil }, nil
+}
 
 // The invariants must catch an autoscaler that trusts webhooks: it loses
 // jobs to dropped deliveries and full pools, and destroys runners that

@@ -191,10 +191,11 @@ func (w *world) start() {
 	}
 	w.tr.add("runfleet gen %d starting", gen)
 	p.spawn("start", func(ctx context.Context) {
+		var recover func(context.Context) error
 		ctl, err := w.newController(ctx, deps)
 		if err == nil {
 			p.ctl = ctl
-			err = ctl.RecoverAtStart(ctx)
+			recover, err = ctl.LeftInFlight(ctx)
 		}
 		if p.dead {
 			return
@@ -211,6 +212,13 @@ func (w *world) start() {
 		w.startFailures = 0
 		p.up = true
 		w.tr.add("runfleet gen %d up", gen)
+		// As serve does: the recovery goes on beside the workers, which
+		// start at once.
+		p.spawn("start", func(ctx context.Context) {
+			if err := recover(ctx); err != nil && !p.dead {
+				w.tr.add("recovering what gen %d left in flight failed (the reconciler retries it): %v", gen-1, err)
+			}
+		})
 		p.pokeWorkers()
 		w.sched.after(between(w.rng, time.Second, w.cfg.ReconcileInterval), gen, p.tick)
 	})
