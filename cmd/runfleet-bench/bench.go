@@ -26,9 +26,10 @@ const (
 	expectedFleetWarning = "simulated in this process only"
 )
 
-// benchmark runs the three parts, each on a fresh child: the sequential
+// benchmark runs the parts, each on a fresh child: the sequential
 // latency run; bursts in a row on one server, the pool growing; one large
-// burst. It returns what it measured even when a part failed.
+// burst; with -scaleset, the sequential run and a burst through a scale
+// set; with -postgres, replicas. It returns what it measured even when a part failed.
 func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, error) {
 	payload, err := loadPayload(s.payload)
 	if err != nil {
@@ -61,9 +62,9 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 	}
 
 	// withChild runs part on a fresh child and always stops it.
-	withChild := func(name string, maxRunners int, part func(*child) error) error {
+	withChild := func(name string, maxRunners int, o childOptions, part func(*child) error) error {
 		fmt.Fprintf(progress, "runfleet-bench: %s: starting runfleet serve\n", name)
-		c, err := startChild(ctx, s, dir, name, maxRunners, childOptions{})
+		c, err := startChild(ctx, s, dir, name, maxRunners, o)
 		if err != nil {
 			return err
 		}
@@ -78,7 +79,7 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 		return errors.Join(partErr, stopErr)
 	}
 
-	err = withChild("latency", s.latencyJobs, func(c *child) error {
+	err = withChild("latency", s.latencyJobs, childOptions{}, func(c *child) error {
 		fmt.Fprintf(progress, "runfleet-bench: latency: %d sequential jobs\n", s.latencyJobs)
 		rep.latency, err = latencyRun(ctx, c, payload, jobs(s.latencyJobs))
 		return err
@@ -87,7 +88,7 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 		return rep, fmt.Errorf("latency run: %w", err)
 	}
 
-	err = withChild("growing", s.steps*s.burst, func(c *child) error {
+	err = withChild("growing", s.steps*s.burst, childOptions{}, func(c *child) error {
 		for step := range s.steps {
 			label := fmt.Sprintf("burst %d of %d, same server", step+1, s.steps)
 			fmt.Fprintf(progress, "runfleet-bench: %s: %d jobs\n", label, s.burst)
@@ -104,7 +105,7 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 	}
 
 	if s.bigBurst > 0 {
-		err = withChild("single", s.bigBurst, func(c *child) error {
+		err = withChild("single", s.bigBurst, childOptions{}, func(c *child) error {
 			label := "one burst, fresh server"
 			fmt.Fprintf(progress, "runfleet-bench: %s: %d jobs\n", label, s.bigBurst)
 			b, err := burstRun(ctx, c, payload, label, jobs(s.bigBurst), 0, s.clients)
@@ -116,6 +117,11 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 		})
 		if err != nil {
 			return rep, fmt.Errorf("single large burst: %w", err)
+		}
+	}
+	if s.scaleSet {
+		if err := scaleSetRuns(ctx, s, withChild, rep, progress); err != nil {
+			return rep, fmt.Errorf("scale set: %w", err)
 		}
 	}
 	if s.postgres != "" {

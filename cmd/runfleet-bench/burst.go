@@ -34,6 +34,13 @@ type burstResult struct {
 	// admittedToCreated is, per job, running stamp minus admission stamp:
 	// how long the job waited in the burst.
 	admittedToCreated []time.Duration
+	// runningAt is each job's running stamp, by job (ledger id).
+	runningAt map[int64]time.Time
+	// startedToCreated is, per job, the running stamp minus the moment
+	// the driver started it: its POST began, or it was queued on the
+	// scale set (then it includes the long poll and the listener's ledger
+	// write). Driver and server share the machine's clock.
+	startedToCreated []time.Duration
 	// cpu is the child's user+system CPU from the first POST until it was
 	// idle again.
 	cpu time.Duration
@@ -65,6 +72,9 @@ type burstCheck struct {
 	sharedRunnerIDs, sharedProviderIDs int
 	// createdTwice lists instances whose create succeeded more than once.
 	createdTwice []string
+	// scaleSet is what the fake Actions service says after a scale-set
+	// burst; nil for webhooks.
+	scaleSet *scaleSetCheck
 	// idsPerReplica: the processes are replicas, each with its own
 	// simulated GitHub and provider numbering ids from the same start, so
 	// ids repeat across replicas by construction and are not compared;
@@ -76,25 +86,34 @@ type burstCheck struct {
 func (c burstCheck) ok() bool {
 	idsApart := c.idsPerReplica || c.sharedRunnerIDs == 0 && c.sharedProviderIDs == 0
 	return c.sendErrors == 0 && c.missing == 0 && c.notRunning == 0 && c.extraForJob == 0 &&
-		c.live == c.wantLive && idsApart && len(c.createdTwice) == 0
+		c.live == c.wantLive && idsApart && len(c.createdTwice) == 0 && (c.scaleSet == nil || len(c.scaleSet.problems()) == 0)
 }
 
 // burstRun sends jobs from clients concurrent senders (spread over the
 // replicas behind c) and measures the burst: CPU and memory are the sums
 // over the processes.
 func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, jobs []int64, poolBefore, clients int) (*burstResult, error) {
-	res := &burstResult{label: label, jobs: len(jobs), poolBefore: poolBefore}
 	// Signing happens before the clock starts: the driver shares the two
 	// cores with the child and should take as little of them as it can.
 	deliveries := make([]delivery, len(jobs))
-	names := make([]string, len(jobs))
 	for i, job := range jobs {
 		deliveries[i] = prepare(p, c.secret, job)
-		names[i] = instanceOf(job)
 	}
 	senders := sendersFor(c, clients)
 	defer closeAll(senders)
+	return measureBurst(ctx, c, label, poolBefore, func() ([]int64, []time.Time, time.Time, []error) {
+		started, last, errs := sendAll(ctx, senders, deliveries, clients)
+		return jobs, started, last, errs
+	})
+}
 
+// measureBurst measures one burst that deliver hands to the child, by
+// webhooks or through a scale set: deliver returns the jobs (ledger ids),
+// when each was started (its POST, or queued on the scale set), when the
+// last was accepted, and what failed. The clock starts just before
+// deliver; the burst ends when every job's instance is running.
+func measureBurst(ctx context.Context, c *child, label string, poolBefore int, deliver func() ([]int64, []time.Time, time.Time, []error)) (*burstResult, error) {
+	res := &burstResult{label: label, poolBefore: poolBefore}
 	before, err := fleetMemory(c)
 	if err != nil {
 		return nil, err
@@ -114,13 +133,18 @@ func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, j
 	}
 
 	start := time.Now()
-	lastAnswer, sendErrs := sendAll(ctx, senders, deliveries, clients)
+	jobs, started, lastAnswer, sendErrs := deliver()
+	res.jobs = len(jobs)
 	res.acceptedIn = lastAnswer.Sub(start)
 	res.check.sendErrors = len(sendErrs)
 	if len(sendErrs) > 0 {
 		res.check.firstError = sendErrs[0].Error()
 	}
 	if len(sendErrs) == 0 {
+		names := make([]string, len(jobs))
+		for i, job := range jobs {
+			names[i] = instanceOf(job)
+		}
 		if err := waitRunning(ctx, c, names, burstWait); err != nil {
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
@@ -143,13 +167,16 @@ func burstRun(ctx context.Context, c *child, p *payloadTemplate, label string, j
 	}
 	res.check.createdTwice = c.logs.createdTwice()
 	res.check.idsPerReplica = len(c.members()) > 1
+	res.startedToCreated = sinceStarted(jobs, started, res.runningAt)
 	return res, nil
 }
 
 // sendAll posts every delivery from clients goroutines, delivery i to
 // senders[i mod n] (a load balancer's round robin over the replicas), and
-// returns when the last answer came, and the failures.
-func sendAll(ctx context.Context, senders []*sender, deliveries []delivery, clients int) (time.Time, []error) {
+// returns when each POST started, when the last answer came, and the
+// failures.
+func sendAll(ctx context.Context, senders []*sender, deliveries []delivery, clients int) ([]time.Time, time.Time, []error) {
+	started := make([]time.Time, len(deliveries))
 	var (
 		next int64 = -1
 		mu   sync.Mutex
@@ -164,6 +191,7 @@ func sendAll(ctx context.Context, senders []*sender, deliveries []delivery, clie
 				if i >= int64(len(deliveries)) {
 					return
 				}
+				started[i] = time.Now()
 				err := senders[i%int64(len(senders))].send(ctx, deliveries[i])
 				now := time.Now()
 				mu.Lock()
@@ -178,7 +206,7 @@ func sendAll(ctx context.Context, senders []*sender, deliveries []delivery, clie
 		})
 	}
 	wg.Wait()
-	return last, errs
+	return started, last, errs
 }
 
 // checkRecords reads the pool through the operator API: one running
@@ -203,6 +231,7 @@ func checkRecords(ctx context.Context, c *child, res *burstResult, jobs []int64,
 			providerIDs[inst.ProviderID]++
 		}
 	}
+	res.runningAt = make(map[int64]time.Time, len(jobs))
 	ck := &res.check
 	ck.live, ck.wantLive = len(list), res.poolBefore+len(jobs)
 	var lastRunning time.Time
@@ -218,6 +247,7 @@ func checkRecords(ctx context.Context, c *child, res *burstResult, jobs []int64,
 		}
 		ck.extraForJob += perJob[job] - 1
 		res.admittedToCreated = append(res.admittedToCreated, inst.StatusChangedAt.Sub(inst.CreatedAt))
+		res.runningAt[job] = inst.StatusChangedAt
 		if inst.StatusChangedAt.After(lastRunning) {
 			lastRunning = inst.StatusChangedAt
 		}

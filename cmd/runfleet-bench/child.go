@@ -52,6 +52,8 @@ type child struct {
 type childOptions struct {
 	store  string   // the config's store line; default the embedded store in the child's directory
 	engine string   // more engine settings, one "key: value" line
+	github string   // the config's github line; default the simulated GitHub
+	pool   string   // more pool settings, one "key: value" line (the scale_set of a scale-set run)
 	env    []string // more environment, e.g. the database DSN
 	secret string   // the webhook secret; default a random one
 	token  string   // the operator API token; default a random one
@@ -80,6 +82,9 @@ func startChild(ctx context.Context, s settings, dir, name string, maxRunners in
 	if o.store == "" {
 		o.store = fmt.Sprintf("store: {dir: %q}", filepath.Join(home, "data"))
 	}
+	if o.github == "" {
+		o.github = "github: {simulated: true}"
+	}
 	if o.secret == "" {
 		o.secret = randomHex()
 	}
@@ -91,7 +96,7 @@ func startChild(ctx context.Context, s settings, dir, name string, maxRunners in
 	}
 	config := fmt.Sprintf(`# written by runfleet-bench
 controller_id: runfleet-bench
-github: {simulated: true}
+%s
 webhook: {secret_env: %s}
 server:
   listen: 127.0.0.1:%d
@@ -105,9 +110,10 @@ pools:
     owner: octo-org
     labels: [self-hosted, linux, x64]
     max_runners: %d
+    %s
     provider:
       type: simulated  # no settings: zero latency, no failures
-`, secretEnv, port, tokenEnv, o.store, s.workers, o.engine, benchPool, maxRunners)
+`, o.github, secretEnv, port, tokenEnv, o.store, s.workers, o.engine, benchPool, maxRunners, o.pool)
 	configPath := filepath.Join(home, "config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, err

@@ -10,8 +10,8 @@ import (
 )
 
 // TestDriverAgainstRealServe builds the real binary and runs the whole
-// driver at a small size: every part must finish, stop its child cleanly
-// and find exactly one instance per job.
+// driver at a small size, the scale-set runs included: every part must
+// finish, stop its child cleanly and find exactly one instance per job.
 func TestDriverAgainstRealServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds runfleet and serves real webhooks")
@@ -26,7 +26,7 @@ func TestDriverAgainstRealServe(t *testing.T) {
 	code := run([]string{
 		"-bin", bin, "-payload", "../../examples/payloads/queued.json", "-out", outFile,
 		"-latency-jobs", "3", "-burst", "25", "-steps", "2", "-big-burst", "30",
-		"-clients", "4", "-workers", "2", "-timeout", "2m",
+		"-clients", "4", "-workers", "2", "-scaleset-latency-jobs", "3", "-timeout", "2m",
 	}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
@@ -37,13 +37,16 @@ func TestDriverAgainstRealServe(t *testing.T) {
 		"| burst 1 of 2, same server | 25 | 0 → 25 |",
 		"| burst 2 of 2, same server | 25 | 25 → 50 |",
 		"| one burst, fresh server | 30 | 0 → 30 |",
+		"### Scale-set intake",
+		"Through the scale set, 3 jobs one at a time",
+		"| one burst through the scale set, fresh server | 25 |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
 	}
-	if n := strings.Count(report, "| yes |"); n != 3 {
-		t.Errorf("%d bursts passed the one-instance-per-job check, want 3:\n%s", n, report)
+	if n := strings.Count(report, "| yes |"); n != 4 {
+		t.Errorf("%d bursts passed the one-instance-per-job check, want 4:\n%s", n, report)
 	}
 	if strings.Contains(report, "Warnings and errors") {
 		t.Errorf("the servers logged warnings or errors:\n%s", report)

@@ -4,8 +4,10 @@
 // loopback port, drives it with signed workflow_job webhooks, and prints
 // Markdown tables: webhook → provider create latency, 1,000-job bursts
 // (jobs/s, duplicates), and the child's CPU per job and peak RSS as the pool
-// grows. It talks to nothing but 127.0.0.1, every loop is bounded, and it
-// stops the child before it exits.
+// grows; then the same burst and a sequential run through a scale-set pool
+// whose listener long-polls a fake Actions service. It talks to nothing
+// but 127.0.0.1, every loop is bounded, and it stops the child before it
+// exits.
 package main
 
 import (
@@ -43,6 +45,11 @@ type settings struct {
 	// count in replicas.
 	postgres string
 	replicas []int
+	// scaleSet adds the runs through a scale-set pool: a -burst of jobs
+	// queued at once on a fake Actions service, and scaleSetLatencyJobs
+	// one at a time (0 skips that).
+	scaleSet            bool
+	scaleSetLatencyJobs int
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -61,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "give up after this long")
 	fs.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, stores, child logs)")
 	fs.StringVar(&s.postgres, "postgres", os.Getenv(dsnEnv), "a PostgreSQL DSN (default $"+dsnEnv+"), or \"auto\" to start a server (Debian's, as the tests do): also measure serve replicas on it, each run in a fresh schema")
+	fs.BoolVar(&s.scaleSet, "scaleset", true, "also measure the scale-set intake: a -burst of jobs queued at once on a fake Actions service (JobAssigned, as github.com assigns), and -scaleset-latency-jobs one at a time")
+	fs.IntVar(&s.scaleSetLatencyJobs, "scaleset-latency-jobs", 100, "with -scaleset: sequential jobs through the scale set (0 skips them)")
 	replicas := fs.String("replicas", "1,3", "with -postgres: the replica counts to measure")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -73,8 +82,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		s.replicas = append(s.replicas, n)
 	}
-	if s.latencyJobs < 1 || s.burst < 1 || s.steps < 1 || s.clients < 1 || s.workers < 1 || s.bigBurst < 0 {
-		fmt.Fprintln(stderr, "runfleet-bench: -latency-jobs, -burst, -steps, -clients and -workers must be ≥ 1")
+	if s.latencyJobs < 1 || s.burst < 1 || s.steps < 1 || s.clients < 1 || s.workers < 1 || s.bigBurst < 0 || s.scaleSetLatencyJobs < 0 {
+		fmt.Fprintln(stderr, "runfleet-bench: -latency-jobs, -burst, -steps, -clients and -workers must be ≥ 1, -big-burst and -scaleset-latency-jobs ≥ 0")
 		return 2
 	}
 

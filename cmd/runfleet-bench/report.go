@@ -24,6 +24,10 @@ type report struct {
 	latency                       *latencyResult
 	bursts                        []*burstResult
 	fleets                        []*fleetRun
+	// scaleSetLatency and scaleSetBurst are the runs through a scale set
+	// (-scaleset); nil when skipped.
+	scaleSetLatency *scaleSetLatency
+	scaleSetBurst   *burstResult
 	// idleRSS is each child's RSS once healthy, before any job.
 	idleRSS  []int64
 	problems map[string]int
@@ -39,7 +43,8 @@ type fleetRun struct {
 // failed reports whether a one-instance-per-job check failed.
 func (r *report) failed() bool {
 	bad := func(b *burstResult) bool { return b != nil && !b.check.ok() }
-	return slices.ContainsFunc(r.bursts, bad) || slices.ContainsFunc(r.fleets, func(f *fleetRun) bool { return bad(f.burst) })
+	return slices.ContainsFunc(r.bursts, bad) || slices.ContainsFunc(r.fleets, func(f *fleetRun) bool { return bad(f.burst) }) ||
+		bad(r.scaleSetBurst)
 }
 
 func (r *report) markdown() string {
@@ -88,6 +93,7 @@ func (r *report) markdown() string {
 			"*peak*: VmHWM, reset at the burst's start; *one instance per job*: every job has exactly one running instance, " +
 			"the live count equals the jobs sent, no GitHub runner id or provider id is shared, no create logged twice.\n\n")
 	}
+	r.scaleSetMarkdown(&b)
 	r.fleetMarkdown(&b)
 	if len(r.idleRSS) > 0 {
 		parts := make([]string, len(r.idleRSS))
@@ -137,6 +143,9 @@ func verdict(c burstCheck) string {
 	}
 	if len(c.createdTwice) > 0 {
 		why = append(why, "created twice: "+strings.Join(c.createdTwice, ", "))
+	}
+	if c.scaleSet != nil {
+		why = append(why, c.scaleSet.problems()...)
 	}
 	return "**NO**: " + strings.Join(why, "; ")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
@@ -25,21 +26,8 @@ func (l *Listener) handle(ctx context.Context, sess *scaleset.MessageSession, ms
 		return err
 	}
 	meta := engine.EventMeta{Source: SourceScaleSet, Key: KeyOf(sess.ScaleSetID(), msg.ID)}
-	for _, ev := range msg.Events {
-		if u, ok := ev.(*scaleset.UnknownEvent); ok {
-			log.WarnContext(ctx, "scale-set job message of an unknown type; skipped", "type", u.Type, "error", u.Err)
-			continue
-		}
-		jev, ok := jobEvent(l.o.Pool.Name, ev)
-		if !ok {
-			continue
-		}
-		out, err := l.o.Intake.HandleJobEvent(ctx, jev, meta)
-		if err != nil {
-			return fmt.Errorf("job %d (runner request %d) %s: %w", jev.JobID, ev.Job().RunnerRequestID, jev.Action, err)
-		}
-		log.InfoContext(ctx, "scale-set job message handled", "job_id", jev.JobID, "runner_request_id", ev.Job().RunnerRequestID,
-			"action", string(jev.Action), "result", out.Result, "instance", out.Instance)
+	if err := l.feed(ctx, log, meta, msg.Events); err != nil {
+		return err
 	}
 	if err := sess.DeleteMessage(ctx, msg.ID); err != nil {
 		return fmt.Errorf("acknowledge message %d: %w", msg.ID, err)
@@ -51,6 +39,87 @@ func (l *Listener) handle(ctx context.Context, sess *scaleset.MessageSession, ms
 		log.WarnContext(ctx, "last message id not saved", "error", err)
 	}
 	l.checkStatistics(ctx, log, &msg.Statistics, sess.ScaleSetID())
+	return nil
+}
+
+// feedParallel is how many of a message's jobs are fed to the ledger at
+// once. Each event is a durable write of its own; one after the other,
+// each waits for a flush of its own, while writes side by side share one
+// (the stores' group commit), as concurrent webhooks' do. A message holds
+// up to 50 events (GitHub's batch); the webhook intake sees 16 concurrent
+// deliveries in the benchmarks, and so many writers are what the store's
+// batching was measured with.
+const feedParallel = 16
+
+// feed hands the job events of one message to the ledger: the events of
+// one job (one runnerRequestId) in the message's order, one after the
+// other, since a job's later event must find its earlier one applied;
+// different jobs' events side by side, as their webhooks would arrive.
+// Every event is tried; the first failure is returned, so the message is
+// not acknowledged and comes again, and the ledger absorbs what was
+// applied (it is idempotent by job).
+func (l *Listener) feed(ctx context.Context, log *slog.Logger, meta engine.EventMeta, events []scaleset.Event) error {
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, feedParallel)
+	)
+	for _, group := range byJob(events) {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			for _, ev := range group {
+				if err := l.feedOne(ctx, log, meta, ev); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return // this job's later events wait for the message to come again
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// byJob groups events by runnerRequestId, each group in the message's
+// order, the groups in the order of their first event.
+func byJob(events []scaleset.Event) [][]scaleset.Event {
+	var groups [][]scaleset.Event
+	at := map[int64]int{}
+	for _, ev := range events {
+		id := ev.Job().RunnerRequestID
+		i, ok := at[id]
+		if !ok {
+			i = len(groups)
+			at[id] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], ev)
+	}
+	return groups
+}
+
+// feedOne hands one event to the ledger; an event the ledger does not act
+// on is skipped.
+func (l *Listener) feedOne(ctx context.Context, log *slog.Logger, meta engine.EventMeta, ev scaleset.Event) error {
+	if u, ok := ev.(*scaleset.UnknownEvent); ok {
+		log.WarnContext(ctx, "scale-set job message of an unknown type; skipped", "type", u.Type, "error", u.Err)
+		return nil
+	}
+	jev, ok := jobEvent(l.o.Pool.Name, ev)
+	if !ok {
+		return nil
+	}
+	out, err := l.o.Intake.HandleJobEvent(ctx, jev, meta)
+	if err != nil {
+		return fmt.Errorf("job %d (runner request %d) %s: %w", jev.JobID, ev.Job().RunnerRequestID, jev.Action, err)
+	}
+	log.InfoContext(ctx, "scale-set job message handled", "job_id", jev.JobID, "runner_request_id", ev.Job().RunnerRequestID,
+		"action", string(jev.Action), "result", out.Result, "instance", out.Instance)
 	return nil
 }
 

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
+)
+
+// The scale-set runs (-scaleset): the pool is a scale-set pool, so serve
+// needs GitHub itself rather than the simulation. The driver serves
+// GitHub's REST API (githubtest: it mints the registration token) and the
+// Actions service (scalesettest: the scale set, its message queue, the
+// JIT configs) on loopback behind one API root, as github.com serves
+// both, and queues the jobs on the Actions service as JobAssigned
+// messages, github.com's flow. The provider stays the zero-latency
+// simulated one, so the figures are runfleet's own intake path.
+
+// benchScaleSet is the scale set the pool listens to.
+const benchScaleSet = "bench-scale"
+
+// githubTokenEnv carries the token the fake GitHub accepts to the child.
+const githubTokenEnv = "RUNFLEET_BENCH_GITHUB_TOKEN"
+
+// benchOrg owns the pool (and examples/payloads/queued.json's repository).
+const benchOrg = "octo-org"
+
+// scaleSetPollWindow is how long the fake holds a poll open with nothing
+// to deliver before it answers 202. GitHub's is about 50 s; a message
+// queued during a poll ends it at once either way, so the window only
+// sets how often an idle listener polls again (and checks the
+// statistics), and how long the driver waits for the first 202 that
+// shows the listener is polling.
+const scaleSetPollWindow = 3 * time.Second
+
+// registrationPath is where the scale-set client registers, under the
+// GHES API root serve is configured with.
+const registrationPath = githubtest.GHESPathPrefix + "/actions/runner-registration"
+
+// actionsWorld is the fake GitHub of one scale-set run: REST and the
+// Actions service behind one front.
+type actionsWorld struct {
+	t       *fakeT
+	rest    *githubtest.Server
+	actions *scalesettest.Server
+	front   *httptest.Server
+	token   string
+}
+
+// startActionsWorld serves both fakes and the front on loopback.
+func startActionsWorld() *actionsWorld {
+	w := &actionsWorld{t: &fakeT{}, token: randomHex()}
+	// The run measures runfleet, not GitHub's rate limit.
+	w.rest = githubtest.NewServer(w.t, githubtest.WithToken(w.token), githubtest.WithRateLimit(100_000_000))
+	w.rest.AddOrg(benchOrg)
+	restURL, _ := url.Parse(strings.TrimSuffix(w.rest.URL(), "/"))
+	var actionsURL *url.URL
+	// The registration call goes to the Actions fake; every other call to
+	// the REST fake, which mints the registration tokens the Actions fake
+	// then accepts (ExternalToken).
+	w.front = httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		if r.In.URL.Path == registrationPath {
+			r.SetURL(actionsURL)
+			r.Out.URL.Path = "/api/actions/runner-registration"
+			return
+		}
+		r.SetURL(restURL)
+	}})
+	w.t.Cleanup(w.front.Close)
+	w.actions = scalesettest.New(w.t, scalesettest.Options{
+		PollWindow: scaleSetPollWindow,
+		WebURL:     w.front.URL,
+		ExternalToken: func(tok string) bool {
+			for _, minted := range w.rest.RegistrationTokens() {
+				if minted.Token == tok {
+					return true
+				}
+			}
+			return false
+		},
+	})
+	actionsURL, _ = url.Parse(w.actions.URL())
+	return w
+}
+
+// close stops the servers and reports any misuse they saw.
+func (w *actionsWorld) close() error {
+	w.t.cleanup()
+	return w.t.err()
+}
+
+// childOptions make a child's pool the scale set's, on this GitHub.
+func (w *actionsWorld) childOptions() childOptions {
+	return childOptions{
+		github: fmt.Sprintf("github: {base_url: %q, token_env: %s}", w.front.URL+githubtest.GHESPathPrefix+"/", githubTokenEnv),
+		pool:   fmt.Sprintf("scale_set: {name: %s}", benchScaleSet),
+		env:    []string{githubTokenEnv + "=" + w.token},
+	}
+}
+
+// listening waits until the child's listener made the scale set and
+// polls its queue: the first empty poll (202) shows both. It returns the
+// scale set's id.
+func (w *actionsWorld) listening(ctx context.Context, c *child) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, healthyWithin+2*scaleSetPollWindow)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if id, ok := w.actions.ScaleSetID(benchScaleSet); ok && w.actions.CountStatus(scalesettest.OpGetMessage, 202) > 0 {
+			return id, nil
+		}
+		select {
+		case <-tick.C:
+		case <-c.proc.Exited():
+			return 0, fmt.Errorf("%s exited before it listened: %v", c.name, c.proc.WaitErr())
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%s: the scale set's listener did not poll (scale set made: %v; its log: serve.log)", c.name, w.madeScaleSet())
+		}
+	}
+}
+
+func (w *actionsWorld) madeScaleSet() bool {
+	_, ok := w.actions.ScaleSetID(benchScaleSet)
+	return ok
+}
+
+// queue queues one job on the scale set, as github.com assigns it
+// (JobAssigned), and returns its runner request id.
+func (w *actionsWorld) queue(setID, runID int64) int64 {
+	return w.actions.QueueJob(setID, scalesettest.JobSpec{
+		Repository: benchOrg + "/hello-world", Labels: []string{benchScaleSet}, WorkflowRunID: runID, DisplayName: "build",
+	})
+}
+
+// fakeT lets the fakes, written for tests, run in this program: the
+// methods they call are implemented, the embedded interface is nil.
+// Misuse they report is collected and returned by err.
+type fakeT struct {
+	testing.TB
+	mu       sync.Mutex
+	problems []string
+	cleanups []func()
+}
+
+func (t *fakeT) Helper()      {}
+func (t *fakeT) Name() string { return "runfleet-bench" }
+
+func (t *fakeT) Errorf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.problems = append(t.problems, fmt.Sprintf(format, args...))
+}
+
+func (t *fakeT) Fatalf(format string, args ...any) {
+	t.Errorf(format, args...)
+	panic("runfleet-bench: fake GitHub: " + fmt.Sprintf(format, args...))
+}
+
+func (t *fakeT) Cleanup(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, f)
+}
+
+func (t *fakeT) cleanup() {
+	t.mu.Lock()
+	fs := t.cleanups
+	t.cleanups = nil
+	t.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
+func (t *fakeT) err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("fake GitHub reported misuse: %s", strings.Join(t.problems, "; "))
+}
