@@ -90,8 +90,8 @@ func TestFeedRunsJobsSideBySideEachInOrder(t *testing.T) {
 	if err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events); err != nil {
 		t.Fatal(err)
 	}
-	if in.most < 2 || in.most > feedParallel {
-		t.Errorf("at most %d events handled at once, want between 2 and %d", in.most, feedParallel)
+	if in.most < 2 || in.most > DefaultFeedParallel {
+		t.Errorf("at most %d events handled at once, want between 2 and %d", in.most, DefaultFeedParallel)
 	}
 	for id := int64(1); id <= 40; id++ {
 		want := []runner.JobAction{runner.ActionQueued}
@@ -107,15 +107,36 @@ func TestFeedRunsJobsSideBySideEachInOrder(t *testing.T) {
 // One job's failure fails the message (it is not acknowledged and comes
 // again) without keeping the other jobs out of the ledger; the failed
 // job's later events wait for the message to come again.
+// So it is fed one job after the other too (FeedParallel 1).
 func TestFeedReportsAFailureAndFeedsTheOthers(t *testing.T) {
-	in := &recordingIntake{perJob: map[int64][]runner.JobAction{}, failFor: JobID(2)}
-	l := &Listener{o: Options{Pool: runner.Pool{Name: "p"}, Intake: in}}
-	events := []scaleset.Event{assigned(1), assigned(2), started(2), assigned(3)}
-	err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events)
-	if err == nil {
-		t.Fatal("a failed event was not reported")
+	for _, parallel := range []int{0, 1} {
+		in := &recordingIntake{perJob: map[int64][]runner.JobAction{}, failFor: JobID(2)}
+		l := &Listener{o: Options{Pool: runner.Pool{Name: "p"}, Intake: in, FeedParallel: parallel}}
+		events := []scaleset.Event{assigned(1), assigned(2), started(2), assigned(3)}
+		err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events)
+		if err == nil {
+			t.Fatalf("FeedParallel %d: a failed event was not reported", parallel)
+		}
+		if len(in.perJob[JobID(1)]) != 1 || len(in.perJob[JobID(3)]) != 1 || len(in.perJob[JobID(2)]) != 0 {
+			t.Errorf("FeedParallel %d: handled %v: want jobs 1 and 3 queued, nothing of job 2", parallel, in.perJob)
+		}
 	}
-	if len(in.perJob[JobID(1)]) != 1 || len(in.perJob[JobID(3)]) != 1 || len(in.perJob[JobID(2)]) != 0 {
-		t.Errorf("handled %v: want jobs 1 and 3 queued, nothing of job 2", in.perJob)
+}
+
+// One after the other, a message's jobs are fed in its order, never two
+// at once.
+func TestFeedOneAtATimeKeepsTheMessagesOrder(t *testing.T) {
+	in := &recordingIntake{perJob: map[int64][]runner.JobAction{}}
+	l := &Listener{o: Options{Pool: runner.Pool{Name: "p"}, Intake: in, FeedParallel: 1}}
+	events := []scaleset.Event{assigned(1), assigned(2), started(1), completed(1)}
+	if err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events); err != nil {
+		t.Fatal(err)
+	}
+	if in.most != 1 {
+		t.Errorf("at most %d events handled at once, want 1", in.most)
+	}
+	want := []runner.JobAction{runner.ActionQueued, runner.ActionInProgress, runner.ActionCompleted}
+	if got := in.perJob[JobID(1)]; !slices.Equal(got, want) {
+		t.Errorf("job 1: handled %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package listener
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -42,14 +43,14 @@ func (l *Listener) handle(ctx context.Context, sess *scaleset.MessageSession, ms
 	return nil
 }
 
-// feedParallel is how many of a message's jobs are fed to the ledger at
-// once. Each event is a durable write of its own; one after the other,
+// DefaultFeedParallel is Options.FeedParallel's default: how many of a
+// message's jobs are fed to the ledger at once. Each event is a durable write of its own; one after the other,
 // each waits for a flush of its own, while writes side by side share one
 // (the stores' group commit), as concurrent webhooks' do. A message holds
 // up to 50 events (GitHub's batch); the webhook intake sees 16 concurrent
 // deliveries in the benchmarks, and so many writers are what the store's
 // batching was measured with.
-const feedParallel = 16
+const DefaultFeedParallel = 16
 
 // feed hands the job events of one message to the ledger: the events of
 // one job (one runnerRequestId) in the message's order, one after the
@@ -59,11 +60,27 @@ const feedParallel = 16
 // not acknowledged and comes again, and the ledger absorbs what was
 // applied (it is idempotent by job).
 func (l *Listener) feed(ctx context.Context, log *slog.Logger, meta engine.EventMeta, events []scaleset.Event) error {
+	parallel := cmp.Or(l.o.FeedParallel, DefaultFeedParallel)
+	if parallel == 1 {
+		// In the caller's goroutine: the simulation runs every port call
+		// of the listener in its own task, and a goroutine it did not
+		// start would run outside its schedule.
+		var first error
+		for _, group := range byJob(events) {
+			for _, ev := range group {
+				if err := l.feedOne(ctx, log, meta, ev); err != nil {
+					first = cmp.Or(first, err)
+					break // this job's later events wait for the message to come again
+				}
+			}
+		}
+		return first
+	}
 	var (
 		mu    sync.Mutex
 		first error
 		wg    sync.WaitGroup
-		slots = make(chan struct{}, feedParallel)
+		slots = make(chan struct{}, parallel)
 	)
 	for _, group := range byJob(events) {
 		slots <- struct{}{}

@@ -92,7 +92,11 @@ type Options struct {
 	// later, and resuming costs it neither a new session nor a 409. A
 	// process that stops for good leaves it unset and deletes the session.
 	KeepSession bool
-	Logger      *slog.Logger
+	// FeedParallel is how many of a message's jobs go to the ledger at
+	// once (default DefaultFeedParallel); 1 feeds them one after the
+	// other in the listener's own goroutine.
+	FeedParallel int
+	Logger       *slog.Logger
 }
 
 // Listener is one scale-set pool's listener.
@@ -119,6 +123,9 @@ func New(o Options) (*Listener, error) {
 	o.BackoffMax = orDefault(o.BackoffMax, DefaultBackoffMax)
 	o.CloseTimeout = orDefault(o.CloseTimeout, DefaultCloseTimeout)
 	o.StatsGrace = orDefault(o.StatsGrace, DefaultStatsGrace)
+	if o.FeedParallel <= 0 {
+		o.FeedParallel = DefaultFeedParallel
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
