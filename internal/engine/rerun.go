@@ -201,16 +201,27 @@ func (e *Engine) callRerun(ctx context.Context, job *runner.Job) (string, error)
 		return runner.RerunFailed, nil
 	}
 	owner := job.GitHubOwner()
+	run := github.RunRef{Owner: owner, Repository: job.Repository, ID: job.RunID}
+	ref := github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID, RunID: job.RunID}
+	attempt := job.RunAttempt
+	var runJobs []github.Job
+	if _, scaleSet := runner.RunnerRequestID(job.ID); scaleSet {
+		rest, jobs, outcome, err := e.scaleSetJob(ctx, run, job)
+		if outcome != "" || err != nil {
+			return outcome, err
+		}
+		ref.ID, attempt, runJobs = rest.ID, rest.RunAttempt, jobs
+	}
 	if job.RerunCalls > 1 && job.RunID != 0 {
 		// An earlier call's outcome was never learnt (a crash, an error
 		// after the effect). Its re-run attempt may already have run to
 		// its end, and GitHub would then take this call too: ask first.
-		done, err := e.rerunMadeAlready(ctx, owner, job)
+		done, err := e.rerunMadeAlready(ctx, run, attempt, runJobs)
 		if done || err != nil {
 			return runner.RerunDone, err
 		}
 	}
-	err := e.github.RerunJob(ctx, github.JobRef{Owner: owner, Repository: job.Repository, ID: job.ID, RunID: job.RunID})
+	err := e.github.RerunJob(ctx, ref)
 	switch {
 	case err == nil:
 		return runner.RerunDone, nil
@@ -261,17 +272,49 @@ func (e *Engine) rerunOwedBy(ctx context.Context, log *slog.Logger, inst *runner
 }
 
 // rerunMadeAlready reports whether the job's workflow run has an attempt
-// after the job's: a re-run of it was made (by an earlier call of ours
-// whose answer was lost, or by a person), and none may be asked again.
-func (e *Engine) rerunMadeAlready(ctx context.Context, owner github.Owner, job *runner.Job) (bool, error) {
-	latest, err := e.github.LatestRunAttempt(ctx, github.RunRef{Owner: owner, Repository: job.Repository, ID: job.RunID})
-	if errors.Is(err, github.ErrJobNotFound) {
-		// GitHub cannot say: the re-run call itself decides (a run gone
-		// is a job gone, RerunFailed).
-		return false, nil
+// after the job's (attempt): a re-run of it was made (by an earlier call
+// of ours whose answer was lost, or by a person), and none may be asked
+// again. jobs, when the caller read them already, are the run's.
+func (e *Engine) rerunMadeAlready(ctx context.Context, run github.RunRef, attempt int64, jobs []github.Job) (bool, error) {
+	if jobs == nil {
+		var err error
+		jobs, err = e.github.RunJobs(ctx, run)
+		if errors.Is(err, github.ErrJobNotFound) {
+			// GitHub cannot say: the re-run call itself decides (a run
+			// gone is a job gone, RerunFailed).
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return github.LatestAttempt(jobs) > attempt, nil
+}
+
+// scaleSetJob finds the REST workflow job a scale-set job is: its
+// messages name it by runner request, never by the id the re-run call
+// needs, but they name its run, and the job is the one of the run the
+// interrupted runner ran. An outcome is final: the run or that job is not
+// there (RerunFailed, logged as every unrecoverable re-run is).
+func (e *Engine) scaleSetJob(ctx context.Context, run github.RunRef, job *runner.Job) (github.Job, []github.Job, string, error) {
+	if run.ID == 0 || job.Interrupted == "" {
+		e.log.Error("GitHub will not re-run the interrupted job: its scale-set messages named no run or no runner; re-run it by hand",
+			"job_id", job.ID, "pool", job.Pool, "run_id", run.ID, "instance", job.Interrupted)
+		return github.Job{}, nil, runner.RerunFailed, nil
+	}
+	jobs, err := e.github.RunJobs(ctx, run)
+	if errors.Is(err, github.ErrJobNotFound) || errors.Is(err, github.ErrMisconfigured) {
+		e.log.Error("GitHub will not re-run the interrupted job; re-run it by hand", "job_id", job.ID, "pool", job.Pool, "run_id", run.ID, "error", err)
+		return github.Job{}, nil, runner.RerunFailed, nil
 	}
 	if err != nil {
-		return false, err
+		return github.Job{}, nil, "", err
 	}
-	return latest > job.RunAttempt, nil
+	rest, ok := github.JobRanBy(jobs, job.Interrupted)
+	if !ok {
+		e.log.Error("GitHub will not re-run the interrupted job: its run lists no job its runner ran; re-run it by hand",
+			"job_id", job.ID, "pool", job.Pool, "run_id", run.ID, "instance", job.Interrupted)
+		return github.Job{}, nil, runner.RerunFailed, nil
+	}
+	return rest, jobs, "", nil
 }

@@ -56,7 +56,9 @@ func (e *Engine) serveJobOf(ctx context.Context, log *slog.Logger, inst *runner.
 // closed). When GitHub cannot answer, the job is served anyway: a spare
 // runner costs a machine for a while, a lost job costs a user's run.
 func (e *Engine) stillQueued(ctx context.Context, job *runner.Job) (jobAnswer, error) {
-	if job.Owner.IsZero() || job.Repository == "" {
+	if _, scaleSet := runner.RunnerRequestID(job.ID); scaleSet || job.Owner.IsZero() || job.Repository == "" {
+		// A scale-set job's ledger id is no REST job id; GitHub's
+		// statistics (the listener) settle what it no longer counts.
 		return jobAnswer{}, nil
 	}
 	got, err := e.github.GetJob(ctx, github.JobRef{Owner: job.GitHubOwner(), Repository: job.Repository, ID: job.ID})

@@ -43,12 +43,15 @@ type GitHub interface {
 	// error matching ErrRerunRefused; a job it does not know,
 	// ErrJobNotFound.
 	RerunJob(ctx context.Context, ref JobRef) error
-	// LatestRunAttempt reads the highest attempt a workflow run has (GET
-	// /repos/{owner}/{repo}/actions/runs/{run_id}/jobs?filter=all): a
-	// re-run makes the next one. The engine asks only before repeating a
-	// re-run call whose outcome it never learnt. A run GitHub does not
+	// RunJobs lists a workflow run's jobs of every attempt (GET
+	// /repos/{owner}/{repo}/actions/runs/{run_id}/jobs?filter=all), each
+	// with its id, attempt, status, conclusion and runner: a re-run makes
+	// the next attempt. The engine asks before repeating a re-run call
+	// whose outcome it never learnt (the run's latest attempt), and to find
+	// the REST id of a scale-set job — whose messages name it only by its
+	// runner request — by the runner that ran it. A run GitHub does not
 	// know returns ErrJobNotFound.
-	LatestRunAttempt(ctx context.Context, ref RunRef) (int64, error)
+	RunJobs(ctx context.Context, ref RunRef) ([]Job, error)
 }
 
 // RunRef names a workflow run: its repository ("org/repo"), its id, and

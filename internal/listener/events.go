@@ -13,26 +13,13 @@ import (
 // KeyOf(scale set id, message id).
 const SourceScaleSet engine.EventSource = "scaleset"
 
-// scaleSetJobBit marks a ledger job id as a scale-set job's. A scale-set
-// message names its job by runnerRequestId (and a GUID), never by the REST
-// workflow-job id a webhook job is keyed by; the two id spaces are
-// separate, so a scale-set job's ledger id is its runnerRequestId with
-// this bit set. REST job ids are far below 2^62 (tens of billions today),
-// so the two never collide, and the id stays a positive int64 the store
-// and the instance names accept.
-const scaleSetJobBit int64 = 1 << 62
-
-// JobID is the ledger id of the scale-set job with runnerRequestID.
-func JobID(runnerRequestID int64) int64 { return scaleSetJobBit | runnerRequestID }
+// JobID is the ledger id of the scale-set job with runnerRequestID
+// (runner.ScaleSetJobID).
+func JobID(runnerRequestID int64) int64 { return runner.ScaleSetJobID(runnerRequestID) }
 
 // RunnerRequestID is the runnerRequestId of a scale-set job's ledger id,
-// and whether the id is a scale-set job's at all.
-func RunnerRequestID(jobID int64) (int64, bool) {
-	if jobID&scaleSetJobBit == 0 {
-		return 0, false
-	}
-	return jobID &^ scaleSetJobBit, true
-}
+// and whether the id is a scale-set job's at all (runner.RunnerRequestID).
+func RunnerRequestID(jobID int64) (int64, bool) { return runner.RunnerRequestID(jobID) }
 
 // KeyOf names a scale-set message as an event key: the same message
 // delivered again carries the same key.
@@ -62,13 +49,17 @@ func KeyOf(scaleSetID, messageID int64) string {
 //     of the cancel after the re-assignment is harmless for the same
 //     reason: it deletes nothing.
 //
-// Repository, Org and Enterprise stay empty: the pool is named (Pool), not
-// matched, and the engine asks GitHub's REST API about a job only when it
-// knows its repository — which a scale-set job's ledger id means nothing
-// to.
+// Repository is the message's owner/repository, for the operator (why,
+// cost by repository) and for the re-run of a job a spot interruption
+// failed, which finds the job's REST id among its run's jobs by the runner
+// that ran it. Org and Enterprise stay empty: the pool is named (Pool),
+// not matched. The engine never asks the REST API about a scale-set job by
+// its ledger id (runner.RunnerRequestID tells the two apart).
 func jobEvent(pool string, ev scaleset.Event) (runner.JobEvent, bool) {
 	ref := ev.Job()
-	if ref.RunnerRequestID <= 0 || ref.RunnerRequestID >= scaleSetJobBit {
+	// An id with the scale-set bit set already could not be told apart
+	// from its ledger id.
+	if _, marked := runner.RunnerRequestID(ref.RunnerRequestID); ref.RunnerRequestID <= 0 || marked {
 		return runner.JobEvent{}, false
 	}
 	// RunnerID is the scale set's id of the runner, the id a scale-set
@@ -79,6 +70,7 @@ func jobEvent(pool string, ev scaleset.Event) (runner.JobEvent, bool) {
 		JobID:      JobID(ref.RunnerRequestID),
 		RunID:      ref.WorkflowRunID,
 		RunAttempt: 1,
+		Repository: repository(ref),
 		Labels:     append([]string(nil), ref.RequestLabels...),
 		Pool:       pool,
 	}
@@ -113,4 +105,18 @@ func conclusion(result string) string {
 		return "cancelled"
 	}
 	return strings.ToLower(result)
+}
+
+// repository is a job message's "owner/repository", or "" when it does not
+// name both. GitHub's messages carry the owner's login and the
+// repository's name apart; a name that is already "owner/repository" is
+// taken as it is.
+func repository(ref scaleset.JobRef) string {
+	switch {
+	case strings.Contains(ref.RepositoryName, "/"):
+		return ref.RepositoryName
+	case ref.OwnerName == "" || ref.RepositoryName == "":
+		return ""
+	}
+	return ref.OwnerName + "/" + ref.RepositoryName
 }

@@ -10,7 +10,7 @@ import (
 // Each scale-set job message maps to one ledger action, keyed by its
 // runner request id in an id space REST job ids never reach.
 func TestJobMessagesMapToLedgerEvents(t *testing.T) {
-	ref := scaleset.JobRef{RunnerRequestID: 42, WorkflowRunID: 9, RequestLabels: []string{"linux-scale"}}
+	ref := scaleset.JobRef{RunnerRequestID: 42, WorkflowRunID: 9, OwnerName: "octo-org", RepositoryName: "app", RequestLabels: []string{"linux-scale"}}
 	cases := []struct {
 		name   string
 		ev     scaleset.Event
@@ -41,7 +41,7 @@ func TestJobMessagesMapToLedgerEvents(t *testing.T) {
 		if got.Action != tc.action || got.RunnerName != tc.runner || got.Conclusion != tc.concl {
 			t.Errorf("%s: %s runner %q conclusion %q; want %s %q %q", tc.name, got.Action, got.RunnerName, got.Conclusion, tc.action, tc.runner, tc.concl)
 		}
-		if got.JobID != JobID(42) || got.RunAttempt != 1 || got.Pool != "pool-a" || got.Repository != "" || got.RunID != 9 {
+		if got.JobID != JobID(42) || got.RunAttempt != 1 || got.Pool != "pool-a" || got.Repository != "octo-org/app" || got.RunID != 9 {
 			t.Errorf("%s: event %+v", tc.name, got)
 		}
 	}
@@ -59,7 +59,25 @@ func TestScaleSetJobIDsNeverCollideWithRESTJobIDs(t *testing.T) {
 	if rr, ours := RunnerRequestID(id); !ours || rr != 7 {
 		t.Fatalf("RunnerRequestID(JobID(7)) = %d, %v", rr, ours)
 	}
-	if _, ok := jobEvent("p", &scaleset.JobAssigned{JobRef: scaleset.JobRef{RunnerRequestID: scaleSetJobBit}}); ok {
+	if _, ok := jobEvent("p", &scaleset.JobAssigned{JobRef: scaleset.JobRef{RunnerRequestID: 1 << 62}}); ok {
 		t.Fatal("a runner request id at the marker bit was accepted")
+	}
+}
+
+// A message names the owner and the repository apart; the ledger keeps
+// "owner/repository", or nothing when one is missing.
+func TestRepositoryOfAJobMessage(t *testing.T) {
+	cases := []struct {
+		owner, repo, want string
+	}{
+		{"octo-org", "app", "octo-org/app"},
+		{"", "octo-org/app", "octo-org/app"},
+		{"octo-org", "", ""},
+		{"", "app", ""},
+	}
+	for _, tc := range cases {
+		if got := repository(scaleset.JobRef{OwnerName: tc.owner, RepositoryName: tc.repo}); got != tc.want {
+			t.Errorf("repository(%q, %q) = %q, want %q", tc.owner, tc.repo, got, tc.want)
+		}
 	}
 }

@@ -57,26 +57,30 @@ func (g *githubWorld) rerun(id int64) error {
 	return nil
 }
 
-// LatestRunAttempt answers the highest attempt of a workflow run, as the
-// run's jobs of every attempt list it.
-func (a *githubAPI) LatestRunAttempt(ctx context.Context, ref github.RunRef) (int64, error) {
+// RunJobs lists a workflow run's jobs of every attempt.
+func (a *githubAPI) RunJobs(ctx context.Context, ref github.RunRef) ([]github.Job, error) {
 	g := a.g
-	fault, err := a.call(ctx, "latest_run_attempt", 0)
+	fault, err := a.call(ctx, "run_jobs", 0)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if err := a.refuse("latest_run_attempt", fault); err != nil {
-		return 0, err
+	if err := a.refuse("run_jobs", fault); err != nil {
+		return nil, err
 	}
-	var latest int64
+	var jobs []github.Job
 	for _, j := range g.jobs {
-		if j.RunID == ref.ID {
-			latest = max(latest, j.RunAttempt)
+		if j.RunID != ref.ID {
+			continue
 		}
+		job := github.Job{ID: j.ID, RunAttempt: j.RunAttempt, Status: j.Status, Conclusion: j.Conclusion}
+		if j.runner != nil {
+			job.RunnerName = j.runner.Name
+		}
+		jobs = append(jobs, job)
 	}
-	if latest == 0 {
-		return 0, fmt.Errorf("github: run %d: %w", ref.ID, github.ErrJobNotFound)
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("github: run %d: %w", ref.ID, github.ErrJobNotFound)
 	}
-	g.w.tr.add("github latest_run_attempt %d -> %d", ref.ID, latest)
-	return latest, nil
+	g.w.tr.add("github run_jobs %d -> %d jobs, latest attempt %d", ref.ID, len(jobs), github.LatestAttempt(jobs))
+	return jobs, nil
 }

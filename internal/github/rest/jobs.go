@@ -46,13 +46,19 @@ func (c *Client) GetJob(ctx context.Context, ref github.JobRef) (*github.Job, er
 	if err != nil {
 		return nil, err
 	}
-	return &github.Job{
+	j := jobOf(job)
+	return &j, nil
+}
+
+// jobOf is GitHub's workflow job in the port's words.
+func jobOf(job *gogithub.WorkflowJob) github.Job {
+	return github.Job{
 		ID:         job.GetID(),
 		RunAttempt: job.GetRunAttempt(),
 		Status:     job.GetStatus(),
 		Conclusion: job.GetConclusion(),
 		RunnerName: job.GetRunnerName(),
-	}, nil
+	}
 }
 
 // splitRepository reads "org/repo", the form webhooks carry in

@@ -50,40 +50,55 @@ func (c *Client) RerunJob(ctx context.Context, ref github.JobRef) error {
 	return err
 }
 
-// LatestRunAttempt implements github.GitHub: the highest run_attempt among
-// the run's jobs of every attempt, one page of 100 (a re-run's attempt
-// holds at least the re-run job, and attempts are few).
-func (c *Client) LatestRunAttempt(ctx context.Context, ref github.RunRef) (int64, error) {
+// runJobsPages bounds RunJobs: a run's jobs of every attempt, 100 a page.
+// A run has at most 256 jobs per attempt (GitHub's matrix limit) and
+// attempts are few; a run past this many pages is read in part.
+const runJobsPages = 10
+
+// RunJobs implements github.GitHub: the run's jobs of every attempt.
+func (c *Client) RunJobs(ctx context.Context, ref github.RunRef) ([]github.Job, error) {
 	if err := checkOwner(ref.Owner); err != nil {
-		return 0, err
+		return nil, err
 	}
 	org, repo, err := splitRepository(ref.Repository)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if ref.ID <= 0 {
-		return 0, fmt.Errorf("github: LatestRunAttempt needs a run id > 0, got %d", ref.ID)
+		return nil, fmt.Errorf("github: RunJobs needs a run id > 0, got %d", ref.ID)
 	}
 	inst, err := c.installationFor(ctx, ref.Owner)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var jobs *gogithub.Jobs
-	_, err = c.call(ctx, inst, OpListRunJobs, ref.Owner, func(ctx context.Context, gh *gogithub.Client) (*gogithub.Response, error) {
-		var resp *gogithub.Response
-		var err error
-		jobs, resp, err = gh.Actions.ListWorkflowJobs(ctx, org, repo, ref.ID, &gogithub.ListWorkflowJobsOptions{Filter: "all", ListOptions: gogithub.ListOptions{PerPage: 100}})
-		return resp, err
-	})
-	if statusOf(err) == http.StatusNotFound {
-		return 0, fmt.Errorf("%w: run %d in %s: %s", github.ErrJobNotFound, ref.ID, ref.Repository, messageOf(err))
+	var out []github.Job
+	for page := 1; page <= runJobsPages; page++ {
+		var (
+			jobs *gogithub.Jobs
+			next int
+		)
+		_, err = c.call(ctx, inst, OpListRunJobs, ref.Owner, func(ctx context.Context, gh *gogithub.Client) (*gogithub.Response, error) {
+			opts := &gogithub.ListWorkflowJobsOptions{Filter: "all", ListOptions: gogithub.ListOptions{PerPage: 100, Page: page}}
+			var resp *gogithub.Response
+			var err error
+			jobs, resp, err = gh.Actions.ListWorkflowJobs(ctx, org, repo, ref.ID, opts)
+			if resp != nil {
+				next = resp.NextPage
+			}
+			return resp, err
+		})
+		if statusOf(err) == http.StatusNotFound {
+			return nil, fmt.Errorf("%w: run %d in %s: %s", github.ErrJobNotFound, ref.ID, ref.Repository, messageOf(err))
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs.Jobs {
+			out = append(out, jobOf(j))
+		}
+		if next == 0 {
+			break
+		}
 	}
-	if err != nil {
-		return 0, err
-	}
-	var latest int64
-	for _, j := range jobs.Jobs {
-		latest = max(latest, j.GetRunAttempt())
-	}
-	return latest, nil
+	return out, nil
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 )
 
-// The run's latest attempt is what tells a repeated re-run call whether
-// the first took effect: 1 before a re-run, 2 after; an unknown run is
-// ErrJobNotFound.
-func TestLatestRunAttemptFollowsReRuns(t *testing.T) {
+// A run's jobs of every attempt are what tell a repeated re-run call
+// whether the first took effect (attempt 1 before a re-run, 2 after) and
+// which job a runner ran; an unknown run is ErrJobNotFound.
+func TestRunJobsFollowReRuns(t *testing.T) {
 	srv := fakeGitHub(t)
 	c := jobClient(t, srv, newClock())
 	ctx := context.Background()
@@ -20,17 +20,24 @@ func TestLatestRunAttemptFollowsReRuns(t *testing.T) {
 	srv.SetJob(7101, githubtest.JobCompleted, "failure", "runfleet-spot-7101-1")
 	ref := jobRef(7101)
 	run := github.RunRef{Owner: ref.Owner, Repository: ref.Repository, ID: first.RunID}
-	if got, err := c.LatestRunAttempt(ctx, run); err != nil || got != 1 {
-		t.Fatalf("LatestRunAttempt before a re-run = %d, %v; want 1", got, err)
+	jobs, err := c.RunJobs(ctx, run)
+	if err != nil || github.LatestAttempt(jobs) != 1 {
+		t.Fatalf("RunJobs before a re-run = %v, %v; want attempt 1", jobs, err)
+	}
+	if j, ok := github.JobRanBy(jobs, "RUNFLEET-spot-7101-1"); !ok || j.ID != 7101 || j.Conclusion != "failure" {
+		t.Fatalf("the job runfleet-spot-7101-1 ran = %+v, %v; want job 7101, failed", j, ok)
 	}
 	if err := c.RerunJob(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.LatestRunAttempt(ctx, run); err != nil || got != 2 {
-		t.Fatalf("LatestRunAttempt after a re-run = %d, %v; want 2", got, err)
+	if jobs, err = c.RunJobs(ctx, run); err != nil || github.LatestAttempt(jobs) != 2 {
+		t.Fatalf("RunJobs after a re-run = %v, %v; want attempt 2", jobs, err)
+	}
+	if _, ok := github.JobRanBy(jobs, "runfleet-other"); ok {
+		t.Fatal("a job was found for a runner that ran none")
 	}
 	run.ID = 404
-	if _, err := c.LatestRunAttempt(ctx, run); !errors.Is(err, github.ErrJobNotFound) {
+	if _, err := c.RunJobs(ctx, run); !errors.Is(err, github.ErrJobNotFound) {
 		t.Fatalf("unknown run: %v, want ErrJobNotFound", err)
 	}
 }

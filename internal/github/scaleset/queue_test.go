@@ -39,7 +39,7 @@ func TestPollSendsCapacityAndLastMessageID(t *testing.T) {
 		t.Fatalf("message %+v", msg)
 	}
 	a, ok := msg.Events[0].(*scaleset.JobAssigned)
-	if !ok || a.RunnerRequestID != req || a.WorkflowRunID != 77 || a.RepositoryName != "octo-org/app" ||
+	if !ok || a.RunnerRequestID != req || a.WorkflowRunID != 77 || a.OwnerName != "octo-org" || a.RepositoryName != "app" ||
 		!slices.Equal(a.RequestLabels, []string{"linux"}) || a.QueueTime.IsZero() || !a.RunnerAssignTime.IsZero() {
 		t.Errorf("event %#v", msg.Events[0])
 	}

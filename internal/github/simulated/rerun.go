@@ -1,8 +1,10 @@
 package simulated
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/runfleet/runfleet/internal/github"
 )
@@ -67,23 +69,33 @@ func (g *GitHub) MarkRerunDone(jobID int64) {
 	delete(g.jobs.rerunning, jobID)
 }
 
-// OpLatestRunAttempt counts LatestRunAttempt calls.
-const OpLatestRunAttempt Op = "LatestRunAttempt"
+// OpRunJobs counts RunJobs calls.
+const OpRunJobs Op = "RunJobs"
 
-// LatestRunAttempt is 1 plus the re-runs of the run's jobs GitHub
-// accepted (the simulation's runs start at attempt 1).
-func (g *GitHub) LatestRunAttempt(ctx context.Context, ref github.RunRef) (int64, error) {
+// RunJobs lists what the simulation knows of a run. It has no runs, so
+// these are every job tests told it of (SetJob, StartJob, FinishJob), at
+// attempt 1, and — once GitHub accepted re-runs in the run — one job of
+// the run's latest attempt, 1 plus those re-runs, queued.
+func (g *GitHub) RunJobs(ctx context.Context, ref github.RunRef) ([]github.Job, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	inj, err := g.beginLocked(OpLatestRunAttempt)
+	inj, err := g.beginLocked(OpRunJobs)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if inj != nil {
-		return 0, inj.err
+		return nil, inj.err
 	}
-	return 1 + g.jobs.runReruns[ref.ID], nil
+	jobs := make([]github.Job, 0, len(g.jobs.byID)+1)
+	for _, j := range g.jobs.byID {
+		jobs = append(jobs, j)
+	}
+	slices.SortFunc(jobs, func(a, b github.Job) int { return cmp.Compare(a.ID, b.ID) })
+	if n := g.jobs.runReruns[ref.ID]; n > 0 {
+		jobs = append(jobs, github.Job{RunAttempt: 1 + n, Status: github.JobQueued})
+	}
+	return jobs, nil
 }

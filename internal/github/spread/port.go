@@ -63,11 +63,11 @@ func (g *GitHub) RerunJob(ctx context.Context, ref github.JobRef) error {
 	return err
 }
 
-// LatestRunAttempt reads a workflow run's latest attempt.
-func (g *GitHub) LatestRunAttempt(ctx context.Context, ref github.RunRef) (int64, error) {
-	return call(ctx, g, "latest_run_attempt", ref.Owner, http.MethodGet, func(a App, o github.Owner) (int64, error) {
+// RunJobs lists a workflow run's jobs of every attempt.
+func (g *GitHub) RunJobs(ctx context.Context, ref github.RunRef) ([]github.Job, error) {
+	return call(ctx, g, "run_jobs", ref.Owner, http.MethodGet, func(a App, o github.Owner) ([]github.Job, error) {
 		r := ref
 		r.Owner = o
-		return a.LatestRunAttempt(ctx, r)
+		return a.RunJobs(ctx, r)
 	})
 }

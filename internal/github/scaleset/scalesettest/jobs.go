@@ -2,6 +2,7 @@ package scalesettest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -114,9 +115,13 @@ func (s *Server) jobLocked(requestID int64) (*job, *scaleSet, error) {
 
 // eventLocked is one job message as the service writes it.
 func (s *Server) eventLocked(j *job, kind string, extra map[string]any) map[string]any {
-	org := s.opts.Owner.Org
+	// GitHub names the owner's login and the repository's own name apart.
+	org, repo, ok := strings.Cut(j.repo, "/")
+	if !ok {
+		org, repo = s.opts.Owner.Org, j.repo
+	}
 	ev := map[string]any{
-		"messageType": kind, "runnerRequestId": j.requestID, "repositoryName": j.repo, "ownerName": org,
+		"messageType": kind, "runnerRequestId": j.requestID, "repositoryName": repo, "ownerName": org,
 		"jobId": j.jobID, "jobWorkflowRef": j.repo + "/.github/workflows/ci.yml@refs/heads/main",
 		"jobDisplayName": "build", "workflowRunId": j.runID, "eventName": "push", "requestLabels": j.labels,
 		"queueTime":          j.queued.UTC().Format(time.RFC3339Nano),
