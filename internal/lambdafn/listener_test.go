@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/runfleet/runfleet/internal/lambdafn/listen"
 	"github.com/runfleet/runfleet/internal/lambdafn/work"
 	"github.com/runfleet/runfleet/internal/listener"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testenv"
 )
@@ -176,6 +178,14 @@ func TestListenerFunctionAdmitsJobsAndResumesItsSession(t *testing.T) {
 	}
 	if n := gh.actions.Count(scalesettest.OpDeleteSession); n != 0 {
 		t.Fatalf("%d session deletes at the end of an invocation, want the session kept for the next", n)
+	}
+	// The invocation's answered polls, under the pool and in the rollup
+	// beside the invocation's 0 (ListenerNotPollingAlarm reads its Sum).
+	if polls := sum(s.emfValues(t, metrics.ListenerPolls, map[string]string{metrics.LabelPool: scalePool})); polls < 1 {
+		t.Errorf("%s{pool=%s} sums to %v after an invocation, want its answered polls", metrics.ListenerPolls, scalePool, polls)
+	}
+	if rollup := s.emfValues(t, metrics.ListenerPolls, nil); !slices.Contains(rollup, 0) || sum(rollup) < 1 {
+		t.Errorf("%s rollup %v, want the invocation's 0 and its polls", metrics.ListenerPolls, rollup)
 	}
 
 	// Queued between the invocations: it waits in the scale set's queue.
