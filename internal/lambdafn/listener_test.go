@@ -211,6 +211,25 @@ func TestListenerFunctionAdmitsJobsAndResumesItsSession(t *testing.T) {
 	}
 }
 
+// A stack whose config has no scale-set pool still runs the listener
+// every minute: its invocations write no polls metric, not even the 0,
+// so that ListenerNotPollingAlarm (missing data is OK) stays quiet there.
+func TestListenerFunctionWithoutAScaleSetPoolWritesNoPolls(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	ctx, _ := s.invocation()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var tick events.EventBridgeEvent
+	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
+	rep, err := s.listenerFn()(ctx, tick)
+	if err != nil || len(rep.Pools) != 0 {
+		t.Fatalf("invocation = %+v, %v; want no pool and no error", rep, err)
+	}
+	if got := s.emfValues(t, metrics.ListenerPolls, nil); len(got) != 0 {
+		t.Errorf("%s written without a scale-set pool: %v", metrics.ListenerPolls, got)
+	}
+}
+
 // Two invocations that overlap, as consecutive ticks do: the newcomer
 // stands by while the other holds the lease and takes over once it lets
 // go, resuming the same session. Their turns never overlap, and the job

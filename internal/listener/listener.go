@@ -92,8 +92,9 @@ type Options struct {
 	// later, and resuming costs it neither a new session nor a 409. A
 	// process that stops for good leaves it unset and deletes the session.
 	KeepSession bool
-	// Observer hears the polls answered and the session conflicts
-	// (nil: nobody).
+	// Observer hears each tenure's start, the polls answered and the
+	// session conflicts, which tell a listener that hears nothing from a
+	// listening one (nil: nobody).
 	Observer Observer
 	Logger   *slog.Logger
 }
