@@ -28,9 +28,10 @@ var emittedDimensionSets = lambdaDimensionSets()
 
 // notEmittedOnLambda are the families only serve exports: the reconciler
 // cannot read the dead-letter queue (its SQS metric counts it instead),
-// and the month-to-date budget watch is serve's (CostOverBudgetAlarm
-// reads runfleet_cost_dollars_total on AWS).
-var notEmittedOnLambda = []string{metrics.DeadLetters, metrics.CostBudgetExceeded}
+// the month-to-date budget watch is serve's (CostOverBudgetAlarm reads
+// runfleet_cost_dollars_total on AWS), and a listener's last-poll clock
+// outlives no invocation (ListenerNotPollingAlarm sums the polls on AWS).
+var notEmittedOnLambda = []string{metrics.DeadLetters, metrics.CostBudgetExceeded, metrics.ListenerLastPoll}
 
 // lambdaDimensionSets derives the sets from the emitter's own vocabulary
 // (internal/metrics), so the alarms cannot drift from what is published.

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/runfleet/runfleet/internal/lambdafn/listen"
 	"github.com/runfleet/runfleet/internal/lambdafn/work"
 	"github.com/runfleet/runfleet/internal/listener"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testenv"
 )
@@ -177,6 +179,14 @@ func TestListenerFunctionAdmitsJobsAndResumesItsSession(t *testing.T) {
 	if n := gh.actions.Count(scalesettest.OpDeleteSession); n != 0 {
 		t.Fatalf("%d session deletes at the end of an invocation, want the session kept for the next", n)
 	}
+	// The invocation's answered polls, under the pool and in the rollup
+	// beside the invocation's 0 (ListenerNotPollingAlarm reads its Sum).
+	if polls := sum(s.emfValues(t, metrics.ListenerPolls, map[string]string{metrics.LabelPool: scalePool})); polls < 1 {
+		t.Errorf("%s{pool=%s} sums to %v after an invocation, want its answered polls", metrics.ListenerPolls, scalePool, polls)
+	}
+	if rollup := s.emfValues(t, metrics.ListenerPolls, nil); !slices.Contains(rollup, 0) || sum(rollup) < 1 {
+		t.Errorf("%s rollup %v, want the invocation's 0 and its polls", metrics.ListenerPolls, rollup)
+	}
 
 	// Queued between the invocations: it waits in the scale set's queue.
 	second := gh.actions.QueueJob(gh.setID, scalesettest.JobSpec{Repository: "octo-org/app", Labels: []string{scaleSetName}})
@@ -198,6 +208,25 @@ func TestListenerFunctionAdmitsJobsAndResumesItsSession(t *testing.T) {
 	}
 	if !s.jobAdmitted(t, first) {
 		t.Error("the first job's create was sent again (want exactly one create per job)")
+	}
+}
+
+// A stack whose config has no scale-set pool still runs the listener
+// every minute: its invocations write no polls metric, not even the 0,
+// so that ListenerNotPollingAlarm (missing data is OK) stays quiet there.
+func TestListenerFunctionWithoutAScaleSetPoolWritesNoPolls(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	ctx, _ := s.invocation()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var tick events.EventBridgeEvent
+	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
+	rep, err := s.listenerFn()(ctx, tick)
+	if err != nil || len(rep.Pools) != 0 {
+		t.Fatalf("invocation = %+v, %v; want no pool and no error", rep, err)
+	}
+	if got := s.emfValues(t, metrics.ListenerPolls, nil); len(got) != 0 {
+		t.Errorf("%s written without a scale-set pool: %v", metrics.ListenerPolls, got)
 	}
 }
 

@@ -44,6 +44,8 @@ type rig struct {
 	keepSession bool
 	// grace, when set, replaces statsGrace for the listeners started next.
 	grace time.Duration
+	// observer, when set, hears the listeners started next.
+	observer listener.Observer
 
 	mu      sync.Mutex
 	running map[string]*running // by holder
@@ -97,8 +99,8 @@ func (r *rig) start(holder string) *listener.Listener {
 	l, err := listener.New(listener.Options{
 		Pool: pool(), ScaleSet: scaleSetName, Client: r.client, Intake: r.w.Engine, Store: r.w.Store,
 		Holder: holder, ControllerID: "ctl", LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: grace,
-		KeepSession: r.keepSession,
-		Logger:      r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),
+		KeepSession: r.keepSession, Observer: r.observer,
+		Logger: r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),
 	})
 	if err != nil {
 		r.t.Fatal(err)

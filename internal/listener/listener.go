@@ -96,7 +96,11 @@ type Options struct {
 	// once (default DefaultFeedParallel); 1 feeds them one after the
 	// other in the listener's own goroutine.
 	FeedParallel int
-	Logger       *slog.Logger
+	// Observer hears each tenure's start, the polls answered and the
+	// session conflicts, which tell a listener that hears nothing from a
+	// listening one (nil: nobody).
+	Observer Observer
+	Logger   *slog.Logger
 }
 
 // Listener is one scale-set pool's listener.
@@ -129,6 +133,9 @@ func New(o Options) (*Listener, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
+	}
 	l := &Listener{o: o, state: stateStore{cursors: o.Store, name: cursorName(o.Pool.Name)}}
 	l.log = o.Logger.With("pool", o.Pool.Name, "scale_set", o.ScaleSet)
 	return l, nil
@@ -158,6 +165,7 @@ func (l *Listener) Run(ctx context.Context) error {
 // lost or shutdown), then deletes its session on a context of its own.
 func (l *Listener) listen(ctx context.Context) {
 	wait := backoff{min: l.o.BackoffMin, max: l.o.BackoffMax}
+	l.o.Observer.ListenerListening(l.o.Pool.Name)
 	st, err := l.state.load(ctx)
 	switch {
 	case errors.Is(err, errUnreadableState):
@@ -173,6 +181,9 @@ func (l *Listener) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		if sess == nil {
 			if sess, err = l.open(ctx, &st); err != nil {
+				if errors.Is(err, scaleset.ErrSessionConflict) {
+					l.o.Observer.ListenerSessionConflict(l.o.Pool.Name)
+				}
 				l.waitAfter(ctx, err, &wait, "no message session")
 				continue
 			}
@@ -187,6 +198,7 @@ func (l *Listener) listen(ctx context.Context) {
 			l.waitAfter(ctx, err, &wait, "poll failed")
 			continue
 		}
+		l.o.Observer.ListenerPolled(l.o.Pool.Name)
 		if msg == nil {
 			// The poll window passed with nothing (202): every event
 			// GitHub's last statistics counted is in the ledger now.

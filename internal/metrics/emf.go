@@ -130,6 +130,23 @@ func (e *EMF) CapacityFailover(pool, reason string) {
 	e.put(CapacityFailovers, 1, pool, Known(FailoverReasons, reason))
 }
 
+// ListenerListening writes nothing: the function's invocation gives the
+// polls their zero (ListenersScheduled), whether or not it gets the lease.
+func (e *EMF) ListenerListening(string) {}
+
+// ListenerPolled is one sample of 1 under the pool; the Sum over a period
+// is the polls answered in it.
+func (e *EMF) ListenerPolled(pool string) { e.put(ListenerPolls, 1, pool) }
+
+func (e *EMF) ListenerSessionConflict(pool string) { e.put(ListenerSessionConflicts, 1, pool) }
+
+// ListenersScheduled records that an invocation runs scale-set listeners:
+// a 0 on the polls' rollup, so that ListenerNotPollingAlarm has data (a
+// Sum of 0) whenever a listener should have polled and none was answered,
+// while a stack without a scale-set pool writes nothing and stays OK. The
+// labelled series keep only real polls, as every counter's do.
+func (e *EMF) ListenersScheduled() { e.put(ListenerPolls, 0) }
+
 // GitHubCalls records n requests to GitHub of one operation and result.
 func (e *EMF) GitHubCalls(operation, result string, n int64) {
 	if n > 0 {

@@ -117,3 +117,55 @@ func TestEMFWritesTheCostOfADeletedInstance(t *testing.T) {
 		t.Fatalf("metric = %+v, want %s in None", m, metrics.CostDollars)
 	}
 }
+
+// A listener invocation writes its answered polls and its session
+// conflicts under the pool, and one 0 on the polls' rollup, so that the
+// rollup's Sum is the polls answered — 0 when none was, rather than no
+// data; the last-poll gauge is serve's only.
+func TestEMFListenerPollsAndConflicts(t *testing.T) {
+	var out bytes.Buffer
+	e := metrics.NewEMF(&out, "ctl")
+	e.ListenersScheduled()
+	e.ListenerListening("linux")
+	e.ListenerSessionConflict("linux")
+	e.ListenerPolled("linux")
+	e.ListenerPolled("linux")
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := extractedSeries(t, out.String())
+	total := func(key string) (n float64) {
+		for _, v := range got[key] {
+			n += v
+		}
+		return n
+	}
+	for key, want := range map[string]float64{
+		metrics.ListenerPolls + "{controller_id=ctl,pool=linux}":            2,
+		metrics.ListenerPolls + "{controller_id=ctl}":                       2,
+		metrics.ListenerSessionConflicts + "{controller_id=ctl,pool=linux}": 1,
+		metrics.ListenerSessionConflicts + "{controller_id=ctl}":            1,
+	} {
+		if n := total(key); n != want {
+			t.Errorf("%s sums to %v, want %v (all: %v)", key, n, want, got)
+		}
+	}
+	if n := len(got[metrics.ListenerPolls+"{controller_id=ctl}"]); n != 3 {
+		t.Errorf("the polls' rollup has %d samples, want 3 (the invocation's 0 and two polls)", n)
+	}
+	for key := range got {
+		if strings.HasPrefix(key, metrics.ListenerLastPoll) {
+			t.Errorf("%s written on Lambda", key)
+		}
+	}
+
+	out.Reset()
+	e.ListenersScheduled()
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got = extractedSeries(t, out.String())
+	if len(got) != 1 || len(got[metrics.ListenerPolls+"{controller_id=ctl}"]) != 1 || total(metrics.ListenerPolls+"{controller_id=ctl}") != 0 {
+		t.Errorf("an invocation that heard nothing wrote %v, want one 0 on the polls' rollup", got)
+	}
+}

@@ -40,6 +40,9 @@ const (
 	BuildInfo                 = "runfleet_build_info"
 	CostDollars               = "runfleet_cost_dollars_total"
 	CostBudgetExceeded        = "runfleet_cost_budget_exceeded"
+	ListenerPolls             = "runfleet_listener_polls_total"
+	ListenerSessionConflicts  = "runfleet_listener_session_conflicts_total"
+	ListenerLastPoll          = "runfleet_listener_last_poll_timestamp_seconds"
 )
 
 // Label names; on EMF they are the dimension names.
@@ -122,6 +125,9 @@ var Families = []Family{
 	{PoolMaxRunners, "The pool's max_runners as configured: with runfleet_instances, how full the pool is.", Gauge, []string{LabelPool}, nil},
 	{CostDollars, "What the pool's machines cost, in US dollars, counted as each instance is deleted (its price times the seconds it ran); instances of unknown price add nothing (runfleet cost counts them).", Counter, []string{LabelPool}, nil},
 	{CostBudgetExceeded, "1 once the pool's cost this calendar month (UTC) passed its pools[].cost.monthly_budget_usd, else 0 (runfleet serve; on AWS the CostOverBudget alarm).", Gauge, []string{LabelPool}, nil},
+	{ListenerPolls, "Polls of the pool's scale-set message session the Actions service answered, with a message or with an empty queue; none for 5 minutes is a listener that hears nothing (ListenerNotPollingAlarm).", Counter, []string{LabelPool}, nil},
+	{ListenerSessionConflicts, "Message sessions the pool's scale-set listener could not create because another session holds the scale set (409): a live replica's, or a dead listener's GitHub has not expired yet.", Counter, []string{LabelPool}, nil},
+	{ListenerLastPoll, "Unix time the Actions service last answered a poll of the pool's scale-set listener in this process, or when this process started the listener or took its lease, if later (runfleet serve; ListenerNotPollingAlarm takes the newest over every replica).", Gauge, []string{LabelPool}, nil},
 	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
 }
 

@@ -28,6 +28,14 @@ type Recorder interface {
 	// CapacityFailover: a create of pool moved on, for reason
 	// (FailoverReasons).
 	CapacityFailover(pool, reason string)
+	// ListenerListening, ListenerPolled and ListenerSessionConflict are
+	// listener.Observer's: a scale-set listener of pool took its lease,
+	// had a poll answered, met a 409 creating its session. This package
+	// cannot name listener.Observer (the listener links GitHub's client);
+	// the same method names let a Recorder be one.
+	ListenerListening(pool string)
+	ListenerPolled(pool string)
+	ListenerSessionConflict(pool string)
 }
 
 // Nop records nothing.
@@ -40,6 +48,9 @@ func (Nop) JobRefused(string, string)                           {}
 func (Nop) SpotInterrupted(string)                              {}
 func (Nop) SpotBreaker(string, bool)                            {}
 func (Nop) CapacityFailover(string, string)                     {}
+func (Nop) ListenerListening(string)                            {}
+func (Nop) ListenerPolled(string)                               {}
+func (Nop) ListenerSessionConflict(string)                      {}
 
 var _ Recorder = Nop{}
 

@@ -6,8 +6,10 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/enginetest"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/serve"
 	"github.com/runfleet/runfleet/internal/testlog"
 )
@@ -29,6 +31,7 @@ func TestServeRunsAListenerPerScaleSetPool(t *testing.T) {
 	logs := &testlog.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	started := time.Now()
 	go func() {
 		done <- serve.Run(ctx, serve.Options{Config: cfg, Listener: ln, Logger: logs.Logger(slog.LevelDebug)})
 	}()
@@ -36,6 +39,19 @@ func TestServeRunsAListenerPerScaleSetPool(t *testing.T) {
 	enginetest.Eventually(t, "the listener to try for a session", func() bool {
 		return len(logs.WithMessage(t, "no message session")) > 0
 	}, logs.String)
+	// /metrics shows the listener's series for its pool from the start: no
+	// poll answered, and the last-poll clock at the listener's start, so
+	// that a listener never answered fires ListenerNotPollingAlarm.
+	families := scrape(t, "http://"+ln.Addr().String()+"/metrics", "")
+	pool := map[string]string{"pool": "p"}
+	for _, name := range []string{metrics.ListenerPolls, metrics.ListenerSessionConflicts} {
+		if v, ok := sample(families, name, pool); !ok || v != 0 {
+			t.Errorf("%s{pool=p} = %v (present %t), want present at 0", name, v, ok)
+		}
+	}
+	if v, ok := sample(families, metrics.ListenerLastPoll, pool); !ok || v < float64(started.Unix()) {
+		t.Errorf("%s{pool=p} = %v (present %t), want the listener's start, after %d", metrics.ListenerLastPoll, v, ok, started.Unix())
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)

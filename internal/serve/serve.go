@@ -124,7 +124,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	rec.CountStuck(eng.Stuck)
-	listeners, err := buildListeners(cfg.ControllerID, scaleSetPools, eng, st, rep, log)
+	listeners, err := buildListeners(cfg.ControllerID, scaleSetPools, eng, st, rep, rec, log)
 	if err != nil {
 		return err
 	}

@@ -192,7 +192,7 @@ func (a *App) listeners(log *slog.Logger) ([]*listener.Listener, error) {
 			Client: p.Client, Intake: ledger, Store: a.Store, Holder: holder, ControllerID: a.Config.ControllerID,
 			LeaseTTL: a.opts.LeaseTTL, StatsGrace: a.opts.StatsGrace,
 			BackoffMin: a.opts.BackoffMin, BackoffMax: a.opts.BackoffMax,
-			KeepSession: true, Logger: log,
+			KeepSession: true, Observer: a.Metrics, Logger: log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("listen: pool %s: %w", p.Pool.Name, err)
@@ -216,6 +216,12 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (R
 		log.InfoContext(ctx, "no scale-set pool in the config; nothing to listen to")
 		return rep, nil
 	}
+	// From here on a listener should be polling: the polls' rollup gets
+	// its 0 whatever happens next (the invocation too short, a listener
+	// that cannot run, none answered), so ListenerNotPollingAlarm sees a
+	// Sum of 0 rather than no data. Flushed on every way out.
+	a.Metrics.ListenersScheduled()
+	defer a.FlushMetrics(ctx, log)
 	stopAt := time.Now().Add(a.opts.ListenFor)
 	if deadline, ok := ctx.Deadline(); ok {
 		stopAt = deadline.Add(-a.opts.Margin)
@@ -239,7 +245,6 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (R
 	}
 	wg.Wait()
 	rep.ListenedMs = time.Since(started).Milliseconds()
-	a.FlushMetrics(ctx, log)
 	if err := errors.Join(errs...); err != nil {
 		log.ErrorContext(ctx, "a scale-set listener could not run; its pool got no job this invocation", "error", err)
 		return rep, err

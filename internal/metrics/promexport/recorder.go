@@ -47,6 +47,7 @@ type Recorder struct {
 	failovers   *prometheus.CounterVec
 	cost        *prometheus.CounterVec
 	overBudget  *prometheus.GaugeVec
+	listener    listenerFamilies
 	now         func() time.Time
 	stateSource *state
 }
@@ -100,6 +101,11 @@ func New(pools []string, state State) *Recorder {
 	r.failovers = counterVec(r.reg, metrics.CapacityFailovers)
 	r.cost = counterVec(r.reg, metrics.CostDollars)
 	r.overBudget = gaugeVec(r.reg, metrics.CostBudgetExceeded)
+	r.listener = listenerFamilies{
+		polls:     counterVec(r.reg, metrics.ListenerPolls),
+		conflicts: counterVec(r.reg, metrics.ListenerSessionConflicts),
+		lastPoll:  gaugeVec(r.reg, metrics.ListenerLastPoll),
+	}
 	for _, p := range pools {
 		r.cost.WithLabelValues(p)
 		r.overBudget.WithLabelValues(p)
