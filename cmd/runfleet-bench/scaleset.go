@@ -7,12 +7,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
-	"testing"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
+	"github.com/runfleet/runfleet/internal/programtb"
 )
 
 // The scale-set runs (-scaleset): the pool is a scale-set pool, so serve
@@ -48,7 +47,7 @@ const registrationPath = githubtest.GHESPathPrefix + "/actions/runner-registrati
 // actionsWorld is the fake GitHub of one scale-set run: REST and the
 // Actions service behind one front.
 type actionsWorld struct {
-	t       *fakeT
+	t       *programtb.TB
 	rest    *githubtest.Server
 	actions *scalesettest.Server
 	front   *httptest.Server
@@ -57,7 +56,7 @@ type actionsWorld struct {
 
 // startActionsWorld serves both fakes and the front on loopback.
 func startActionsWorld() *actionsWorld {
-	w := &actionsWorld{t: &fakeT{}, token: randomHex()}
+	w := &actionsWorld{t: &programtb.TB{Program: "runfleet-bench"}, token: randomHex()}
 	// The run measures runfleet, not GitHub's rate limit.
 	w.rest = githubtest.NewServer(w.t, githubtest.WithToken(w.token), githubtest.WithRateLimit(100_000_000))
 	w.rest.AddOrg(benchOrg)
@@ -93,8 +92,8 @@ func startActionsWorld() *actionsWorld {
 
 // close stops the servers and reports any misuse they saw.
 func (w *actionsWorld) close() error {
-	w.t.cleanup()
-	return w.t.err()
+	w.t.RunCleanups()
+	return w.t.Err()
 }
 
 // childOptions make a child's pool the scale set's, on this GitHub.
@@ -139,53 +138,4 @@ func (w *actionsWorld) queue(setID, runID int64) int64 {
 	return w.actions.QueueJob(setID, scalesettest.JobSpec{
 		Repository: benchOrg + "/hello-world", Labels: []string{benchScaleSet}, WorkflowRunID: runID, DisplayName: "build",
 	})
-}
-
-// fakeT lets the fakes, written for tests, run in this program: the
-// methods they call are implemented, the embedded interface is nil.
-// Misuse they report is collected and returned by err.
-type fakeT struct {
-	testing.TB
-	mu       sync.Mutex
-	problems []string
-	cleanups []func()
-}
-
-func (t *fakeT) Helper()      {}
-func (t *fakeT) Name() string { return "runfleet-bench" }
-
-func (t *fakeT) Errorf(format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.problems = append(t.problems, fmt.Sprintf(format, args...))
-}
-
-func (t *fakeT) Fatalf(format string, args ...any) {
-	t.Errorf(format, args...)
-	panic("runfleet-bench: fake GitHub: " + fmt.Sprintf(format, args...))
-}
-
-func (t *fakeT) Cleanup(f func()) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cleanups = append(t.cleanups, f)
-}
-
-func (t *fakeT) cleanup() {
-	t.mu.Lock()
-	fs := t.cleanups
-	t.cleanups = nil
-	t.mu.Unlock()
-	for i := len(fs) - 1; i >= 0; i-- {
-		fs[i]()
-	}
-}
-
-func (t *fakeT) err() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("fake GitHub reported misuse: %s", strings.Join(t.problems, "; "))
 }

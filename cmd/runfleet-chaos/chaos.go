@@ -141,7 +141,7 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	if obsErr != nil {
 		return rep, obsErr
 	}
-	if err := errors.Join(w.failure(), gh.t.err()); err != nil {
+	if err := errors.Join(w.failure(), gh.t.Err()); err != nil {
 		return rep, err
 	}
 	rep.obs = obs

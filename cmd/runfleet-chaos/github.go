@@ -1,12 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-	"sync"
-	"testing"
-
 	"github.com/runfleet/runfleet/internal/github/githubtest"
+	"github.com/runfleet/runfleet/internal/programtb"
 )
 
 // The GitHub the run plays: one organization with one repository whose
@@ -32,7 +28,7 @@ var jobLabels = []string{"self-hosted", "linux", "x64"}
 // the senders attempt (githubtest's Deliver).
 type gitHub struct {
 	*githubtest.Server
-	t *driverT
+	t *programtb.TB
 	// privateKeyPEM is the App's private key, for runfleet's config.
 	privateKeyPEM []byte
 	// extraKeysPEM are the keys of the extra Apps (-apps), whose ids
@@ -56,7 +52,7 @@ func (g *gitHub) baseURL() string {
 // startGitHub serves the fake GitHub with apps GitHub Apps installed on
 // the organization (the first is runfleet's, the others extra_apps).
 func startGitHub(apps int) *gitHub {
-	t := &driverT{}
+	t := &programtb.TB{Program: "runfleet-chaos"}
 	key := githubtest.GenerateAppKey(t)
 	opts := []githubtest.Option{
 		githubtest.WithApp(chaosAppID, key.PublicKey),
@@ -78,55 +74,4 @@ func startGitHub(apps int) *gitHub {
 }
 
 // close stops the server.
-func (g *gitHub) close() { g.t.cleanup() }
-
-// driverT lets githubtest's server, written for tests, run in this
-// program: it reports misuse through testing.TB, which here is collected
-// and reported as a driver error. Only the methods the server calls are
-// implemented; the embedded interface is nil.
-type driverT struct {
-	testing.TB
-	mu       sync.Mutex
-	problems []string
-	cleanups []func()
-}
-
-func (t *driverT) Helper()      {}
-func (t *driverT) Name() string { return "runfleet-chaos" }
-
-func (t *driverT) Errorf(format string, args ...any) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.problems = append(t.problems, fmt.Sprintf(format, args...))
-}
-
-func (t *driverT) Fatalf(format string, args ...any) {
-	t.Errorf(format, args...)
-	panic("runfleet-chaos: fake GitHub: " + fmt.Sprintf(format, args...))
-}
-
-func (t *driverT) Cleanup(f func()) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cleanups = append(t.cleanups, f)
-}
-
-func (t *driverT) cleanup() {
-	t.mu.Lock()
-	fs := t.cleanups
-	t.cleanups = nil
-	t.mu.Unlock()
-	for i := len(fs) - 1; i >= 0; i-- {
-		fs[i]()
-	}
-}
-
-// err is every misuse the server reported, or nil.
-func (t *driverT) err() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("fake GitHub reported driver misuse: %s", strings.Join(t.problems, "; "))
-}
+func (g *gitHub) close() { g.t.RunCleanups() }
