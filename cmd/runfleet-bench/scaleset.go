@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github/githubtest"
@@ -40,10 +37,6 @@ const benchOrg = "octo-org"
 // shows the listener is polling.
 const scaleSetPollWindow = 3 * time.Second
 
-// registrationPath is where the scale-set client registers, under the
-// GHES API root serve is configured with.
-const registrationPath = githubtest.GHESPathPrefix + "/actions/runner-registration"
-
 // actionsWorld is the fake GitHub of one scale-set run: REST and the
 // Actions service behind one front.
 type actionsWorld struct {
@@ -60,33 +53,7 @@ func startActionsWorld() *actionsWorld {
 	// The run measures runfleet, not GitHub's rate limit.
 	w.rest = githubtest.NewServer(w.t, githubtest.WithToken(w.token), githubtest.WithRateLimit(100_000_000))
 	w.rest.AddOrg(benchOrg)
-	restURL, _ := url.Parse(strings.TrimSuffix(w.rest.URL(), "/"))
-	var actionsURL *url.URL
-	// The registration call goes to the Actions fake; every other call to
-	// the REST fake, which mints the registration tokens the Actions fake
-	// then accepts (ExternalToken).
-	w.front = httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		if r.In.URL.Path == registrationPath {
-			r.SetURL(actionsURL)
-			r.Out.URL.Path = "/api/actions/runner-registration"
-			return
-		}
-		r.SetURL(restURL)
-	}})
-	w.t.Cleanup(w.front.Close)
-	w.actions = scalesettest.New(w.t, scalesettest.Options{
-		PollWindow: scaleSetPollWindow,
-		WebURL:     w.front.URL,
-		ExternalToken: func(tok string) bool {
-			for _, minted := range w.rest.RegistrationTokens() {
-				if minted.Token == tok {
-					return true
-				}
-			}
-			return false
-		},
-	})
-	actionsURL, _ = url.Parse(w.actions.URL())
+	w.front, w.actions = scalesettest.BehindREST(w.t, w.rest.URL(), scalesettest.Minted(w.rest), scalesettest.Options{PollWindow: scaleSetPollWindow})
 	return w
 }
 

@@ -2,9 +2,6 @@ package main
 
 import (
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/runfleet/runfleet/internal/github/githubtest"
@@ -20,10 +17,6 @@ const (
 // chaosScaleSet is the scale set the served pool listens to; its jobs
 // ask for it by name, as `runs-on: chaos-scale` does.
 const chaosScaleSet = "chaos-scale"
-
-// registrationPath is where runfleet's scale-set client registers, under
-// the GHES API root (POST {api}/actions/runner-registration).
-const registrationPath = githubtest.GHESPathPrefix + "/actions/runner-registration"
 
 // actionsService is GitHub's Actions service for a scale-set run
 // (internal/github/scaleset/scalesettest), served beside the REST fake
@@ -42,29 +35,8 @@ type actionsService struct {
 // and the fake close with gh.
 func startActions(gh *gitHub, opts scalesettest.Options) *actionsService {
 	a := &actionsService{}
-	var actionsURL *url.URL
-	restURL, _ := url.Parse(strings.TrimSuffix(gh.URL(), "/"))
-	a.front = httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		if r.In.URL.Path == registrationPath {
-			r.SetURL(actionsURL)
-			r.Out.URL.Path = "/api/actions/runner-registration"
-			return
-		}
-		r.SetURL(restURL)
-	}})
-	gh.t.Cleanup(a.front.Close)
 	opts.Owner.Org = chaosOrg
-	opts.WebURL = a.front.URL
-	opts.ExternalToken = func(tok string) bool {
-		for _, minted := range gh.RegistrationTokens() {
-			if minted.Token == tok {
-				return true
-			}
-		}
-		return false
-	}
-	a.Server = scalesettest.New(gh.t, opts)
-	actionsURL, _ = url.Parse(a.URL())
+	a.front, a.Server = scalesettest.BehindREST(gh.t, gh.URL(), scalesettest.Minted(gh.Server), opts)
 	return a
 }
 

@@ -5,10 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"strings"
 	"sync"
 	"testing"
 
@@ -32,29 +28,7 @@ func oneGitHub(t *testing.T) (api string, rest *githubtest.Server, actions *scal
 	t.Helper()
 	rest = githubtest.NewServer(t, githubtest.WithToken(e2eToken))
 	rest.AddOrg("octo-org")
-	var actionsURL *url.URL
-	restURL, _ := url.Parse(strings.TrimSuffix(rest.URL(), "/"))
-	front := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		if r.In.URL.Path == "/api/v3/actions/runner-registration" {
-			r.SetURL(actionsURL)
-			r.Out.URL.Path = "/api/actions/runner-registration"
-			return
-		}
-		r.SetURL(restURL)
-	}})
-	t.Cleanup(front.Close)
-	actions = scalesettest.New(t, scalesettest.Options{
-		WebURL: front.URL,
-		ExternalToken: func(tok string) bool {
-			for _, minted := range rest.RegistrationTokens() {
-				if minted.Token == tok {
-					return true
-				}
-			}
-			return false
-		},
-	})
-	actionsURL, _ = url.Parse(actions.URL())
+	front, actions := scalesettest.BehindREST(t, rest.URL(), scalesettest.Minted(rest), scalesettest.Options{})
 	return front.URL + "/api/v3", rest, actions
 }
 
