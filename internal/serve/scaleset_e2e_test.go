@@ -39,24 +39,7 @@ func oneGitHub(t *testing.T) (api string, rest *githubtest.Server, actions *scal
 // session.
 func TestServeFeedsAScaleSetPoolEndToEnd(t *testing.T) {
 	api, rest, actions := oneGitHub(t)
-	cfg := parseConfig(t, scaleSetConfig(t.TempDir(), "{token_env: TOKEN, base_url: '"+api+"'}"))
-	cfg.GitHub.Token = e2eToken
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &testlog.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serve.Run(ctx, serve.Options{Config: cfg, Listener: ln, Logger: logs.Logger(slog.LevelDebug)})
-	}()
-	stop := sync.OnceValue(func() error { cancel(); return <-done })
-	defer func() {
-		if err := stop(); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	_, logs, stop := serveOnGitHub(t, scaleSetConfig(t.TempDir(), "{token_env: TOKEN, base_url: '"+api+"'}"))
 	explain := func() string { return logs.Tail(30) }
 	enginetest.Eventually(t, "the listener's session", func() bool {
 		return len(logs.WithMessage(t, "message session created")) > 0
@@ -95,4 +78,32 @@ func TestServeFeedsAScaleSetPoolEndToEnd(t *testing.T) {
 	if n := actions.Unacknowledged(set.ID); n != 0 {
 		t.Errorf("%d messages never acknowledged", n)
 	}
+}
+
+// serveOnGitHub runs serve in the background with config yaml and the
+// e2e token, until the test ends or stop; it returns serve's base URL and
+// its log.
+func serveOnGitHub(t *testing.T, yaml string) (base string, logs *testlog.Buffer, stop func() error) {
+	t.Helper()
+	cfg := parseConfig(t, yaml)
+	cfg.GitHub.Token = e2eToken
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = &testlog.Buffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(ctx, serve.Options{Config: cfg, Listener: ln, Logger: logs.Logger(slog.LevelDebug)})
+	}()
+	stop = sync.OnceValue(func() error { cancel(); return <-done })
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	base = "http://" + ln.Addr().String()
+	waitHealthy(t, base)
+	return base, logs, stop
 }

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/runfleet/runfleet/internal/enginetest"
@@ -17,8 +14,6 @@ import (
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
 	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
-	"github.com/runfleet/runfleet/internal/serve"
-	"github.com/runfleet/runfleet/internal/testlog"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
 
@@ -42,27 +37,8 @@ func sideBySideConfig(dir, github string) string {
 // neither pool serves the other's job.
 func TestWebhookAndScaleSetPoolsRunSideBySide(t *testing.T) {
 	api, rest, actions := oneGitHub(t)
-	cfg := parseConfig(t, sideBySideConfig(t.TempDir(), "{token_env: TOKEN, base_url: '"+api+"'}"))
-	cfg.GitHub.Token = e2eToken
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &testlog.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serve.Run(ctx, serve.Options{Config: cfg, Listener: ln, Logger: logs.Logger(slog.LevelDebug)})
-	}()
-	stop := sync.OnceValue(func() error { cancel(); return <-done })
-	defer func() {
-		if err := stop(); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	base, logs, _ := serveOnGitHub(t, sideBySideConfig(t.TempDir(), "{token_env: TOKEN, base_url: '"+api+"'}"))
 	explain := func() string { return logs.Tail(30) }
-	base := "http://" + ln.Addr().String()
-	waitHealthy(t, base)
 
 	// The webhook job.
 	const webhookJob = 7000000001
