@@ -30,7 +30,7 @@ func (l *Listener) scaleSetLabels() []string {
 // crashed listener's session this one has no id of) is returned like any
 // failure; the caller waits and tries again, and GitHub expires a dead
 // session in time.
-func (l *Listener) open(ctx context.Context, st *state) (*scaleset.MessageSession, error) {
+func (l *Listener) open(ctx context.Context, st *state) (Session, error) {
 	set, err := l.o.Client.EnsureScaleSet(ctx, l.o.RunnerGroup, scaleset.ScaleSetSpec{Name: l.o.ScaleSet, Labels: l.scaleSetLabels()})
 	if err != nil {
 		return nil, fmt.Errorf("ensure scale set: %w", err)

@@ -70,3 +70,27 @@ func TestAListenerThatReadsNoMessageStillClosesAJobCanceledForGood(t *testing.T)
 		t.Error("no log line of the second listener")
 	}
 }
+
+// Found by TestSimulationScaleSet (F23): a job canceled for good while
+// the ledger already held another one GitHub no longer counted was never
+// closed — only jobs waiting since before the excess began were, and its
+// own excess kept that stretch from ever ending. Each is closed once it
+// has waited the grace period.
+func TestJobCanceledDuringAnotherOnesExcessIsClosedToo(t *testing.T) {
+	r := newRig(t, scalesettest.Options{})
+	r.start("replica-1")
+	first, second := r.queue(), r.queue()
+	r.w.WaitStatus(instanceFor(first), runner.StatusRunning)
+	r.w.WaitStatus(instanceFor(second), runner.StatusRunning)
+	if err := r.fake.CompleteJob(first, scaleset.ResultCanceled); err != nil {
+		t.Fatal(err)
+	}
+	r.waitJob(first, runner.JobWaiting)
+	time.Sleep(statsGrace / 2)
+	if err := r.fake.CompleteJob(second, scaleset.ResultCanceled); err != nil {
+		t.Fatal(err)
+	}
+	r.waitJob(second, runner.JobWaiting)
+	r.waitJob(first, runner.JobClosed)
+	r.waitJob(second, runner.JobClosed)
+}

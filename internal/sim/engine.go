@@ -77,6 +77,9 @@ func (c engineController) Reconcile(ctx context.Context) error {
 	return err
 }
 
+// Intake is the engine's intake port, which the scale-set listener feeds.
+func (c engineController) Intake() engine.JobEventHandler { return c.e }
+
 func (c engineController) RecoverAtStart(ctx context.Context) error { return c.e.RecoverAtStart(ctx) }
 
 func (c engineController) ForceDelete(ctx context.Context, instance string) error {
