@@ -94,3 +94,24 @@ func TestJobCanceledDuringAnotherOnesExcessIsClosedToo(t *testing.T) {
 	r.waitJob(first, runner.JobClosed)
 	r.waitJob(second, runner.JobClosed)
 }
+
+// Found by TestSimulationScaleSet (F25): GitHub deleted the scale set while
+// its queue still held the message that canceled a job the ledger held
+// open. The scale set the listener made again has a new queue, which
+// never mentions the job: it stayed open, and the engine made runner
+// after runner for it. Jobs open for the old scale set are paused when
+// the scale set is a new one; the new one's JobAssigned reopens those
+// GitHub assigns it again, and the statistics close the rest.
+func TestJobsOfADeletedScaleSetAreNotStranded(t *testing.T) {
+	r := newRig(t, scalesettest.Options{})
+	r.start("replica-1")
+	lost := r.queue()
+	r.waitJob(lost, runner.JobOpen)
+	r.stop("replica-1")
+	if err := r.fake.CompleteJob(lost, scaleset.ResultCanceled); err != nil {
+		t.Fatal(err)
+	}
+	r.fake.DeleteScaleSetServerSide(r.setID)
+	r.start("replica-2")
+	r.waitJob(lost, runner.JobClosed)
+}

@@ -42,8 +42,9 @@ type ScaleSetFaults struct {
 	// Reassign: per assignment, GitHub takes it back (JobCompleted,
 	// canceled, no runner) and assigns the job again, at most three times.
 	Reassign float64
-	// Deleted: per seed, GitHub deletes the scale set, once idle, at a
-	// random moment of the load.
+	// Deleted: per seed, GitHub deletes the scale set, once no runner of
+	// it holds a job, at a random moment of the load — with whatever its
+	// queue still holds.
 	Deleted float64
 }
 

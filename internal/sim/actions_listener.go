@@ -34,6 +34,9 @@ func (p *process) startListener() {
 	if s == nil {
 		return
 	}
+	// Watched before anything can fail: a process that never listens
+	// fails the restart invariant.
+	s.watchRestart(p)
 	in, ok := p.ctl.(Intaker)
 	if !ok {
 		return
@@ -50,7 +53,6 @@ func (p *process) startListener() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stopListener = cancel
-	s.watchRestart(p)
 	p.spawnCtx(ctx, "listener", func(ctx context.Context) {
 		if err := l.Run(ctx); err != nil && !p.dead {
 			w.violate("the listener starts", "Run: %v", err)

@@ -200,7 +200,8 @@ func (s *actionsService) ensure(name string, labels []string) *ssScaleSet {
 // deleteSet is GitHub deleting the scale set under the listener: its
 // session, queue and idle runners go; jobs assigned to it wait for a
 // scale set of the name again. GitHub deletes idle scale sets only, so a
-// scale set with a runner holding a job is tried again later.
+// scale set with a runner holding a job is tried again a minute later;
+// messages not yet acknowledged go with the queue (F25).
 func (s *actionsService) deleteSet() {
 	w := s.w
 	set := s.live()

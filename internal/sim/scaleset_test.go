@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"testing"
@@ -94,6 +95,34 @@ func TestSimulationScaleSetIsDeterministic(t *testing.T) {
 		b := Run(cfg, BoltBackend{Dir: t.TempDir()}, NewEngine)
 		if a.Digest != b.Digest {
 			t.Errorf("seed %d ran two ways: traces %s and %s", seed, a.Digest, b.Digest)
+		}
+	}
+}
+
+// deaf is the engine without its intake port: its process never listens
+// to the scale set.
+type deaf struct{ Controller }
+
+func newDeaf(ctx context.Context, d Deps) (Controller, error) {
+	c, err := NewEngine(ctx, d)
+	return deaf{c}, err
+}
+
+// The scale-set invariants must catch a runfleet that does not listen:
+// its restarted process never polls, and the scale set's jobs are left
+// queued.
+func TestInvariantsCatchADeafScaleSetIntake(t *testing.T) {
+	want := map[string]bool{"a restarted listener polls again soon after it can": false, "no job left queued in GitHub that runfleet could serve": false}
+	for seed := uint64(1); seed <= 2; seed++ {
+		for _, v := range Run(ssSeedConfig(seed, 20), BoltBackend{Dir: t.TempDir()}, newDeaf).Violations {
+			if _, ok := want[v.Invariant]; ok {
+				want[v.Invariant] = true
+			}
+		}
+	}
+	for inv, caught := range want {
+		if !caught {
+			t.Errorf("a runfleet that never listens did not break %q", inv)
 		}
 	}
 }
