@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 var (
@@ -124,5 +126,24 @@ func TestInvariantsCatchADeafScaleSetIntake(t *testing.T) {
 		if !caught {
 			t.Errorf("a runfleet that never listens did not break %q", inv)
 		}
+	}
+}
+
+// The pollers check must fire on a second poll while one is in flight
+// (the lease makes the real listener poll alone, so no seed shows it).
+func TestASecondPollerIsAViolation(t *testing.T) {
+	clock := testclock.At(Epoch)
+	w := &world{clock: clock, tr: newTrace(clock, 100), stats: newStats(), cfg: Config{TraceLines: 10}}
+	s := newActionsService(w, DefaultScaleSet())
+	first, second := &task{name: "listener-work", gen: 1}, &task{name: "listener-work", gen: 2}
+	s.pollBegins(first, &process{w: w, gen: 1})
+	s.pollEnds(first)
+	s.pollBegins(second, &process{w: w, gen: 2})
+	if len(w.violations) != 0 {
+		t.Fatalf("polls one after the other: %v", w.violations)
+	}
+	s.pollBegins(first, &process{w: w, gen: 1})
+	if len(w.violations) != 1 || w.violations[0].Invariant != "never two pollers for one scale set at once" {
+		t.Fatalf("two polls at once: violations %v", w.violations)
 	}
 }
