@@ -136,7 +136,8 @@ chromium:
 
 ## test: every test, against real DynamoDB Local and moto servers it starts itself.
 ## The simulation (internal/sim) runs without the race detector, which would
-## make its 10,000 job lifecycles over 200 seeds ten times slower; every
+## make its 10,000 job lifecycles over 200 seeds (and TestSimulationScaleSet's
+## 6,000 over 200 more, with a scale-set pool) ten times slower; every
 ## other package runs with it. Besides the fixed seeds it explores a window
 ## of 100 seeds derived from the commit (printed; a failure prints the line
 ## that replays it), so every change looks at new ground.

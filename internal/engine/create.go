@@ -302,6 +302,9 @@ func (e *Engine) cleanUpFailedCreate(ctx context.Context, log *slog.Logger, clai
 	target := f.providerID
 	if target == "" {
 		target = claimed.Name
+		if !e.stillOwnsName(ctx, log, claimed) {
+			return createCleanup{}
+		}
 	}
 	if err := e.deleteMachine(ctx, claimed.Pool, target); err != nil {
 		c.cleaned = false
@@ -310,7 +313,10 @@ func (e *Engine) cleanUpFailedCreate(ctx context.Context, log *slog.Logger, clai
 	// A provider whose delete by name is a no-op (garm-provider-aws)
 	// leaves the half-made machine running: list the pool and delete
 	// every machine of this name by its provider id, so a retry never
-	// runs beside it.
+	// runs beside it — unless a later attempt holds the name by now.
+	if !e.stillOwnsName(ctx, log, claimed) {
+		return createCleanup{}
+	}
 	if err := e.sweepMachines(ctx, log, claimed.Pool, claimed.Name, ""); err != nil {
 		c.cleaned = false
 		log.Warn("listing the pool after a failed create failed; instance goes to pending_delete", "error", err)
@@ -450,6 +456,20 @@ func (e *Engine) attemptOwnsName(ctx context.Context, claimed *runner.Instance) 
 		return !errors.Is(err, store.ErrNotFound)
 	}
 	return cur.Status == runner.StatusCreating && cur.CreateAttempt == claimed.CreateAttempt
+}
+
+// stillOwnsName is attemptOwnsName asked again during a clean-up, before
+// a step by name: a clean-up's calls can take minutes (a slow delete),
+// and the reconciler may give up on the attempt meanwhile and a later
+// attempt make its machine under the name, whose runner may be running
+// a job by then (F22). What is left of the superseded attempt is the
+// later attempt's delete's to sweep.
+func (e *Engine) stillOwnsName(ctx context.Context, log *slog.Logger, claimed *runner.Instance) bool {
+	if e.attemptOwnsName(ctx, claimed) {
+		return true
+	}
+	log.Warn("the create attempt was superseded during its clean-up; nothing more is deleted by its name")
+	return false
 }
 
 // cleanUpStaleAttempt removes only what a superseded attempt made itself,

@@ -98,6 +98,10 @@ func (lg *Ledger) onInProgress(ctx context.Context, log *slog.Logger, pool *runn
 		return out, nil
 	}
 	out.Instance, out.Pool = taken.Name, taken.Pool
+	if lg.otherIntake(taken, ev) {
+		log.Info("in_progress about a scale-set pool's runner from outside its scale set; the instance is not bound (its listener reports its jobs)")
+		return out, nil
+	}
 	if earlierRegistration(taken, ev) {
 		log.Info("in_progress names an earlier registration of this runner name (a create retried since); the instance is not bound",
 			"github_runner_id", taken.GitHubRunnerID, "event_runner_id", ev.RunnerID)
@@ -183,6 +187,10 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 		return out, nil
 	}
 	if !runnerless {
+		if lg.otherIntake(inst, ev) {
+			log.Info("completed about a scale-set pool's runner from outside its scale set; the instance is left alone (its listener reports its jobs)")
+			return out, nil
+		}
 		if earlierRegistration(inst, ev) {
 			log.Info("completed names an earlier registration of this runner name (a create retried since); the instance is left alone",
 				"github_runner_id", inst.GitHubRunnerID, "event_runner_id", ev.RunnerID)
@@ -329,6 +337,18 @@ func (lg *Ledger) ourInstance(ctx context.Context, runnerName string) (*runner.I
 		return nil, nil
 	}
 	return inst, err
+}
+
+// otherIntake reports whether ev names a scale-set pool's runner but did
+// not come from that pool's scale set. GitHub also sends webhooks about a
+// scale set's jobs, under the REST job id: a second name for a job the
+// listener holds under its runner request (F21). Bound by it, the runner
+// would look taken by another job, and its own job would get a second
+// runner; a scale-set pool's runner takes that scale set's jobs only, so
+// only its scale set's events bind and release it.
+func (lg *Ledger) otherIntake(inst *runner.Instance, ev runner.JobEvent) bool {
+	p, ok := lg.pools.Get(inst.Pool)
+	return ok && p.ScaleSet != "" && ev.Pool != inst.Pool
 }
 
 // earlierRegistration reports whether ev is about an earlier registration

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
@@ -39,6 +40,9 @@ type Options struct {
 	TTL time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Runtime is the clock, timers and goroutines the leader uses;
+	// RealRuntime when nil.
+	Runtime Runtime
 }
 
 // Run holds the lease whenever it can and runs work while it does, until
@@ -59,7 +63,7 @@ func Run(ctx context.Context, o Options, work func(ctx context.Context)) error {
 		}
 		o.Logger.Info("lease acquired: this process now runs "+o.Name, "lease", o.Name, "holder", o.Holder, "expires_at", held.ExpiresAt)
 		hold(ctx, o, held, work)
-		if !sleep(ctx, o.renewEvery()) {
+		if !o.Runtime.Sleep(ctx, o.renewEvery()) {
 			return nil
 		}
 	}
@@ -72,6 +76,9 @@ func (o *Options) check() error {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Runtime == nil {
+		o.Runtime = RealRuntime{}
 	}
 	return nil
 }
@@ -92,7 +99,7 @@ func (o *Options) margin() time.Duration { return o.TTL / 6 }
 func acquire(ctx context.Context, o Options) *runner.Lease {
 	lastHolder := ""
 	for {
-		held, err := o.Leases.AcquireLease(ctx, o.Name, o.Holder, o.TTL, time.Now())
+		held, err := o.Leases.AcquireLease(ctx, o.Name, o.Holder, o.TTL, o.Runtime.Now())
 		if err == nil {
 			return held
 		}
@@ -108,11 +115,11 @@ func acquire(ctx context.Context, o Options) *runner.Lease {
 				lastHolder = other.Holder
 			}
 			// A little past the expiry: the clocks may disagree.
-			wait = min(wait, time.Until(other.ExpiresAt)+o.margin()/4)
+			wait = min(wait, other.ExpiresAt.Sub(o.Runtime.Now())+o.margin()/4)
 		default:
 			o.Logger.Warn("acquiring the lease failed; trying again", "lease", o.Name, "holder", o.Holder, "error", err, "retry_in", wait)
 		}
-		if !sleep(ctx, max(wait, time.Millisecond)) {
+		if !o.Runtime.Sleep(ctx, max(wait, time.Millisecond)) {
 			return nil
 		}
 	}
@@ -120,49 +127,70 @@ func acquire(ctx context.Context, o Options) *runner.Lease {
 
 // hold runs work while held lasts, renewing it every renewal period, and
 // returns once work has returned.
+//
+// It waits with Runtime.Sleep on a context that ends when work returns or
+// ctx ends, and checks on every waking what woke it: a runtime whose
+// sleeps do not end early (the simulation's) still renews on time and
+// notices a returned work by the next renewal.
 func hold(ctx context.Context, o Options, held *runner.Lease, work func(context.Context)) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		work(wctx)
-	}()
-	// Fires a margin before the lease expires by this process's clock,
-	// unless a renewal moves it.
-	deadline := time.NewTimer(time.Until(held.ExpiresAt.Add(-o.margin())))
-	defer deadline.Stop()
-	renew := time.NewTicker(o.renewEvery())
-	defer renew.Stop()
+	watch, woke := context.WithCancel(ctx)
+	defer woke()
+	// exited ends only when work has returned; WithoutCancel keeps ctx's
+	// values (the simulation finds its task there).
+	exited, exit := context.WithCancel(context.WithoutCancel(ctx))
+	defer exit()
+	var returned atomic.Bool
+	o.Runtime.Go(wctx, func(c context.Context) {
+		defer func() { returned.Store(true); exit(); woke() }()
+		work(c)
+	})
+	// awaitWork waits for work to return after stop; a false Sleep means
+	// the wait itself ended (work returned, or the runtime is going away).
+	awaitWork := func() {
+		for !returned.Load() && o.Runtime.Sleep(exited, o.renewEvery()) {
+		}
+	}
+	renewAt := o.Runtime.Now().Add(o.renewEvery())
 	for {
-		select {
-		case <-done:
+		// Wake a margin before the lease expires by this process's clock,
+		// or at the next renewal, whichever is first.
+		deadline := held.ExpiresAt.Add(-o.margin())
+		wake := renewAt
+		if deadline.Before(wake) {
+			wake = deadline
+		}
+		o.Runtime.Sleep(watch, wake.Sub(o.Runtime.Now()))
+		now := o.Runtime.Now()
+		switch {
+		case returned.Load():
 			why := "the work returned"
 			if ctx.Err() != nil {
 				why = "shutting down"
 			}
-			release(o, held, why)
+			release(ctx, o, held, why)
 			return
-		case <-ctx.Done():
+		case ctx.Err() != nil:
 			stop()
-			<-done
-			release(o, held, "shutting down")
+			awaitWork()
+			release(ctx, o, held, "shutting down")
 			return
-		case <-deadline.C:
+		case !now.Before(deadline):
 			o.Logger.Warn("lease not renewed in time: this process stops running "+o.Name, "lease", o.Name, "holder", o.Holder, "expires_at", held.ExpiresAt)
 			stop()
-			<-done
+			awaitWork()
 			return
-		case <-renew.C:
-			next, err := o.Leases.RenewLease(ctx, held, o.TTL, time.Now())
+		case !now.Before(renewAt):
+			renewAt = now.Add(o.renewEvery())
+			next, err := o.Leases.RenewLease(ctx, held, o.TTL, now)
 			switch {
 			case err == nil:
 				held = next
-				deadline.Reset(time.Until(held.ExpiresAt.Add(-o.margin())))
 			case errors.Is(err, runner.ErrLeaseLost):
 				o.Logger.Warn("lease lost: this process stops running "+o.Name, "lease", o.Name, "holder", o.Holder, "error", err)
 				stop()
-				<-done
+				awaitWork()
 				return
 			case ctx.Err() == nil:
 				o.Logger.Warn("renewing the lease failed; trying again before it expires", "lease", o.Name, "holder", o.Holder,
@@ -177,24 +205,13 @@ func hold(ctx context.Context, o Options, held *runner.Lease, work func(context.
 const releaseTimeout = 5 * time.Second
 
 // release frees the lease so the next holder need not wait for its expiry.
-func release(o Options, held *runner.Lease, why string) {
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+// It runs on ctx's values without its cancellation: ctx is usually done.
+func release(ctx context.Context, o Options, held *runner.Lease, why string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	if err := o.Leases.ReleaseLease(ctx, held); err != nil {
 		o.Logger.Warn("releasing the lease failed; it expires by itself", "lease", o.Name, "holder", o.Holder, "error", err, "expires_at", held.ExpiresAt)
 		return
 	}
 	o.Logger.Info("lease released: "+why, "lease", o.Name, "holder", o.Holder)
-}
-
-// sleep waits d or until ctx is done, reporting whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -1,7 +1,6 @@
 package listener
 
 import (
-	"context"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -14,6 +13,7 @@ import (
 type backoff struct {
 	min, max time.Duration
 	cur      time.Duration
+	rand     *rand.Rand
 }
 
 func (b *backoff) next() time.Duration {
@@ -22,7 +22,7 @@ func (b *backoff) next() time.Duration {
 	} else {
 		b.cur = min(2*b.cur, b.max)
 	}
-	return b.cur/2 + rand.N(b.cur/2+1)
+	return b.cur/2 + time.Duration(b.rand.Int64N(int64(b.cur/2)+1))
 }
 
 func (b *backoff) reset() { b.cur = 0 }
@@ -34,14 +34,4 @@ func retryAt(err error) (time.Time, bool) {
 		return rl.RetryAt, true
 	}
 	return time.Time{}, false
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

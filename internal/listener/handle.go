@@ -16,7 +16,7 @@ import (
 // leaves msg in the queue: it is delivered again and handled again, which
 // the ledger absorbs (it is idempotent by job). A message that repeats one
 // already handled (GitHub delivers some twice) is handled the same way.
-func (l *Listener) handle(ctx context.Context, sess *scaleset.MessageSession, msg *scaleset.Message, st *state) error {
+func (l *Listener) handle(ctx context.Context, sess Session, msg *scaleset.Message, st *state) error {
 	log := l.log.With("scale_set_id", sess.ScaleSetID(), "session_id", sess.ID(), "message_id", msg.ID)
 	if msg.Malformed != nil {
 		// Nothing in it can be read; the statistics check below is what
@@ -143,7 +143,7 @@ func (l *Listener) feedOne(ctx context.Context, log *slog.Logger, meta engine.Ev
 // acquire takes the jobs a message offers (JobAvailable), where the server
 // expects it (GHES): JobAssigned follows for those acquired. A job another
 // scale set acquired first is simply not assigned to this one.
-func (l *Listener) acquire(ctx context.Context, log *slog.Logger, sess *scaleset.MessageSession, msg *scaleset.Message) error {
+func (l *Listener) acquire(ctx context.Context, log *slog.Logger, sess Session, msg *scaleset.Message) error {
 	var ids []int64
 	for _, ev := range msg.Events {
 		if a, ok := ev.(*scaleset.JobAvailable); ok && a.RunnerRequestID > 0 {

@@ -73,8 +73,8 @@ func newRig(t *testing.T, opts scalesettest.Options) *rig {
 	// The pool's runners register through the scale set, as the wiring
 	// routes a scale-set pool's; everything else is the simulated GitHub.
 	r.w = enginetest.NewWorld(t, enginetest.Options{GitHub: func(*slog.Logger) github.GitHub {
-		return scaleset.RoutedGitHub{GitHub: ghsim.New(), ByPool: map[string]*scaleset.Runners{
-			pool().Name: {Client: r.client, Name: scaleSetName},
+		return scaleset.RoutedGitHub{GitHub: ghsim.New(), ByPool: map[string]scaleset.PoolRunners{
+			pool().Name: &scaleset.Runners{Client: r.client, Name: scaleSetName},
 		}}
 	}})
 	w := r.w
@@ -97,7 +97,7 @@ func (r *rig) start(holder string) *listener.Listener {
 		grace = r.grace
 	}
 	l, err := listener.New(listener.Options{
-		Pool: pool(), ScaleSet: scaleSetName, Client: r.client, Intake: r.w.Engine, Store: r.w.Store,
+		Pool: pool(), ScaleSet: scaleSetName, Client: listener.ScaleSetClient(r.client), Intake: r.w.Engine, Store: r.w.Store,
 		Holder: holder, ControllerID: "ctl", LeaseTTL: time.Second, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StatsGrace: grace,
 		KeepSession: r.keepSession, Observer: r.observer,
 		Logger: r.w.Logs.Logger(slog.LevelDebug).With("listener", holder),

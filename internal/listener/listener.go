@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/engine"
@@ -34,16 +35,6 @@ const (
 	// re-assignment of a canceled assignment by far.
 	DefaultStatsGrace = 2 * time.Minute
 )
-
-// Client is what a listener asks of the scale-set client
-// (*scaleset.Client).
-type Client interface {
-	EnsureScaleSet(ctx context.Context, group string, spec scaleset.ScaleSetSpec) (*scaleset.ScaleSet, error)
-	CreateSession(ctx context.Context, scaleSetID int64, owner string) (*scaleset.MessageSession, error)
-	ResumeSession(ctx context.Context, scaleSetID int64, sessionID string) (*scaleset.MessageSession, error)
-}
-
-var _ Client = (*scaleset.Client)(nil)
 
 // Store is what a listener keeps in the store: its lease, its state, and
 // a read of open demand for the statistics check.
@@ -101,6 +92,13 @@ type Options struct {
 	// listening one (nil: nobody).
 	Observer Observer
 	Logger   *slog.Logger
+	// Runtime is the clock, timers and goroutines of the listener and its
+	// lease (leader.RealRuntime when nil); Rand draws the backoff's
+	// jitter (a generator seeded from the machine when nil). The fault
+	// simulation sets both, to run the listener on its virtual clock and
+	// replay a seed exactly.
+	Runtime leader.Runtime
+	Rand    *rand.Rand
 }
 
 // Listener is one scale-set pool's listener.
@@ -136,6 +134,12 @@ func New(o Options) (*Listener, error) {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
+	if o.Runtime == nil {
+		o.Runtime = leader.RealRuntime{}
+	}
+	if o.Rand == nil {
+		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
 	l := &Listener{o: o, state: stateStore{cursors: o.Store, name: cursorName(o.Pool.Name)}}
 	l.log = o.Logger.With("pool", o.Pool.Name, "scale_set", o.ScaleSet)
 	return l, nil
@@ -157,14 +161,14 @@ func LeaseName(pool string) string { return "listener/" + pool }
 func (l *Listener) Run(ctx context.Context) error {
 	return leader.Run(ctx, leader.Options{
 		Leases: l.o.Store, Name: LeaseName(l.o.Pool.Name), Holder: l.o.Holder,
-		TTL: l.o.LeaseTTL, Logger: l.log,
+		TTL: l.o.LeaseTTL, Logger: l.log, Runtime: l.o.Runtime,
 	}, l.listen)
 }
 
 // listen is one tenure under the lease: it polls until ctx ends (lease
 // lost or shutdown), then deletes its session on a context of its own.
 func (l *Listener) listen(ctx context.Context) {
-	wait := backoff{min: l.o.BackoffMin, max: l.o.BackoffMax}
+	wait := backoff{min: l.o.BackoffMin, max: l.o.BackoffMax, rand: l.o.Rand}
 	l.o.Observer.ListenerListening(l.o.Pool.Name)
 	st, err := l.state.load(ctx)
 	switch {
@@ -176,8 +180,8 @@ func (l *Listener) listen(ctx context.Context) {
 		l.waitAfter(ctx, err, &wait, "listener state not read")
 		return
 	}
-	var sess *scaleset.MessageSession
-	defer func() { l.closeSession(sess, &st) }()
+	var sess Session
+	defer func() { l.closeSession(ctx, sess, &st) }()
 	for ctx.Err() == nil {
 		if sess == nil {
 			if sess, err = l.open(ctx, &st); err != nil {
@@ -241,8 +245,9 @@ func (l *Listener) lostSession(ctx context.Context, err error, st *state) bool {
 
 // closeSession deletes the session on every way out, so a successor need
 // not wait for GitHub to expire it, and forgets it in the store; with
-// KeepSession it leaves the session for the successor to resume.
-func (l *Listener) closeSession(sess *scaleset.MessageSession, st *state) {
+// KeepSession it leaves the session for the successor to resume. It runs
+// on ctx's values without its cancellation: ctx is done by then.
+func (l *Listener) closeSession(ctx context.Context, sess Session, st *state) {
 	if sess == nil {
 		return
 	}
@@ -252,7 +257,7 @@ func (l *Listener) closeSession(sess *scaleset.MessageSession, st *state) {
 		l.log.Info("message session kept for the next listener to resume", "session_id", sess.ID(), "last_message_id", st.LastMessageID)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.o.CloseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.CloseTimeout)
 	defer cancel()
 	if err := sess.Close(ctx); err != nil {
 		// The session id stays stored: a successor resumes it, or GitHub
@@ -275,12 +280,12 @@ func (l *Listener) waitAfter(ctx context.Context, err error, wait *backoff, what
 	}
 	d := wait.next()
 	if at, ok := retryAt(err); ok {
-		d = max(time.Until(at), l.o.BackoffMin)
+		d = max(at.Sub(l.o.Runtime.Now()), l.o.BackoffMin)
 	}
 	level := slog.LevelWarn
 	if errors.Is(err, scaleset.ErrUnauthorized) || errors.Is(err, scaleset.ErrRunnerGroupNotFound) {
 		level = slog.LevelError // an operator must act; retrying slowly costs nothing
 	}
 	l.log.Log(ctx, level, fmt.Sprintf("scale-set listener: %s; retrying", what), "error", err, "retry_in", d)
-	sleep(ctx, d)
+	l.o.Runtime.Sleep(ctx, d)
 }

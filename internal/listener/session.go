@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
 	"github.com/runfleet/runfleet/internal/runner"
 )
@@ -30,7 +31,7 @@ func (l *Listener) scaleSetLabels() []string {
 // crashed listener's session this one has no id of) is returned like any
 // failure; the caller waits and tries again, and GitHub expires a dead
 // session in time.
-func (l *Listener) open(ctx context.Context, st *state) (*scaleset.MessageSession, error) {
+func (l *Listener) open(ctx context.Context, st *state) (Session, error) {
 	set, err := l.o.Client.EnsureScaleSet(ctx, l.o.RunnerGroup, scaleset.ScaleSetSpec{Name: l.o.ScaleSet, Labels: l.scaleSetLabels()})
 	if err != nil {
 		return nil, fmt.Errorf("ensure scale set: %w", err)
@@ -38,6 +39,9 @@ func (l *Listener) open(ctx context.Context, st *state) (*scaleset.MessageSessio
 	if set.ID != st.ScaleSetID {
 		if st.ScaleSetID != 0 {
 			l.log.WarnContext(ctx, "the scale set is a new one; its queue starts over", "scale_set_id", set.ID, "was", st.ScaleSetID)
+			if err := l.pauseOrphans(ctx, st.ScaleSetID); err != nil {
+				return nil, err
+			}
 		}
 		*st = state{ScaleSetID: set.ID}
 	}
@@ -78,4 +82,34 @@ func (l *Listener) open(ctx context.Context, st *state) (*scaleset.MessageSessio
 	}
 	log.InfoContext(ctx, "message session created", "session_id", sess.ID(), "last_message_id", st.LastMessageID)
 	return sess, nil
+}
+
+// pauseOrphans records the pool's open scale-set jobs as waiting when the
+// scale set is a new one (F25). GitHub deleted the old one with its queue,
+// which may have held a job's JobStarted or JobCompleted that the new
+// queue never repeats: left open, such a job would get runner after
+// runner. Paused, a job GitHub assigns to the new scale set is reopened
+// by its JobAssigned there (read after this: the state naming the new
+// scale set is saved before any message of its queue is), and one it
+// does not is closed by the statistics check once its grace has passed,
+// as a job canceled while queued is. It runs again after a crash before
+// that save, which changes nothing for a job already waiting.
+func (l *Listener) pauseOrphans(ctx context.Context, oldScaleSetID int64) error {
+	jobs, err := l.o.Store.ListOpenJobs(ctx)
+	if err != nil {
+		return fmt.Errorf("list the old scale set's open jobs: %w", err)
+	}
+	for _, j := range jobs {
+		rr, ours := RunnerRequestID(j.ID)
+		if !ours || j.Pool != l.o.Pool.Name || j.Status != runner.JobOpen {
+			continue
+		}
+		ev := runner.JobEvent{Action: runner.ActionWaiting, JobID: j.ID, RunAttempt: j.RunAttempt, Pool: l.o.Pool.Name}
+		meta := engine.EventMeta{Source: SourceScaleSet, Key: fmt.Sprintf("scaleset:%d:gone:%d", oldScaleSetID, rr)}
+		if _, err := l.o.Intake.HandleJobEvent(ctx, ev, meta); err != nil {
+			return fmt.Errorf("pause job %d (runner request %d) of the deleted scale set %d: %w", j.ID, rr, oldScaleSetID, err)
+		}
+		l.log.InfoContext(ctx, "job of the deleted scale set paused until GitHub assigns it again", "job_id", j.ID, "runner_request_id", rr, "was", oldScaleSetID)
+	}
+	return nil
 }

@@ -56,9 +56,12 @@ func (l *Listener) Demand() (Demand, bool) {
 // was canceled before any runner took it (see jobEvent): that is the one
 // difference acted on. Once the ledger has held more than GitHub counts
 // for StatsGrace without a break — longer than a message in flight takes —
-// the waiting jobs older than that stretch, oldest first, are closed
-// through the intake, as many as the excess. An open job is never closed
-// here: its demand is the engine's, and GitHub's count may lag.
+// the jobs that have been waiting that long too, oldest first, are closed
+// through the intake, as many as the excess. (Not only those waiting
+// since before the stretch began: a job canceled during another one's
+// excess keeps the stretch going itself, and would never be closed — F23.)
+// An open job is never closed here: its demand is the engine's, and
+// GitHub's count may lag.
 func (l *Listener) checkStatistics(ctx context.Context, log *slog.Logger, s *scaleset.Statistics, scaleSetID int64) {
 	l.stats.mu.Lock()
 	if s != nil {
@@ -86,7 +89,7 @@ func (l *Listener) checkStatistics(ctx context.Context, log *slog.Logger, s *sca
 			waiting = append(waiting, j)
 		}
 	}
-	now := time.Now()
+	now := l.o.Runtime.Now()
 	l.stats.mu.Lock()
 	changed := !l.stats.seen || l.stats.last != d
 	l.stats.last, l.stats.seen = d, true
@@ -105,7 +108,7 @@ func (l *Listener) checkStatistics(ctx context.Context, log *slog.Logger, s *sca
 	if since.IsZero() || now.Sub(since) < l.o.StatsGrace {
 		return
 	}
-	l.closeCanceled(ctx, log, waiting, -d.Missing(), since, scaleSetID)
+	l.closeCanceled(ctx, log, waiting, -d.Missing(), now.Add(-l.o.StatsGrace), scaleSetID)
 }
 
 // closeCanceled closes up to n of the waiting jobs that were waiting
@@ -135,7 +138,7 @@ func (l *Listener) closeCanceled(ctx context.Context, log *slog.Logger, waiting 
 // polls. They are consistent with the ledger by then: every message the
 // queue held when the session opened is read, and replaces them, before
 // the first empty poll.
-func (l *Listener) heardFromSession(sess *scaleset.MessageSession) {
+func (l *Listener) heardFromSession(sess Session) {
 	if !sess.HasStatistics() {
 		return
 	}

@@ -70,3 +70,48 @@ func TestAListenerThatReadsNoMessageStillClosesAJobCanceledForGood(t *testing.T)
 		t.Error("no log line of the second listener")
 	}
 }
+
+// Found by TestSimulationScaleSet (F23): a job canceled for good while
+// the ledger already held another one GitHub no longer counted was never
+// closed — only jobs waiting since before the excess began were, and its
+// own excess kept that stretch from ever ending. Each is closed once it
+// has waited the grace period.
+func TestJobCanceledDuringAnotherOnesExcessIsClosedToo(t *testing.T) {
+	r := newRig(t, scalesettest.Options{})
+	r.start("replica-1")
+	first, second := r.queue(), r.queue()
+	r.w.WaitStatus(instanceFor(first), runner.StatusRunning)
+	r.w.WaitStatus(instanceFor(second), runner.StatusRunning)
+	if err := r.fake.CompleteJob(first, scaleset.ResultCanceled); err != nil {
+		t.Fatal(err)
+	}
+	r.waitJob(first, runner.JobWaiting)
+	time.Sleep(statsGrace / 2)
+	if err := r.fake.CompleteJob(second, scaleset.ResultCanceled); err != nil {
+		t.Fatal(err)
+	}
+	r.waitJob(second, runner.JobWaiting)
+	r.waitJob(first, runner.JobClosed)
+	r.waitJob(second, runner.JobClosed)
+}
+
+// Found by TestSimulationScaleSet (F25): GitHub deleted the scale set while
+// its queue still held the message that canceled a job the ledger held
+// open. The scale set the listener made again has a new queue, which
+// never mentions the job: it stayed open, and the engine made runner
+// after runner for it. Jobs open for the old scale set are paused when
+// the scale set is a new one; the new one's JobAssigned reopens those
+// GitHub assigns it again, and the statistics close the rest.
+func TestJobsOfADeletedScaleSetAreNotStranded(t *testing.T) {
+	r := newRig(t, scalesettest.Options{})
+	r.start("replica-1")
+	lost := r.queue()
+	r.waitJob(lost, runner.JobOpen)
+	r.stop("replica-1")
+	if err := r.fake.CompleteJob(lost, scaleset.ResultCanceled); err != nil {
+		t.Fatal(err)
+	}
+	r.fake.DeleteScaleSetServerSide(r.setID)
+	r.start("replica-2")
+	r.waitJob(lost, runner.JobClosed)
+}

@@ -33,7 +33,7 @@ func buildListeners(controllerID string, pools []wiring.ScaleSetPool, eng *engin
 		p := &pools[i]
 		l, err := listener.New(listener.Options{
 			Pool: policy.Pool(&p.Pool), ScaleSet: p.ScaleSet, RunnerGroup: p.RunnerGroup,
-			Client: p.Client, Intake: eng, Store: st.store, Holder: holder, ControllerID: controllerID,
+			Client: listener.ScaleSetClient(p.Client), Intake: eng, Store: st.store, Holder: holder, ControllerID: controllerID,
 			Observer: rec, Logger: log,
 		})
 		if err != nil {

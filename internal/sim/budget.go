@@ -47,11 +47,11 @@ func (g *githubWorld) checkBudget() {
 			continue
 		}
 		jobs++
-		n := g.callsByJob[j.ID]
+		n := g.callsByJob[j.ledgerID()]
 		total += n
 		w.stats.inc("budget.jobs_costing_" + costBucket(n))
 		if n > MaxCallsPerJob {
-			w.violateAbout(aboutJob(j.ID), "GitHub calls per job within budget", "job %d cost %d GitHub calls (budget %d)", j.ID, n, MaxCallsPerJob)
+			w.violateAbout(aboutJob(j.ledgerID()), "GitHub calls per job within budget", "job %d cost %d GitHub calls (budget %d)", j.ledgerID(), n, MaxCallsPerJob)
 		}
 	}
 	w.stats.add("github.calls_per_job_total", int64(total))

@@ -103,6 +103,10 @@ func (w *world) checkQuiescence() {
 		case j.runner != nil && !j.runner.foreign:
 			w.stats.inc("jobs.ran_on_runfleet_runner")
 		}
+		if j.ss != nil {
+			w.actions.checkJob(j)
+			continue
+		}
 		if j.Pool != "" && !g.known(j) && !g.everAccepted(j, runner.ActionQueued) {
 			// Every queued delivery failed; the reconciler recovers it
 			// from GitHub's delivery log, which always has it.
@@ -161,7 +165,7 @@ func (w *world) checkQuiescence() {
 		return
 	}
 	for _, lj := range open {
-		gj := g.jobByID[lj.ID]
+		gj := g.byLedgerID(lj.ID)
 		if gj == nil || (gj.Status != jobQueued && gj.Status != jobWaiting) {
 			status := "nothing"
 			if gj != nil {
@@ -257,7 +261,7 @@ func (w *world) recordOf(name string) string {
 // ledgerOf describes a job's ledger record, and the instance it names, for
 // a violation message.
 func (w *world) ledgerOf(j *ghJob) string {
-	return w.ledgerOfKey(runner.JobKey(j.ID, j.RunAttempt))
+	return w.ledgerOfKey(runner.JobKey(j.ledgerID(), j.RunAttempt))
 }
 
 func (w *world) ledgerOfKey(key string) string {

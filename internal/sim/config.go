@@ -50,6 +50,9 @@ type Config struct {
 	// Roomy gives the pools room for every job at once (max_runners 30),
 	// so no job waits for capacity: the real-time run's budget.
 	Roomy bool
+	// ScaleSet, when set, adds a runner scale set and its pool, fed by the
+	// real listener (actions_*.go); nil: a world of webhooks only.
+	ScaleSet *ScaleSetConfig
 
 	// StopAtFirst ends the run at the first broken invariant.
 	StopAtFirst bool

@@ -14,6 +14,9 @@
 //	go test ./internal/sim -run 'TestSimulation$' -lifecycles 1000000 -timeout 4h   # make sim
 //	go test ./internal/sim -run 'TestSimulation$' -seeds 600 -firstseed 201         # explore other seeds
 //	go test ./internal/sim -run TestSimulationServerless             # DynamoDB Local + moto SQS
+//	go test ./internal/sim -run 'TestSimulationScaleSet$'            # 200 seeds × 30 jobs with a scale set (make test)
+//	go test ./internal/sim -run 'TestSimulationScaleSet$' -seed 35   # replay one (-ssjobs 30 is the default)
+//	go test ./internal/sim -run 'TestSimulationScaleSet$' -sseeds 1000 -ssfirstseed 201  # explore
 //
 // A failing seed prints the broken invariants, the line that replays it,
 // and the trace: the lines about the violation's subject (its job, its
@@ -195,6 +198,90 @@
 //   - GitHub calls per job within budget (budget.go: at most 8 per
 //     servable job on average and 60 for any one job; the calls a job
 //     costs are those that name it or a runner made for it).
+//
+// # The scale-set intake
+//
+// TestSimulationScaleSet adds a runner scale set (Config.ScaleSet;
+// actions_*.go) to the same world: 40 % of the jobs target it (runs-on:
+// its name) and runfleet serves them from a third pool (max_runners 6)
+// fed only by its listener. The listener is the real one
+// (internal/listener, under internal/leader's lease), run as serve runs
+// it: one task holds the lease, one listens, both on the virtual clock
+// (leader.Runtime: Now, Sleep, Go, given by the simulation's scheduler;
+// the backoff's jitter from the seed), its lease and its cursor writes
+// being crash points like every other store write. A crash kills both
+// tasks with the rest; the next process starts a new listener, which
+// must resume its stored session or wait out the dead one's.
+//
+// The Actions service (actions_service.go, actions_session.go) is in
+// process, not HTTP: the listener's Client and Session are interfaces
+// (listener.ScaleSetClient adapts the HTTP client), and the simulated
+// ones answer with the errors internal/github/scaleset returns. Per
+// scale set: a message queue (ids ascending, up to 50 events a message,
+// each with the statistics of its moment, held until acknowledged; a
+// poll answers the first held message after lastMessageId); one session
+// at a time (a create while another is live answers 409; a session
+// expires 3 minutes after its last poll; a stored id resumes it; a
+// deleted session counts as gone); long polls that wait up to 50 s of
+// virtual time and end early when a message arrives. GitHub assigns a
+// queued job to the scale set as its capacity (the X-ScaleSetMaxCapacity
+// of the last poll) allows (JobAssigned), to a runner of that scale set
+// only, and reports JobStarted and JobCompleted (with its result, or
+// canceled without a runner for a job canceled while queued) into the
+// queue of the scale set the runner belongs to; its statistics count
+// assigned and running jobs (a taken-back assignment stays counted) and
+// its runners. Scale-set runners take no other jobs. The engine's GitHub
+// port is wiring's: the real scaleset.RoutedGitHub sends JIT and removal
+// for the scale-set pool to the simulated scale set (which registers the
+// runner in it, refuses to remove a busy one, and clears an idle holder
+// of the name), everything else to REST. GitHub also sends its webhooks
+// about the scale set's jobs, under their REST ids, through the usual
+// faults.
+//
+// Its faults, each a seeded chance: 5xx before the effect (4 %) and
+// after it (2 %: a message acknowledged, a runner registered, a session
+// made that then holds the scale set), slow answers of 5–40 s (3 %), a
+// poll that answers the last message again, acknowledged or not (5 %),
+// an expired queue token (3 % of polls and acks: the client's refresh,
+// which finds the session dropped 30 % of the time), a session GitHub
+// drops while a poll waits (1 %), an assignment taken back —
+// JobCompleted(canceled) then JobAssigned again 1–20 s later, at most
+// three times (15 %), and, on 30 % of the seeds, the scale set deleted
+// under the listener once no runner of it holds a job (its queue, with
+// whatever messages it still holds, its session and its idle runners
+// gone; its queued jobs assigned to the new one that EnsureScaleSet
+// makes). An ack, a registration or a session call in flight when the
+// process dies may still take effect. A job held for approval is not
+// modelled for the scale set (approval comes before GitHub assigns it).
+//
+// Its invariants, beside all the others (which hold for its jobs too:
+// one instance per job attempt, max_runners, no busy runner's machine
+// destroyed, nothing left running or transitional, no leaked runner or
+// machine):
+//
+//   - never two pollers for one scale set at once: a poll begins only
+//     while no other task polls it (GitHub's 409 keeps sessions to one;
+//     this checks the listener side, across a crash and its restart);
+//   - a restarted listener polls again soon after it can: from the later
+//     of the process being up, the dead process's lease expiring, and the
+//     scale set's old session being resumable (its id is the one the
+//     listener stored) or expired, its first poll begins within 2 minutes
+//     (a minute, and one BackoffMax step of the 409 wait) — within 10
+//     minutes when an Actions-service fault was injected meanwhile;
+//   - at quiescence, no scale-set job left queued — never excused: GitHub
+//     holds its messages until runfleet acknowledges them;
+//   - the listener acquires only jobs offered (none on github.com).
+//
+// Gaps: the HTTP client (token refresh, its own 401 handling, bodies) is
+// not in the loop — its wire tests are (scalesettest); the lease has one
+// contender (one process at a time; two live replicas are
+// internal/leader's and serve's tests); a scale-set job failed by a spot
+// interruption is not re-run (the engine re-runs through the REST API by
+// repository and run, which a runner request does not name;
+// jobs.scaleset_interrupted_not_rerun counts them); GHES's JobAvailable
+// and acquire, runner groups, and the scale set's labels changing are not
+// modelled; the session expiry (3 minutes) and re-assignment timings are
+// guesses, as GitHub documents neither.
 //
 // # Scale
 //

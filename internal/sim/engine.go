@@ -85,6 +85,9 @@ func (c engineController) LeftInFlight(ctx context.Context) (func(context.Contex
 	return r.Run, nil
 }
 
+// Intake is the engine's intake port, which the scale-set listener feeds.
+func (c engineController) Intake() engine.JobEventHandler { return c.e }
+
 func (c engineController) ForceDelete(ctx context.Context, instance string) error {
 	_, err := c.e.ForceDelete(ctx, instance)
 	return err

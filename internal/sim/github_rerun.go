@@ -52,6 +52,11 @@ func (g *githubWorld) rerun(id int64) error {
 	next := &ghJob{ID: g.lastJobID, RunID: j.RunID, RunAttempt: attempt + 1, Repo: j.Repo, Org: j.Org, Labels: append([]string(nil), j.Labels...), Pool: j.Pool, rerunOf: j}
 	j.rerunsAccepted++
 	w.stats.inc("github.reruns_accepted")
+	if j.ss != nil {
+		// A scale set's job is re-run into its scale set: GitHub assigns
+		// the new attempt to it under a runner request of its own.
+		w.actions.newScaleSetJob(next)
+	}
 	w.tr.add("github rerun_job %d (attempt %d) -> 201: job %d, attempt %d of run %d", id, j.RunAttempt, next.ID, next.RunAttempt, j.RunID)
 	g.queueJob(next)
 	return nil

@@ -94,6 +94,8 @@ type ghJob struct {
 	// rerunOf, on a re-run's attempt, is the job it re-ran.
 	rerunsAccepted int
 	rerunOf        *ghJob
+	// ss is set for a job that targets the scale set (actions_world.go).
+	ss *ssJob
 }
 
 // jobEvent is one workflow_job event GitHub emitted for a job, in order.
@@ -118,6 +120,9 @@ type ghRunner struct {
 	job *ghJob
 	// machine is the machine the runner process runs on, once it booted.
 	machine *machine
+	// set is the scale set the runner was registered in; nil for a
+	// runner registered through the REST API.
+	set *ssScaleSet
 }
 
 func (r *ghRunner) busy() bool { return r.job != nil }
@@ -173,7 +178,9 @@ func (g *githubWorld) queueJob(j *ghJob) {
 	w.tr.add("github: job %d queued labels=%v pool=%q", j.ID, j.Labels, j.Pool)
 	g.emit(j, runner.ActionQueued)
 	g.assignSoon()
-	if w.faultsOn && chance(w.rng, w.cfg.World.Waiting) {
+	// A scale set's job is not held for approval here: an environment's
+	// approval comes before GitHub assigns it to the scale set at all.
+	if j.ss == nil && w.faultsOn && chance(w.rng, w.cfg.World.Waiting) {
 		w.sched.after(between(w.rng, time.Second, 10*time.Second), 0, func() { g.holdForApproval(j) })
 	}
 	if w.faultsOn && chance(w.rng, w.cfg.World.Cancelled) {
@@ -219,6 +226,9 @@ func (g *githubWorld) cancel(j *ghJob, conclusion string) {
 	g.w.stats.inc("jobs." + conclusion)
 	g.w.tr.add("github: job %d %s before it started", j.ID, conclusion)
 	g.emit(j, runner.ActionCompleted)
+	if j.ss != nil {
+		g.w.actions.completed(j)
+	}
 }
 
 func (g *githubWorld) expire(j *ghJob) {
@@ -245,13 +255,16 @@ func (g *githubWorld) assignSoon() {
 // runner whose labels cover the job's — whichever runner that is.
 func (g *githubWorld) assign() {
 	w := g.w
+	if w.actions != nil {
+		w.actions.assignToSet()
+	}
 	for _, j := range g.jobs {
 		if j.Status != jobQueued || j.assigned != nil {
 			continue
 		}
 		var idle []*ghRunner
 		for _, r := range g.runners {
-			if r.registered && r.online && !r.busy() && r.Owner == j.Org && covers(r.Labels, j.Labels) {
+			if r.registered && r.online && !r.busy() && r.Owner == j.Org && covers(r.Labels, j.Labels) && canRun(r, j) {
 				idle = append(idle, r)
 			}
 		}
@@ -302,6 +315,9 @@ func (g *githubWorld) start(j *ghJob, r *ghRunner) {
 	}
 	w.tr.add("github: job %d in_progress on %s", j.ID, r.Name)
 	g.emit(j, runner.ActionInProgress)
+	if j.ss != nil {
+		w.actions.started(j, r)
+	}
 	w.sched.after(between(w.rng, 30*time.Second, 5*time.Minute), 0, func() { g.finish(j, r) })
 }
 
@@ -320,6 +336,9 @@ func (g *githubWorld) finish(j *ghJob, r *ghRunner) {
 	w.stats.inc("jobs.completed")
 	w.tr.add("github: job %d completed (%s) on %s", j.ID, j.Conclusion, r.Name)
 	g.emit(j, runner.ActionCompleted)
+	if j.ss != nil {
+		w.actions.completed(j)
+	}
 	if r.ephemeral {
 		g.deregister(r)
 		w.tr.add("github: ephemeral runner %s deregistered itself", r.Name)
@@ -352,6 +371,9 @@ func (g *githubWorld) machineGone(m *machine) {
 			}
 			w.tr.add("github: job %d failed: runner %s lost", j.ID, r.Name)
 			g.emit(j, runner.ActionCompleted)
+			if j.ss != nil {
+				w.actions.completed(j)
+			}
 		})
 		return
 	}

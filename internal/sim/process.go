@@ -26,6 +26,8 @@ type process struct {
 	dead, buried bool
 	busyWorkers  int
 	reconciling  bool
+	// stopListener ends the listener's context (scale-set worlds).
+	stopListener context.CancelFunc
 }
 
 // errNotSent is errKilled for a call the process never got to make.
@@ -61,12 +63,29 @@ func (p *process) sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
+// nap is sleep that hold's nap may end early.
+func (p *process) nap(ctx context.Context, d time.Duration, hold func(*nap)) error {
+	if p.dead {
+		return errKilled
+	}
+	if err := p.w.sched.napFor(ctx, d, hold); err != nil {
+		return err
+	}
+	if p.dead {
+		return errKilled
+	}
+	return nil
+}
+
 // die ends the process where it stands.
 func (p *process) die(reason string) {
 	if p.dead {
 		return
 	}
 	p.dead, p.up = true, false
+	if p.stopListener != nil {
+		p.stopListener()
+	}
 	p.w.stats.inc("process.died")
 	p.w.tr.add("CRASH gen %d: %s", p.gen, reason)
 }

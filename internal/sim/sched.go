@@ -60,6 +60,8 @@ type event struct {
 	gen  int
 	fn   func()
 	wake *task
+	// over: a nap's wake that has happened (or been cut short by nap.wake).
+	over bool
 }
 
 type eventHeap []*event
@@ -118,8 +120,14 @@ func (s *scheduler) after(d time.Duration, gen int, fn func()) {
 
 // spawn starts a task; it first runs when the scheduler picks it.
 func (s *scheduler) spawn(name string, gen int, fn func(ctx context.Context)) {
+	s.spawnCtx(context.Background(), name, gen, fn)
+}
+
+// spawnCtx is spawn with the task's context derived from parent (its
+// values and cancellation; the task is its own).
+func (s *scheduler) spawnCtx(parent context.Context, name string, gen int, fn func(ctx context.Context)) {
 	t := &task{name: name, gen: gen, resume: make(chan bool)}
-	ctx := context.WithValue(context.Background(), taskKey{}, t)
+	ctx := context.WithValue(parent, taskKey{}, t)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -157,6 +165,37 @@ func (s *scheduler) sleep(ctx context.Context, d time.Duration) error {
 	s.seq++
 	heap.Push(&s.events, &event{at: s.clock.Now().Add(max(d, 0)), seq: s.seq, wake: t})
 	return s.park(t)
+}
+
+// nap is a sleep that something else may end early: a long poll that a
+// new message wakes.
+type nap struct {
+	s  *scheduler
+	ev *event
+}
+
+// napFor parks the task for at most d; hold (called before it parks)
+// keeps the nap for whoever may end it early.
+func (s *scheduler) napFor(ctx context.Context, d time.Duration, hold func(*nap)) error {
+	t := s.mustTask(ctx)
+	if t.killed {
+		return errKilled
+	}
+	s.seq++
+	ev := &event{at: s.clock.Now().Add(max(d, 0)), seq: s.seq, wake: t}
+	heap.Push(&s.events, ev)
+	hold(&nap{s: s, ev: ev})
+	return s.park(t)
+}
+
+// wake ends the nap now, unless it is over already (or its task gone).
+func (n *nap) wake() {
+	t := n.ev.wake
+	if n.ev.over || t.done || t.killed {
+		return
+	}
+	n.ev.over = true
+	n.s.ready = append(n.s.ready, t)
 }
 
 func (s *scheduler) park(t *task) error {
@@ -228,9 +267,10 @@ func (s *scheduler) step() bool {
 		s.clock.AdvanceTo(ev.at)
 		switch {
 		case ev.wake != nil:
-			if ev.wake.done {
+			if ev.wake.done || ev.over {
 				continue
 			}
+			ev.over = true
 			s.ready = append(s.ready, ev.wake)
 		case ev.gen > 0 && !s.genAlive(ev.gen):
 			continue

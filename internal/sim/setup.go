@@ -30,12 +30,16 @@ func simPools(cfg Config) runner.Pools {
 		}
 		return pools
 	}
-	return runner.Pools{
+	pools := runner.Pools{
 		{Name: "linux", Owner: runner.Owner{Org: org}, Labels: []string{"linux", "x64"}, MaxRunners: 8, MinIdle: cfg.MinIdle,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
 		{Name: "gpu", Owner: runner.Owner{Org: org}, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 4,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
 	}
+	if cfg.ScaleSet != nil {
+		pools = append(pools, ssPoolOf(*cfg.ScaleSet))
+	}
+	return pools
 }
 
 // jobKinds are the jobs GitHub queues, by share: most are for the pools,
@@ -77,6 +81,12 @@ func (w *world) scheduleJobs() time.Time {
 }
 
 func (w *world) newJob(id int64) *ghJob {
+	if w.actions != nil && chance(w.rng, w.actions.cfg.Share) {
+		j := &ghJob{ID: id, RunID: id * 10, RunAttempt: 1, Repo: "acme/app", Org: org}
+		w.gh.lastJobID = max(w.gh.lastJobID, id)
+		w.actions.newScaleSetJob(j)
+		return j
+	}
 	roll := w.rng.IntN(100)
 	kind := jobKinds[len(jobKinds)-1]
 	for _, k := range jobKinds {

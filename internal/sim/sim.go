@@ -66,6 +66,9 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 	w.sched.genAlive = func(gen int) bool { return w.proc != nil && w.proc.gen == gen && !w.proc.dead }
 	w.gh = newGitHubWorld(w)
 	w.cloud = newCloud(w)
+	if cfg.ScaleSet != nil {
+		w.actions = newActionsService(w, *cfg.ScaleSet)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			w.broken = true
@@ -76,6 +79,7 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 
 	w.addForeignRunners()
 	lastArrival := w.scheduleJobs()
+	w.planScaleSetDeletion(lastArrival)
 	w.start()
 
 	// Load: jobs arrive and every fault is on, until a few minutes after
@@ -145,6 +149,9 @@ func (w *world) afterStep() {
 		w.bury(p)
 	}
 	w.checkSafety()
+	if w.actions != nil {
+		w.actions.checkRestart()
+	}
 }
 
 // start starts a runfleet process over the state its predecessor left.
@@ -169,7 +176,7 @@ func (w *world) start() {
 		ControllerID:    controllerID,
 		Store:           storeIface,
 		Queue:           p.queue,
-		GitHub:          w.gitHubPort(p),
+		GitHub:          w.routeScaleSet(p, w.gitHubPort(p)),
 		Providers:       map[string]providers.Provider{},
 		Pools:           w.pools,
 		Now:             w.clock.Now,
@@ -221,6 +228,7 @@ func (w *world) start() {
 		})
 		p.pokeWorkers()
 		w.sched.after(between(w.rng, time.Second, w.cfg.ReconcileInterval), gen, p.tick)
+		p.startListener()
 	})
 }
 
@@ -245,6 +253,9 @@ func (w *world) bury(p *process) {
 func (w *world) finish() *Result {
 	if p := w.proc; p != nil && !p.buried {
 		p.dead, p.buried = true, true
+		if p.stopListener != nil {
+			p.stopListener()
+		}
 		w.sched.kill(p.gen)
 		if p.state.Close != nil {
 			_ = p.state.Close()

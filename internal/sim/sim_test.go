@@ -101,6 +101,11 @@ func runOneSeed(t *testing.T, seed uint64, jobs int) {
 // CPUs: each seed is a world of its own, so running them side by side
 // changes nothing in any of them.
 func runSeedsFrom(t *testing.T, first uint64, n, jobs int) []*Result {
+	return runSeedsWith(t, first, n, jobs, seedConfig)
+}
+
+// runSeedsWith is runSeedsFrom with each seed's configuration from config.
+func runSeedsWith(t *testing.T, first uint64, n, jobs int, config func(seed uint64, jobs int) Config) []*Result {
 	results := make([]*Result, n)
 	next := make(chan int)
 	var done sync.WaitGroup
@@ -111,7 +116,7 @@ func runSeedsFrom(t *testing.T, first uint64, n, jobs int) []*Result {
 			for i := range next {
 				seed := first + uint64(i)
 				dir := seedDir(t, seed)
-				r := Run(seedConfig(seed, jobs), BoltBackend{Dir: dir}, NewEngine)
+				r := Run(config(seed, jobs), BoltBackend{Dir: dir}, NewEngine)
 				if err := os.RemoveAll(dir); err != nil {
 					t.Errorf("seed %d: %v", seed, err)
 				}

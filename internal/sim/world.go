@@ -30,7 +30,10 @@ type world struct {
 
 	gh    *githubWorld
 	cloud *cloud
-	proc  *process
+	// actions is the Actions service of the scale set (nil in a world
+	// without one).
+	actions *actionsService
+	proc    *process
 	// newController builds the controller at each start; backend opens the
 	// state it starts from.
 	newController NewController

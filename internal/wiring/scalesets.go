@@ -26,7 +26,7 @@ type ScaleSetPool struct {
 // gets gh back unchanged.
 func ScaleSets(cfg *config.Config, gh github.GitHub, log *slog.Logger) (github.GitHub, []ScaleSetPool, error) {
 	var pools []ScaleSetPool
-	routed := scaleset.RoutedGitHub{GitHub: gh, ByPool: map[string]*scaleset.Runners{}}
+	routed := scaleset.RoutedGitHub{GitHub: gh, ByPool: map[string]scaleset.PoolRunners{}}
 	clients := map[string]*scaleset.Client{}
 	for i := range cfg.Pools {
 		p := &cfg.Pools[i]

@@ -108,13 +108,22 @@ func (r *Runners) RemoveRunner(ctx context.Context, ref github.RunnerRef) error 
 	return err
 }
 
+// PoolRunners registers and removes one scale-set pool's runners:
+// *Runners, or the fault simulation's scale sets.
+type PoolRunners interface {
+	GenerateJITConfig(ctx context.Context, req github.JITRequest) (*github.JITConfig, error)
+	RemoveRunner(ctx context.Context, ref github.RunnerRef) error
+}
+
+var _ PoolRunners = (*Runners)(nil)
+
 // RoutedGitHub is the engine's GitHub port with the runners of some pools
 // registered and removed through their scale sets; everything else, and
 // every other pool, goes to the REST port it wraps.
 type RoutedGitHub struct {
 	github.GitHub
 	// ByPool holds the scale-set pools' runners, by pool name.
-	ByPool map[string]*Runners
+	ByPool map[string]PoolRunners
 }
 
 // GenerateJITConfig routes by req.Pool.

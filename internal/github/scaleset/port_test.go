@@ -34,8 +34,8 @@ func TestScaleSetPoolRunnersGoThroughTheScaleSet(t *testing.T) {
 	w := newWorld(t, scalesettest.Options{})
 	set := w.scaleSet(t, "linux")
 	rest := &restStandIn{}
-	gh := scaleset.RoutedGitHub{GitHub: rest, ByPool: map[string]*scaleset.Runners{
-		"scale": {Client: w.client, Name: "linux"},
+	gh := scaleset.RoutedGitHub{GitHub: rest, ByPool: map[string]scaleset.PoolRunners{
+		"scale": &scaleset.Runners{Client: w.client, Name: "linux"},
 	}}
 	owner := w.fake.Owner()
 

@@ -189,7 +189,7 @@ func (a *App) listeners(log *slog.Logger) ([]*listener.Listener, error) {
 		p := &a.pools[i]
 		l, err := listener.New(listener.Options{
 			Pool: policy.Pool(&p.Pool), ScaleSet: p.ScaleSet, RunnerGroup: p.RunnerGroup,
-			Client: p.Client, Intake: ledger, Store: a.Store, Holder: holder, ControllerID: a.Config.ControllerID,
+			Client: listener.ScaleSetClient(p.Client), Intake: ledger, Store: a.Store, Holder: holder, ControllerID: a.Config.ControllerID,
 			LeaseTTL: a.opts.LeaseTTL, StatsGrace: a.opts.StatsGrace,
 			BackoffMin: a.opts.BackoffMin, BackoffMax: a.opts.BackoffMax,
 			KeepSession: true, Observer: a.Metrics, Logger: log,
