@@ -275,10 +275,7 @@
 // Gaps: the HTTP client (token refresh, its own 401 handling, bodies) is
 // not in the loop — its wire tests are (scalesettest); the lease has one
 // contender (one process at a time; two live replicas are
-// internal/leader's and serve's tests); a scale-set job failed by a spot
-// interruption is not re-run (the engine re-runs through the REST API by
-// repository and run, which a runner request does not name;
-// jobs.scaleset_interrupted_not_rerun counts them); GHES's JobAvailable
+// internal/leader's and serve's tests); GHES's JobAvailable
 // and acquire, runner groups, and the scale set's labels changing are not
 // modelled; the session expiry (3 minutes) and re-assignment timings are
 // guesses, as GitHub documents neither.
