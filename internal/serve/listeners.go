@@ -58,28 +58,13 @@ func startListeners(ctx context.Context, wg *sync.WaitGroup, listeners []*listen
 	}
 }
 
-// freeDeadListenerLeases frees the listener leases a crashed predecessor
-// held, on a store this process owns alone: bolt's file lock proves every
-// other holder dead, and waiting out its lease (listener.DefaultLeaseTTL)
-// would only leave the scale sets unheard that much longer after a
-// restart. The new listener then resumes the stored session at once. On
-// a shared store a lease's holder may be alive: never call it there.
+// freeDeadListenerLeases frees, on a store this process owns alone, the
+// scale-set pools' listener leases a crashed predecessor held
+// (listener.FreeDeadLeases).
 func freeDeadListenerLeases(ctx context.Context, leases store.Leases, pools []wiring.ScaleSetPool, log *slog.Logger) {
-	now := time.Now()
+	names := make([]string, len(pools))
 	for i := range pools {
-		name := listener.LeaseName(pools[i].Pool.Name)
-		cur, err := leases.GetLease(ctx, name)
-		if err != nil {
-			log.Warn("reading a listener lease failed; the listener waits for it to expire", "lease", name, "error", err)
-			continue
-		}
-		if cur.Free(now) {
-			continue
-		}
-		if err := leases.ReleaseLease(ctx, cur); err != nil {
-			log.Warn("freeing a dead process's listener lease failed; the listener waits for it to expire", "lease", name, "error", err)
-			continue
-		}
-		log.Info("freed the listener lease of a process that stopped without releasing it", "lease", name, "holder", cur.Holder, "pool", pools[i].Pool.Name)
+		names[i] = pools[i].Pool.Name
 	}
+	listener.FreeDeadLeases(ctx, leases, names, time.Now(), log)
 }

@@ -28,7 +28,7 @@ type Intaker interface {
 // startListener starts the process's listener once it is up, as serve
 // starts its listeners after recovery. Its context ends when the process
 // dies, before its tasks are unwound.
-func (p *process) startListener() {
+func (p *process) startListener(ctx context.Context) {
 	w := p.w
 	s := w.actions
 	if s == nil {
@@ -42,9 +42,13 @@ func (p *process) startListener() {
 		return
 	}
 	pool, _ := w.pools.Get(ssPool)
+	// As serve does on the store it owns alone: the dead process's lease
+	// is freed rather than waited out.
+	leases := &listenerStore{real: p.state.Store, sp: p.store}
+	listener.FreeDeadLeases(ctx, leases, []string{ssPool}, w.now(), w.log)
 	l, err := listener.New(listener.Options{
 		Pool: *pool, ScaleSet: s.cfg.Name, Client: &actionsClient{s: s, p: p}, Intake: in.Intake(),
-		Store: &listenerStore{real: p.state.Store, sp: p.store}, Holder: fmt.Sprintf("sim-gen-%d", p.gen), ControllerID: controllerID,
+		Store: leases, Holder: fmt.Sprintf("sim-gen-%d", p.gen), ControllerID: controllerID,
 		Runtime: simRuntime{p: p}, Rand: rand.New(rand.NewPCG(w.rng.Uint64(), 0x4c495354)), Logger: w.log,
 		// One job after the other, in the listener's own task: a
 		// goroutine the scheduler did not start would run outside it.
@@ -157,30 +161,36 @@ type restartWatch struct {
 	// Actions-service fault was injected since the process came up.
 	from    time.Time
 	faulted bool
+	// conflict: a live session this process has no id of held the scale
+	// set at the restart; the listener waits it out with backoff.
+	conflict bool
 }
 
-// ssRestartBound is how soon after it could a restarted listener must
-// poll: a minute, and one more backoff step at most (a 409 just before
-// the old session expired waits BackoffMax). ssRestartBoundFaulted
-// bounds it whatever faults were injected meanwhile.
+// ssRestartBound is how soon after its restart a listener must poll (the
+// issue's 60 s); ssRestartBoundConflict, after an orphan session it had
+// to wait out expired: a minute, and one more backoff step at most (a 409
+// just before the old session expired waits BackoffMax).
+// ssRestartBoundFaulted bounds it whatever faults were injected
+// meanwhile.
 const (
-	ssRestartBound        = time.Minute + listener.DefaultBackoffMax
-	ssRestartBoundFaulted = 10 * time.Minute
+	ssRestartBound         = time.Minute
+	ssRestartBoundConflict = time.Minute + listener.DefaultBackoffMax
+	ssRestartBoundFaulted  = 10 * time.Minute
 )
 
 // watchRestart starts the watch for process p's listener.
 func (s *actionsService) watchRestart(p *process) {
 	w := s.w
-	from := w.now()
-	if l, err := p.state.Store.GetLease(context.Background(), listener.LeaseName(ssPool)); err == nil && l.Holder != "" && l.ExpiresAt.After(from) {
-		from = l.ExpiresAt
-	}
+	// The dead process's lease is no excuse: the start frees it, as serve
+	// does (listener.FreeDeadLeases). A live session this process has no
+	// id of is: GitHub refuses a new one until it expires.
+	from, conflict := w.now(), false
 	if set := s.live(); set != nil && s.sessionLive(set.session) && set.session.id != s.storedSession(p) {
 		if exp := set.session.lastActive.Add(ssSessionTTL); exp.After(from) {
-			from = exp
+			from, conflict = exp, true
 		}
 	}
-	s.watch = &restartWatch{gen: p.gen, from: from}
+	s.watch = &restartWatch{gen: p.gen, from: from, conflict: conflict}
 }
 
 // storedSession is the session id the listener's state holds (read from
@@ -213,6 +223,9 @@ func (s *actionsService) checkRestart() {
 		return
 	}
 	bound := ssRestartBound
+	if wt.conflict {
+		bound = ssRestartBoundConflict
+	}
 	if wt.faulted {
 		bound = ssRestartBoundFaulted
 	}

@@ -25,11 +25,17 @@ func newLateReading(ctx context.Context, d Deps) (Controller, error) {
 
 // The simulation starts runfleet as serve does — the recovery beside the
 // workers — and so catches a recovery that reads what is in flight too
-// late (FINDINGS O4: a create retried under the worker still making its
+// late (FINDINGS F26: a create retried under the worker still making its
 // machine, two machines of one instance). Seeds 81 and 196 showed it at
-// the engine of the fix; the test asks only that one of them does.
+// the engine of the fix, seed 131 after F22; later engine changes move it
+// to other seeds, so the test tries those first and then looks through
+// the fixed seeds until one does (about 1 in 100).
 func TestInvariantsCatchARecoveryThatReadsLate(t *testing.T) {
-	for _, seed := range []uint64{81, 196} {
+	seeds := []uint64{131, 81, 196}
+	for seed := uint64(1); seed <= 400; seed++ {
+		seeds = append(seeds, seed)
+	}
+	for _, seed := range seeds {
 		res := Run(seedConfig(seed, 50), BoltBackend{Dir: t.TempDir()}, newLateReading)
 		for _, v := range res.Violations {
 			if strings.Contains(v.String(), "never two live machines for one instance") {
@@ -38,5 +44,5 @@ func TestInvariantsCatchARecoveryThatReadsLate(t *testing.T) {
 			}
 		}
 	}
-	t.Fatal("no seed caught a recovery that reads what is in flight beside the workers")
+	t.Fatal("no seed of 400 caught a recovery that reads what is in flight beside the workers")
 }

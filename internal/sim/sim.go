@@ -228,7 +228,7 @@ func (w *world) start() {
 		})
 		p.pokeWorkers()
 		w.sched.after(between(w.rng, time.Second, w.cfg.ReconcileInterval), gen, p.tick)
-		p.startListener()
+		p.startListener(ctx)
 	})
 }
 
