@@ -139,8 +139,8 @@ chromium:
 ## make its 10,000 job lifecycles over 200 seeds (and TestSimulationScaleSet's
 ## 6,000 over 200 more, with a scale-set pool) ten times slower; every
 ## other package runs with it. Besides the fixed seeds it explores a window
-## of 100 seeds derived from the commit (printed; a failure prints the line
-## that replays it), so every change looks at new ground.
+## of 100 seeds derived from the commit, and 50 of the scale-set world (printed;
+## a failure prints the line that replays it), so every change looks at new ground.
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 test: emulators chromium postgres
 	$(GO) vet ./...

@@ -55,6 +55,26 @@ func TestSimulationExplore(t *testing.T) {
 		t.Errorf("seed %d: %s\n  replay: %s", r.Seed, r.Violations[0], replayLine(r.Seed, jobs))
 	}
 	t.Logf("%d seeds explored, %d failing", len(results), failed)
+
+	// The same window with the scale-set world (TestSimulationScaleSet's),
+	// half as many seeds: each commit also looks at new scale-set ground.
+	ssSeeds, ssJobs := max(seeds/2, 1), 30
+	if testing.Short() {
+		ssJobs = 20
+	}
+	t.Logf("exploring scale-set seeds %d–%d (-ssjobs %d)", first, first+uint64(ssSeeds)-1, ssJobs)
+	ssFailed := 0
+	for _, r := range runSeedsWith(t, first, ssSeeds, ssJobs, ssSeedConfig) {
+		if !r.Failed() {
+			continue
+		}
+		if ssFailed++; ssFailed <= 3 {
+			t.Error(failureReportWith(r, ssReplayLine(r.Seed, ssJobs)))
+			continue
+		}
+		t.Errorf("seed %d: %s\n  replay: %s", r.Seed, r.Violations[0], ssReplayLine(r.Seed, ssJobs))
+	}
+	t.Logf("%d scale-set seeds explored, %d failing", ssSeeds, ssFailed)
 }
 
 func TestExploreWindowIsPerCommit(t *testing.T) {
