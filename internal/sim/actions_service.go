@@ -259,6 +259,9 @@ func (s *actionsService) call(ctx context.Context, p *process, op string) (after
 		}
 		if chance(w.rng, f.Slow) {
 			w.stats.inc("fault.scaleset.slow")
+			// A slow GitHub can hold a restarted listener past its bound
+			// by itself (two answers of 40 s), as any fault can.
+			s.watchFault()
 			latency = between(w.rng, 5*time.Second, 40*time.Second)
 		}
 	}
