@@ -85,11 +85,14 @@ func (w *world) run(ctx context.Context, start time.Time) {
 	}
 }
 
+// tick plays one step of GitHub and the machines: arrivals (webhooks or
+// the scale set's queue), the cloud read, boots, then the intake's own
+// assignment and finish.
 func (w *world) tick(ctx context.Context, now time.Time) error {
-	if w.gh.actions != nil {
-		return w.tickScaleSet(ctx, now)
-	}
-	if err := w.queueArrivals(now); err != nil {
+	scaleSet := w.gh.actions != nil
+	if scaleSet {
+		w.queueIntoScaleSet(now)
+	} else if err := w.queueArrivals(now); err != nil {
 		return err
 	}
 	state, err := w.cloud.Read()
@@ -100,23 +103,19 @@ func (w *world) tick(ctx context.Context, now time.Time) error {
 	defer w.mu.Unlock()
 	w.syncMachines(state, now)
 	w.startBoots(ctx, now)
+	if scaleSet {
+		return w.playScaleSet(now)
+	}
 	if err := w.assign(now); err != nil {
 		return err
 	}
 	return w.finish(now)
 }
 
-// tickScaleSet is tick with a scale set for intake (scaleworld.go).
-func (w *world) tickScaleSet(ctx context.Context, now time.Time) error {
-	w.queueIntoScaleSet(now)
-	state, err := w.cloud.Read()
-	if err != nil {
-		return fmt.Errorf("read the cloud: %w", err)
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.syncMachines(state, now)
-	w.startBoots(ctx, now)
+// playScaleSet is the scale set's part of a tick (scaleworld.go): its
+// runners mirrored into the REST fake, GitHub's re-assignments, jobs
+// handed to runners, jobs finished.
+func (w *world) playScaleSet(now time.Time) error {
 	w.mirrorRunners()
 	w.reassign(now)
 	if err := w.assignScaleSet(now); err != nil {
