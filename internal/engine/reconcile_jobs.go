@@ -92,12 +92,10 @@ func (e *Engine) recheckWaiting(ctx context.Context, log *slog.Logger, job *runn
 		return err
 	}
 	to := heldAnswer(job.Status, answer.Status)
-	if _, scaleSet := runner.RunnerRequestID(job.ID); scaleSet || job.Repository == "" {
-		// GitHub's REST API cannot be asked about a job it does not name
-		// by repository and REST id (a scale set's is keyed by its runner
-		// request): no answer is not "queued again". It stays held (the
-		// clock restarts); its scale set's JobAssigned reopens it, the
-		// listener's statistics close it (F24).
+	if !askableByREST(job) {
+		// GitHub was not asked: no answer is not "queued again". It stays
+		// held (the clock restarts); a scale set's JobAssigned reopens
+		// it, the listener's statistics close it (F24).
 		to = job.Status
 	}
 	_, changed, err := e.mutateJob(ctx, job.Key(), job, func(cur *runner.Job) (*runner.Job, error) {

@@ -56,9 +56,7 @@ func (e *Engine) serveJobOf(ctx context.Context, log *slog.Logger, inst *runner.
 // closed). When GitHub cannot answer, the job is served anyway: a spare
 // runner costs a machine for a while, a lost job costs a user's run.
 func (e *Engine) stillQueued(ctx context.Context, job *runner.Job) (jobAnswer, error) {
-	if _, scaleSet := runner.RunnerRequestID(job.ID); scaleSet || job.Owner.IsZero() || job.Repository == "" {
-		// A scale-set job's ledger id is no REST job id; GitHub's
-		// statistics (the listener) settle what it no longer counts.
+	if !askableByREST(job) {
 		return jobAnswer{}, nil
 	}
 	got, err := e.github.GetJob(ctx, github.JobRef{Owner: job.GitHubOwner(), Repository: job.Repository, ID: job.ID})
@@ -79,4 +77,14 @@ func (e *Engine) stillQueued(ctx context.Context, job *runner.Job) (jobAnswer, e
 		answer.Status = runner.JobWaiting
 	}
 	return answer, nil
+}
+
+// askableByREST reports whether GitHub's REST API can be asked about job
+// by its ledger id: a webhook job, whose id is the REST workflow-job id,
+// with its owner and repository. A scale-set job's ledger id is its runner
+// request, no REST id; GitHub's statistics (the listener) settle what it
+// no longer counts.
+func askableByREST(job *runner.Job) bool {
+	_, scaleSet := runner.RunnerRequestID(job.ID)
+	return !scaleSet && !job.Owner.IsZero() && job.Repository != ""
 }
