@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -143,7 +142,7 @@ func scaleSetLatencyRun(ctx context.Context, c *child, w *actionsWorld, setID in
 	queuedAt := make([]time.Time, 0, n)
 	for i := range n {
 		at := time.Now()
-		job := listener.JobID(w.queue(setID, int64(firstJobID+i)))
+		job := runner.ScaleSetJobID(w.queue(setID, int64(firstJobID+i)))
 		jobs = append(jobs, job)
 		queuedAt = append(queuedAt, at)
 		if err := waitRunning(ctx, c, []string{instanceOf(job)}, perJobWait); err != nil {
@@ -180,7 +179,7 @@ func scaleSetBurstRun(ctx context.Context, c *child, w *actionsWorld, setID int6
 		queuedAt := make([]time.Time, n)
 		for i := range jobs {
 			queuedAt[i] = time.Now()
-			jobs[i] = listener.JobID(w.queue(setID, int64(firstJobID+i)))
+			jobs[i] = runner.ScaleSetJobID(w.queue(setID, int64(firstJobID+i)))
 		}
 		return jobs, queuedAt, time.Now(), nil
 	})

@@ -11,7 +11,6 @@ import (
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
 	"github.com/runfleet/runfleet/internal/lambdafn/listen"
 	"github.com/runfleet/runfleet/internal/lambdafn/runtimeapi"
-	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -44,7 +43,7 @@ func TestListenerBootstrapProcessAdmitsAScaleSetJob(t *testing.T) {
 		t.Fatalf("report %+v after %s: want the pool listened for, and an answer before the deadline\n%s", rep, took, fn.proc.Output())
 	}
 
-	id := listener.JobID(rr)
+	id := runner.ScaleSetJobID(rr)
 	if job, err := ls.store.GetJob(context.Background(), runner.JobKey(id, 1)); err != nil || job.Pool != scalePool {
 		t.Fatalf("the assigned job in the ledger: %+v, %v\n%s", job, err, fn.proc.Output())
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/runfleet/runfleet/internal/lambdafn"
 	"github.com/runfleet/runfleet/internal/lambdafn/listen"
 	"github.com/runfleet/runfleet/internal/lambdafn/work"
-	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testenv"
@@ -154,7 +153,7 @@ func (s *stack) invokeListener(t *testing.T, fn listen.ScheduleHandler, lasts ti
 // create message for its instance on the work queue.
 func (s *stack) jobAdmitted(t *testing.T, runnerRequestID int64) bool {
 	t.Helper()
-	id := listener.JobID(runnerRequestID)
+	id := runner.ScaleSetJobID(runnerRequestID)
 	job, err := s.store.GetJob(context.Background(), runner.JobKey(id, 1))
 	if err != nil || job.Pool != scalePool {
 		return false
@@ -312,7 +311,7 @@ func TestWorkerRegistersAScaleSetRunnerThroughItsScaleSet(t *testing.T) {
 		opts, err := s.options(lambdafn.RoleWorker)
 		return work.Options{Options: opts, Providers: s.provs}, err
 	}, s.logs.Logger(s.logLevel))
-	name := runner.InstanceName(scalePool, listener.JobID(rr), 1)
+	name := runner.InstanceName(scalePool, runner.ScaleSetJobID(rr), 1)
 	s.drain(t, worker, 10*time.Second, name+" running", s.hasStatus(name, runner.StatusRunning))
 	if _, err := gh.actions.Client(t).RunnerByName(context.Background(), name); err != nil {
 		t.Fatalf("runner %s is not registered in the scale set: %v\n%s", name, err, s.logs.Tail(30))

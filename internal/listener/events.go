@@ -13,14 +13,6 @@ import (
 // KeyOf(scale set id, message id).
 const SourceScaleSet engine.EventSource = "scaleset"
 
-// JobID is the ledger id of the scale-set job with runnerRequestID
-// (runner.ScaleSetJobID).
-func JobID(runnerRequestID int64) int64 { return runner.ScaleSetJobID(runnerRequestID) }
-
-// RunnerRequestID is the runnerRequestId of a scale-set job's ledger id,
-// and whether the id is a scale-set job's at all (runner.RunnerRequestID).
-func RunnerRequestID(jobID int64) (int64, bool) { return runner.RunnerRequestID(jobID) }
-
 // KeyOf names a scale-set message as an event key: the same message
 // delivered again carries the same key.
 func KeyOf(scaleSetID, messageID int64) string {
@@ -67,7 +59,7 @@ func jobEvent(pool string, ev scaleset.Event) (runner.JobEvent, bool) {
 	// set: scaleset.Runners), so the engine can tell an earlier
 	// registration of a runner name from the current one.
 	out := runner.JobEvent{
-		JobID:      JobID(ref.RunnerRequestID),
+		JobID:      runner.ScaleSetJobID(ref.RunnerRequestID),
 		RunID:      ref.WorkflowRunID,
 		RunAttempt: 1,
 		Repository: repository(ref),

@@ -41,7 +41,7 @@ func TestJobMessagesMapToLedgerEvents(t *testing.T) {
 		if got.Action != tc.action || got.RunnerName != tc.runner || got.Conclusion != tc.concl {
 			t.Errorf("%s: %s runner %q conclusion %q; want %s %q %q", tc.name, got.Action, got.RunnerName, got.Conclusion, tc.action, tc.runner, tc.concl)
 		}
-		if got.JobID != JobID(42) || got.RunAttempt != 1 || got.Pool != "pool-a" || got.Repository != "octo-org/app" || got.RunID != 9 {
+		if got.JobID != runner.ScaleSetJobID(42) || got.RunAttempt != 1 || got.Pool != "pool-a" || got.Repository != "octo-org/app" || got.RunID != 9 {
 			t.Errorf("%s: event %+v", tc.name, got)
 		}
 	}
@@ -49,15 +49,15 @@ func TestJobMessagesMapToLedgerEvents(t *testing.T) {
 
 func TestScaleSetJobIDsNeverCollideWithRESTJobIDs(t *testing.T) {
 	const restJobID = 41_000_000_000 // GitHub's workflow-job ids, today
-	if _, ours := RunnerRequestID(restJobID); ours {
+	if _, ours := runner.RunnerRequestID(restJobID); ours {
 		t.Fatal("a REST job id reads as a scale-set job's")
 	}
-	id := JobID(7)
+	id := runner.ScaleSetJobID(7)
 	if id <= 0 || id == 7 {
-		t.Fatalf("JobID(7) = %d", id)
+		t.Fatalf("runner.ScaleSetJobID(7) = %d", id)
 	}
-	if rr, ours := RunnerRequestID(id); !ours || rr != 7 {
-		t.Fatalf("RunnerRequestID(JobID(7)) = %d, %v", rr, ours)
+	if rr, ours := runner.RunnerRequestID(id); !ours || rr != 7 {
+		t.Fatalf("runner.RunnerRequestID(runner.ScaleSetJobID(7)) = %d, %v", rr, ours)
 	}
 	if _, ok := jobEvent("p", &scaleset.JobAssigned{JobRef: scaleset.JobRef{RunnerRequestID: 1 << 62}}); ok {
 		t.Fatal("a runner request id at the marker bit was accepted")

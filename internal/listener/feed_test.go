@@ -98,7 +98,7 @@ func TestFeedRunsJobsSideBySideEachInOrder(t *testing.T) {
 		if id%2 == 1 {
 			want = append(want, runner.ActionInProgress, runner.ActionCompleted)
 		}
-		if got := in.perJob[JobID(id)]; !slices.Equal(got, want) {
+		if got := in.perJob[runner.ScaleSetJobID(id)]; !slices.Equal(got, want) {
 			t.Errorf("job %d: handled %v, want %v", id, got, want)
 		}
 	}
@@ -110,14 +110,14 @@ func TestFeedRunsJobsSideBySideEachInOrder(t *testing.T) {
 // So it is fed one job after the other too (FeedParallel 1).
 func TestFeedReportsAFailureAndFeedsTheOthers(t *testing.T) {
 	for _, parallel := range []int{0, 1} {
-		in := &recordingIntake{perJob: map[int64][]runner.JobAction{}, failFor: JobID(2)}
+		in := &recordingIntake{perJob: map[int64][]runner.JobAction{}, failFor: runner.ScaleSetJobID(2)}
 		l := &Listener{o: Options{Pool: runner.Pool{Name: "p"}, Intake: in, FeedParallel: parallel}}
 		events := []scaleset.Event{assigned(1), assigned(2), started(2), assigned(3)}
 		err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events)
 		if err == nil {
 			t.Fatalf("FeedParallel %d: a failed event was not reported", parallel)
 		}
-		if len(in.perJob[JobID(1)]) != 1 || len(in.perJob[JobID(3)]) != 1 || len(in.perJob[JobID(2)]) != 0 {
+		if len(in.perJob[runner.ScaleSetJobID(1)]) != 1 || len(in.perJob[runner.ScaleSetJobID(3)]) != 1 || len(in.perJob[runner.ScaleSetJobID(2)]) != 0 {
 			t.Errorf("FeedParallel %d: handled %v: want jobs 1 and 3 queued, nothing of job 2", parallel, in.perJob)
 		}
 	}
@@ -136,7 +136,7 @@ func TestFeedOneAtATimeKeepsTheMessagesOrder(t *testing.T) {
 		t.Errorf("at most %d events handled at once, want 1", in.most)
 	}
 	want := []runner.JobAction{runner.ActionQueued, runner.ActionInProgress, runner.ActionCompleted}
-	if got := in.perJob[JobID(1)]; !slices.Equal(got, want) {
+	if got := in.perJob[runner.ScaleSetJobID(1)]; !slices.Equal(got, want) {
 		t.Errorf("job 1: handled %v, want %v", got, want)
 	}
 }

@@ -164,12 +164,12 @@ func (r *rig) state() (scaleSetID int64, sessionID string, last int64) {
 
 // instanceFor is the instance the engine makes for a scale-set job.
 func instanceFor(requestID int64) string {
-	return runner.InstanceName(pool().Name, listener.JobID(requestID), 1)
+	return runner.InstanceName(pool().Name, runner.ScaleSetJobID(requestID), 1)
 }
 
 // job reads the ledger record of a scale-set job, nil if none.
 func (r *rig) job(requestID int64) *runner.Job {
-	j, err := r.w.Store.GetJob(r.ctx, runner.JobKey(listener.JobID(requestID), 1))
+	j, err := r.w.Store.GetJob(r.ctx, runner.JobKey(runner.ScaleSetJobID(requestID), 1))
 	if errors.Is(err, store.ErrJobNotFound) {
 		return nil
 	}

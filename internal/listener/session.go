@@ -100,7 +100,7 @@ func (l *Listener) pauseOrphans(ctx context.Context, oldScaleSetID int64) error 
 		return fmt.Errorf("list the old scale set's open jobs: %w", err)
 	}
 	for _, j := range jobs {
-		rr, ours := RunnerRequestID(j.ID)
+		rr, ours := runner.RunnerRequestID(j.ID)
 		if !ours || j.Pool != l.o.Pool.Name || j.Status != runner.JobOpen {
 			continue
 		}

@@ -81,7 +81,7 @@ func (l *Listener) checkStatistics(ctx context.Context, log *slog.Logger, s *sca
 	d := Demand{Assigned: latest.TotalAssignedJobs, Running: latest.TotalRunningJobs}
 	var waiting []*runner.Job
 	for _, j := range jobs {
-		if _, ours := RunnerRequestID(j.ID); !ours || j.Pool != l.o.Pool.Name {
+		if _, ours := runner.RunnerRequestID(j.ID); !ours || j.Pool != l.o.Pool.Name {
 			continue
 		}
 		d.Open++
@@ -119,7 +119,7 @@ func (l *Listener) closeCanceled(ctx context.Context, log *slog.Logger, waiting 
 		if n == 0 || !j.StatusChangedAt.Before(since) {
 			return
 		}
-		rr, _ := RunnerRequestID(j.ID)
+		rr, _ := runner.RunnerRequestID(j.ID)
 		ev := runner.JobEvent{Action: runner.ActionCompleted, JobID: j.ID, RunAttempt: j.RunAttempt, Pool: l.o.Pool.Name, Conclusion: "cancelled"}
 		meta := engine.EventMeta{Source: SourceScaleSet, Key: fmt.Sprintf("scaleset:%d:statistics:%d", scaleSetID, rr)}
 		if _, err := l.o.Intake.HandleJobEvent(ctx, ev, meta); err != nil {

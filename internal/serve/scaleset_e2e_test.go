@@ -12,7 +12,6 @@ import (
 	"github.com/runfleet/runfleet/internal/github/githubtest"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
-	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/serve"
 	"github.com/runfleet/runfleet/internal/testlog"
@@ -54,7 +53,7 @@ func TestServeFeedsAScaleSetPoolEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := actions.QueueJob(set.ID, scalesettest.JobSpec{Repository: "octo-org/app", Labels: []string{"linux-scale"}})
-	name := runner.InstanceName("p", listener.JobID(id), 1)
+	name := runner.InstanceName("p", runner.ScaleSetJobID(id), 1)
 	enginetest.Eventually(t, "the job's runner registered in the scale set", func() bool {
 		_, err := client.RunnerByName(context.Background(), name)
 		return err == nil

@@ -12,7 +12,6 @@ import (
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
-	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/webhook"
 )
@@ -59,7 +58,7 @@ func TestWebhookAndScaleSetPoolsRunSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := actions.QueueJob(set.ID, scalesettest.JobSpec{Repository: "octo-org/app", Labels: []string{"linux-scale"}})
-	scaleRunner := runner.InstanceName("p", listener.JobID(id), 1)
+	scaleRunner := runner.InstanceName("p", runner.ScaleSetJobID(id), 1)
 	enginetest.Eventually(t, "the scale-set job's runner registered in the scale set", func() bool {
 		_, err := client.RunnerByName(context.Background(), scaleRunner)
 		return err == nil
@@ -81,7 +80,7 @@ func TestWebhookAndScaleSetPoolsRunSideBySide(t *testing.T) {
 	if len(ours) != 1 || ours[0] != hooksRunner {
 		t.Errorf("REST runners = %v, want only %s", ours, hooksRunner)
 	}
-	for _, other := range []string{runner.InstanceName("p", webhookJob, 1), runner.InstanceName("hooks", listener.JobID(id), 1)} {
+	for _, other := range []string{runner.InstanceName("p", webhookJob, 1), runner.InstanceName("hooks", runner.ScaleSetJobID(id), 1)} {
 		if _, ok := rest.RunnerByName(other); ok {
 			t.Errorf("a pool served the other intake's job: runner %s", other)
 		}

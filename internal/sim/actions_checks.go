@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/runfleet/runfleet/internal/listener"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // ScaleSetConfig gives the world a runner scale set beside the webhook
@@ -72,7 +72,7 @@ func (w *world) planScaleSetDeletion(lastArrival time.Time) {
 
 // byLedgerID is the job a ledger record is about.
 func (g *githubWorld) byLedgerID(id int64) *ghJob {
-	if _, ok := listener.RunnerRequestID(id); ok && g.w.actions != nil {
+	if _, ok := runner.RunnerRequestID(id); ok && g.w.actions != nil {
 		return g.w.actions.byLedger[id]
 	}
 	return g.jobByID[id]

@@ -9,7 +9,6 @@ import (
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
-	"github.com/runfleet/runfleet/internal/listener"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -24,7 +23,7 @@ const ssPool = "scaleset"
 // (runs-on: its name).
 type ssJob struct {
 	// rr is the job's runner request id; its ledger id is
-	// listener.JobID(rr).
+	// runner.ScaleSetJobID(rr).
 	rr int64
 	// set is the scale set GitHub assigned the job to, nil until then
 	// (and again after that scale set was deleted).
@@ -41,7 +40,7 @@ type ssJob struct {
 // scale-set job the one its runner request gives it.
 func (j *ghJob) ledgerID() int64 {
 	if j.ss != nil {
-		return listener.JobID(j.ss.rr)
+		return runner.ScaleSetJobID(j.ss.rr)
 	}
 	return j.ID
 }
