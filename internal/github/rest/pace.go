@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github"
@@ -29,7 +30,12 @@ type pacer struct {
 	// installations — not to the installation the token is for. Nil with a
 	// personal access token.
 	mints *budget.Budget
-	now   func() time.Time
+	// minted is set once GitHub issued the installation a token (nil
+	// with a personal access token or the App's own client): until then
+	// a call first spends the App's budget on the token request, which
+	// ReadyAt must count.
+	minted *atomic.Bool
+	now    func() time.Time
 }
 
 func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -58,6 +64,9 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rate, ok := parseRateHeaders(resp.Header)
 	b.Answered(req.Context(), rate.Remaining, rate.Reset, ok)
+	if b == p.mints && p.minted != nil && resp.StatusCode == http.StatusCreated {
+		p.minted.Store(true)
+	}
 	return resp, nil
 }
 
