@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -38,12 +39,21 @@ type pacer struct {
 	now    func() time.Time
 }
 
+// tokenPatience is how long a token request waits for the App's budget
+// (budget.WaitPatiently): one a token's lifetime per installation, so
+// waiting costs little, and refusing it would fail the call that needed
+// it, or give it a turn that holds that call to the App's budget.
+const tokenPatience = time.Minute
+
 func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
-	b := p.calls
+	b, wait := p.calls, p.calls.Wait
 	if p.mints != nil && isTokenRequest(req) {
 		b = p.mints
+		wait = func(ctx context.Context, cost int) (func(), error) {
+			return b.WaitPatiently(ctx, cost, tokenPatience)
+		}
 	}
-	release, err := b.Wait(req.Context(), budget.Cost(req.Method))
+	release, err := wait(req.Context(), budget.Cost(req.Method))
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close() // a RoundTripper closes the body, even unsent
