@@ -86,3 +86,26 @@ func TestReadyAtSendsNoRequest(t *testing.T) {
 		t.Fatalf("%d installation look-ups, want 1", n)
 	}
 }
+
+// An installation suspended after its token was issued: the first call
+// with that token is refused, and the installation is set aside from then.
+func TestAnInstallationSuspendedWhileItsTokenLastsIsSetAside(t *testing.T) {
+	srv := fakeGitHub(t)
+	c := appClient(t, srv, testInstallationID, nil)
+	ctx := context.Background()
+	org := github.Owner{Org: testOrg}
+	if _, err := c.ListRunners(ctx, org); err != nil {
+		t.Fatal(err)
+	}
+	srv.SuspendInstallation(testInstallationID)
+	before := srv.CallCount("*")
+	for i := range 3 {
+		var refused *rest.RefusedError
+		if _, err := c.ListRunners(ctx, org); !errors.As(err, &refused) || refused.InstallationID != testInstallationID {
+			t.Fatalf("call %d after the suspension: %v, want a *rest.RefusedError for installation %d", i, err, testInstallationID)
+		}
+	}
+	if n := srv.CallCount("*") - before; n != 1 {
+		t.Fatalf("%d requests after the suspension, want 1", n)
+	}
+}

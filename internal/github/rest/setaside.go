@@ -181,13 +181,22 @@ func (c *Client) clearAside(key string) {
 	}
 }
 
-// tokenRefused reports whether err (a call's, classified as classified)
-// is GitHub refusing the installation's token: a 403 to the token request
-// that is not a rate limit.
-func tokenRefused(err, classified error) bool {
-	var he *ghinstallation.HTTPError
+// installationRefused reports whether err (a call's, classified as
+// classified) is GitHub refusing the installation rather than the one
+// call: a 403 that is not a rate limit to its token request, or to a
+// call made with a token issued before the installation was suspended
+// (GitHub says "This installation has been suspended"). Any other 403 is
+// a permission the call lacks, which other calls may not need.
+func installationRefused(err, classified error) bool {
 	var pe *github.PermissionError
-	return errors.As(err, &he) && he.Response != nil && he.Response.StatusCode == http.StatusForbidden && errors.As(classified, &pe)
+	if !errors.As(classified, &pe) {
+		return false
+	}
+	var he *ghinstallation.HTTPError
+	if errors.As(err, &he) && he.Response != nil {
+		return he.Response.StatusCode == http.StatusForbidden
+	}
+	return statusOf(err) == http.StatusForbidden && strings.Contains(strings.ToLower(messageOf(err)), "suspended")
 }
 
 // AppRefusals counts, by App id, the owners and installations GitHub
