@@ -56,7 +56,7 @@ func (s *Server) refusal(req *request) (reply, bool) {
 	case who.app != nil && s.refusedApps[who.app.id]:
 		return errorReply(http.StatusForbidden, "Forbidden", req.route.docs), true
 	case who.installation != nil && !who.installation.suspendedAt.IsZero():
-		return errorReply(http.StatusForbidden, msgInstallationSuspended, docsBase), true
+		return errorReply(http.StatusForbidden, msgInstallationSuspended, req.route.docs), true
 	}
 	return reply{}, false
 }
