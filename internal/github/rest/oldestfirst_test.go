@@ -43,12 +43,7 @@ func BenchmarkBurstUnderGitHubsLimit(b *testing.B) {
 			for range b.N {
 				r = burst(b, 1000, apps-1)
 			}
-			r.check(b)
-			b.ReportMetric(float64(r.refusals), "refusals")
-			b.ReportMetric(r.tau, "kendall-tau")
-			b.ReportMetric(r.took.Seconds(), "last-create-s")
-			b.ReportMetric(float64(r.took)/float64(r.floor), "x-floor")
-			b.ReportMetric(r.callsPerJob, "calls/job")
+			r.report(b)
 			if apps == 1 {
 				one = r.took
 			} else if one > 0 {
@@ -93,12 +88,7 @@ func BenchmarkBurstWithAnAppGitHubRefuses(b *testing.B) {
 			for range b.N {
 				r = burst(b, 900, 6+refused, refusedApps...)
 			}
-			r.check(b)
-			b.ReportMetric(float64(r.refusals), "refusals")
-			b.ReportMetric(r.tau, "kendall-tau")
-			b.ReportMetric(r.took.Seconds(), "last-create-s")
-			b.ReportMetric(float64(r.took)/float64(r.floor), "x-floor")
-			b.ReportMetric(r.callsPerJob, "calls/job")
+			r.report(b)
 			if refused == 0 {
 				healthy = r.took
 			} else if healthy > 0 {
@@ -126,6 +116,17 @@ type burstResult struct {
 func (r burstResult) String() string {
 	return fmt.Sprintf("%d jobs, %d App(s) (%d refused by GitHub): %d refusals, Kendall's tau %.3f, last runner after %s (floor %s, %.3f×), %.3f GitHub calls a job",
 		r.jobs, r.apps, r.refusedApps, r.refusals, r.tau, r.took.Round(time.Second), r.floor.Round(time.Second), float64(r.took)/float64(r.floor), r.callsPerJob)
+}
+
+// report checks the burst and reports its figures.
+func (r burstResult) report(b *testing.B) {
+	b.Helper()
+	r.check(b)
+	b.ReportMetric(float64(r.refusals), "refusals")
+	b.ReportMetric(r.tau, "kendall-tau")
+	b.ReportMetric(r.took.Seconds(), "last-create-s")
+	b.ReportMetric(float64(r.took)/float64(r.floor), "x-floor")
+	b.ReportMetric(r.callsPerJob, "calls/job")
 }
 
 // check fails tb unless the burst kept every promise.
