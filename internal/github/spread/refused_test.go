@@ -24,14 +24,14 @@ import (
 // budget wait moves it), not this machine's speed.
 func TestRefusedAppsAreSetAsideAndCostNothingPerCall(t *testing.T) {
 	const jobs, healthy = 900, 5
-	oneClock := testclock.At(time.Now())
+	oneClock := testclock.AtRealNow()
 	oneSrv, one, _ := apps(t, oneClock, 1)
 	oneTook := registerAll(t, oneClock, one, jobs)
 	if r := oneSrv.SecondaryRefusals(); r != 0 {
 		t.Fatalf("1 App: GitHub refused %d calls", r)
 	}
 
-	clock := testclock.At(time.Now())
+	clock := testclock.AtRealNow()
 	srv, g, clients := apps(t, clock, 8, 1) // App 101 is not installed on the org
 	srv.RefuseApp(100)                      // App 100: 403 to everything it authenticates
 	srv.SuspendInstallation(902)            // App 102: found, its tokens refused
@@ -103,7 +103,7 @@ func TestRefusedAppsAreSetAsideAndCostNothingPerCall(t *testing.T) {
 // A refused App is asked again when its recheck is due, and used once
 // GitHub accepts it.
 func TestARefusedAppIsAskedAgainLater(t *testing.T) {
-	clock := testclock.At(time.Now())
+	clock := testclock.AtRealNow()
 	srv, g, clients := apps(t, clock, 2)
 	srv.RefuseApp(100)
 	ctx := context.Background()
