@@ -65,13 +65,7 @@ func TestRefusedAppsAreSetAsideAndCostNothingPerCall(t *testing.T) {
 	for identity, route := range map[string]string{
 		"app:100": githubtest.RouteOrgInstallation, "app:101": githubtest.RouteOrgInstallation, "app:102": githubtest.RouteAccessTokens,
 	} {
-		n := 0
-		for _, c := range srv.Calls() {
-			if c.Identity == identity && c.Route == route {
-				n++
-			}
-		}
-		if n != 1 {
+		if n := callsBy(srv, identity, route); n != 1 {
 			t.Errorf("%s: %d requests to %s, want 1", identity, n, route)
 		}
 	}
@@ -107,15 +101,7 @@ func TestARefusedAppIsAskedAgainLater(t *testing.T) {
 	srv, g, clients := apps(t, clock, 2)
 	srv.RefuseApp(100)
 	ctx := context.Background()
-	lookups := func() int {
-		n := 0
-		for _, c := range srv.Calls() {
-			if c.Identity == "app:100" && c.Route == githubtest.RouteOrgInstallation {
-				n++
-			}
-		}
-		return n
-	}
+	lookups := func() int { return callsBy(srv, "app:100", githubtest.RouteOrgInstallation) }
 	register := func(name string) {
 		t.Helper()
 		for {
@@ -148,11 +134,18 @@ func TestARefusedAppIsAskedAgainLater(t *testing.T) {
 	if got := clients[0].AppRefusals()[100]; got != 0 {
 		t.Fatalf("App 100 still counted refused (%d) after GitHub accepted it", got)
 	}
-	used := false
-	for _, c := range srv.Calls() {
-		used = used || (c.Identity == "installation:900" && c.Route == githubtest.RouteOrgJITConfig)
-	}
-	if !used {
+	if callsBy(srv, "installation:900", githubtest.RouteOrgJITConfig) == 0 {
 		t.Fatal("App 100 made no runner once GitHub accepted it")
 	}
+}
+
+// callsBy counts the fake's calls of route made as identity.
+func callsBy(srv *githubtest.Server, identity, route string) int {
+	n := 0
+	for _, c := range srv.Calls() {
+		if c.Identity == identity && c.Route == route {
+			n++
+		}
+	}
+	return n
 }
