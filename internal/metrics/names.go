@@ -24,6 +24,7 @@ const (
 	ProviderOperationDuration = "runfleet_provider_operation_duration_seconds"
 	GitHubCalls               = "runfleet_github_calls_total"
 	GitHubRateLimitRemaining  = "runfleet_github_rate_limit_remaining"
+	GitHubAppRefused          = "runfleet_github_app_refused"
 	DeleteRetries             = "runfleet_delete_retries_total"
 	DeadLetters               = "runfleet_dead_letters"
 	ReconcilePasses           = "runfleet_reconcile_passes_total"
@@ -57,6 +58,7 @@ const (
 	LabelOp           = "op"
 	LabelOperation    = "operation"
 	LabelInstallation = "installation"
+	LabelApp          = "app"
 	LabelReason       = "reason"
 	LabelVersion      = "version"
 	LabelCommit       = "commit"
@@ -110,6 +112,7 @@ var Families = []Family{
 	{ProviderOperationDuration, "Seconds a provider call took, by pool and operation.", Histogram, []string{LabelPool, LabelOp}, ProviderBuckets},
 	{GitHubCalls, "Requests sent to GitHub by operation and result.", Counter, []string{LabelOperation, LabelResult}, nil},
 	{GitHubRateLimitRemaining, "Requests left in the current rate-limit window, by installation (0 = token), as GitHub last reported it.", Gauge, []string{LabelInstallation}, nil},
+	{GitHubAppRefused, "Owners and installations GitHub refuses the GitHub App on (403 to its installation look-up or its token, not a rate limit: suspended), by App id; 0 for an App it accepts. runfleet sends nothing through the App there until a recheck, after a minute, doubling up to 15.", Gauge, []string{LabelApp}, nil},
 	{DeleteRetries, "Failed deletes scheduled to be tried again, by pool.", Counter, []string{LabelPool}, nil},
 	{DeadLetters, "Work messages in the dead-letter store.", Gauge, nil, nil},
 	{ReconcilePasses, "Reconcile passes by result.", Counter, []string{LabelResult}, nil},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,13 @@ type GitHubTelemetry interface {
 	RateLimits() map[int64]rest.RateLimit
 }
 
+// GitHubRefusals is what a GitHub client with Apps reports of GitHub
+// refusing them (rest.Client, spread.GitHub): by App id, the owners and
+// installations GitHub refuses it on.
+type GitHubRefusals interface {
+	AppRefusals() map[int64]int
+}
+
 // state is the collector of everything State reads.
 type state struct {
 	pools []string
@@ -52,8 +60,8 @@ type state struct {
 	// nil: none counted.
 	stuckRule atomic.Pointer[metrics.StuckFunc]
 
-	instances, stuck, openJobs, waiting, deadLetters, calls, remaining *prometheus.Desc
-	unmatched, oldest, maxRunners, build                               *prometheus.Desc
+	instances, stuck, openJobs, waiting, deadLetters, calls, remaining, refused *prometheus.Desc
+	unmatched, oldest, maxRunners, build                                        *prometheus.Desc
 }
 
 func newState(pools []string, src State) *state {
@@ -72,6 +80,7 @@ func newState(pools []string, src State) *state {
 		deadLetters: desc(metrics.DeadLetters),
 		calls:       desc(metrics.GitHubCalls),
 		remaining:   desc(metrics.GitHubRateLimitRemaining),
+		refused:     desc(metrics.GitHubAppRefused),
 		unmatched:   desc(metrics.JobsUnmatched),
 		oldest:      desc(metrics.OldestWaitingJob),
 		maxRunners:  desc(metrics.PoolMaxRunners),
@@ -80,7 +89,7 @@ func newState(pools []string, src State) *state {
 }
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.deadLetters, s.calls, s.remaining,
+	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.deadLetters, s.calls, s.remaining, s.refused,
 		s.unmatched, s.oldest, s.maxRunners, s.build} {
 		ch <- d
 	}
@@ -170,6 +179,13 @@ func (s *state) collectGitHub(ch chan<- prometheus.Metric) {
 	now := s.now()
 	for id, rate := range limits {
 		ch <- prometheus.MustNewConstMetric(s.remaining, prometheus.GaugeValue, float64(rate.RemainingAt(now)), installationLabel(id))
+	}
+	// Every App has its series, at 0 while GitHub accepts it; a personal
+	// access token or the simulated GitHub has none.
+	if r, ok := s.src.GitHub.(GitHubRefusals); ok {
+		for app, n := range r.AppRefusals() {
+			ch <- prometheus.MustNewConstMetric(s.refused, prometheus.GaugeValue, float64(n), strconv.FormatInt(app, 10))
+		}
 	}
 }
 
