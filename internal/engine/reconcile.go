@@ -127,7 +127,7 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 			return e.send(ctx, deleteMessage(inst, EventMeta{}, inst.Attempts), 0)
 		}
 	case runner.StatusCreating:
-		if now.Sub(inst.StatusChangedAt) > e.creatingTimeout(inst.Pool)+grace {
+		if now.Sub(inst.StatusChangedAt) > e.creatingTakeover(inst.Pool) {
 			rep.StuckCreating++
 			log.Warn("instance stuck in creating past its worker's bound; recovering")
 			return e.recoverCreating(ctx, log, inst, "reconciler")
@@ -185,6 +185,13 @@ func (e *Engine) creatingTimeout(pool string) time.Duration {
 		return p.BootstrapTimeout
 	}
 	return e.opts.ProviderTimeout
+}
+
+// creatingTakeover is how long an instance may stay creating before the
+// reconciler takes its create over: its worker's bound plus the takeover
+// grace. runfleet why states the moment it gives.
+func (e *Engine) creatingTakeover(pool string) time.Duration {
+	return e.creatingTimeout(pool) + e.opts.TakeoverGrace
 }
 
 // recoverCreating takes over a create whose worker died: the machine it may

@@ -56,15 +56,15 @@ func TestWhyNamesTheRealReason(t *testing.T) {
 	unmatched := enginetest.Event(runner.ActionQueued, 5001, "")
 	unmatched.Labels = []string{"self-hosted", "linux", "x46"}
 	w.Deliver(unmatched)
-	requireWhy(t, w, 5001, engine.WhyUnmatched, "matches no pool", "no pool has x46", "the nearest pool, "+enginetest.Pool+", lacks x46")
+	requireWhy(t, w, 5001, string(runner.WaitUnmatched), "matches no pool", "no pool has x46", "the nearest pool, "+enginetest.Pool+", lacks x46")
 
 	w.Deliver(enginetest.Event(runner.ActionQueued, 5002, ""))
 	w.WaitStatus(enginetest.InstanceName(5002), runner.StatusRunning)
-	requireWhy(t, w, 5002, engine.WhyBooting, "runner "+enginetest.InstanceName(5002)+" booting since")
+	requireWhy(t, w, 5002, string(runner.WaitBooting), "runner "+enginetest.InstanceName(5002)+" booting since")
 
 	w.Deliver(enginetest.Event(runner.ActionQueued, 5003, ""))
 	w.Drain()
-	requireWhy(t, w, 5003, engine.WhyCapacity, "waits for capacity: pool "+enginetest.Pool+" at max_runners 1/1")
+	requireWhy(t, w, 5003, string(runner.WaitCapacity), "waits for capacity: pool "+enginetest.Pool+" at max_runners 1/1")
 
 	w.Deliver(enginetest.Event(runner.ActionInProgress, 5002, enginetest.InstanceName(5002)))
 	requireWhy(t, w, 5002, engine.WhyServed, "served by runner "+enginetest.InstanceName(5002))
@@ -80,7 +80,7 @@ func TestWhyWaitingForGitHubsBudget(t *testing.T) {
 	w.GitHub.FailNext(ghsim.OpGenerateJITConfig, &github.RateLimitError{RetryAt: until})
 	w.Deliver(enginetest.Event(runner.ActionQueued, 5101, ""))
 	w.Drain()
-	requireWhy(t, w, 5101, engine.WhyGitHubBudget, "waits for GitHub's API budget until", "to create runner "+enginetest.InstanceName(5101))
+	requireWhy(t, w, 5101, string(runner.WaitGitHubBudget), "waits for GitHub's API budget until", "to create runner "+enginetest.InstanceName(5101))
 }
 
 func TestWhyCreateKeepsFailing(t *testing.T) {
@@ -88,7 +88,7 @@ func TestWhyCreateKeepsFailing(t *testing.T) {
 	w.Deliver(enginetest.Event(runner.ActionQueued, 5201, ""))
 	w.Drain()
 	line, reason := whyFirstLine(t, w, 5201)
-	if reason != engine.WhyProviderBackoff || !strings.Contains(line, "provider backoff until") || !strings.Contains(line, "fault") {
-		t.Errorf("why of a job whose create keeps failing: %s %q; want provider backoff naming the fault", reason, line)
+	if reason != string(runner.WaitCreateBackoff) || !strings.Contains(line, "create to be retried at") || !strings.Contains(line, "fault") {
+		t.Errorf("why of a job whose create keeps failing: %s %q; want create_backoff naming the fault", reason, line)
 	}
 }
