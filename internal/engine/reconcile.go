@@ -194,6 +194,20 @@ func (e *Engine) creatingTakeover(pool string) time.Duration {
 	return e.creatingTimeout(pool) + e.opts.TakeoverGrace
 }
 
+// CreatingTakeover is creatingTakeover as o sets it, for a process that
+// builds no engine (the Lambda operator function): known, ok, only when
+// o.CreatingTimeout bounds every worker, whatever the pool.
+func (o Options) CreatingTakeover() (takeover time.Duration, ok bool) {
+	if o.CreatingTimeout <= 0 {
+		return 0, false
+	}
+	grace := o.TakeoverGrace
+	if grace <= 0 {
+		grace = DefaultTakeoverGrace
+	}
+	return o.CreatingTimeout + grace, true
+}
+
 // recoverCreating takes over a create whose worker died: the machine it may
 // have made is deleted (by name, then every machine of that name the pool
 // lists), its JIT runner removed, and the create retried or the instance

@@ -51,6 +51,14 @@ func (e *Engine) Why(ctx context.Context, jobID int64) (*Timeline, error) {
 	return e.why(ctx, jobID, e.creatingTakeover)
 }
 
+// WhyWithin is Why for an asker that knows the reconciler's bound without
+// running it (the Lambda operator function): an instance of any pool may
+// stay creating for takeover (Options.CreatingTakeover) before its create
+// is taken over.
+func (lg *Ledger) WhyWithin(ctx context.Context, jobID int64, takeover time.Duration) (*Timeline, error) {
+	return lg.why(ctx, jobID, func(string) time.Duration { return takeover })
+}
+
 // why is Why; takeover, when set, is how long an instance of a pool may
 // stay creating before the reconciler takes its create over.
 func (lg *Ledger) why(ctx context.Context, jobID int64, takeover func(pool string) time.Duration) (*Timeline, error) {

@@ -188,3 +188,18 @@ func TestWhySaysWhenAStaleCreateIsTakenOver(t *testing.T) {
 	takeover := since.Add(time.Minute + engine.DefaultTakeoverGrace)
 	requireWhy(t, w, job.ID, string(runner.WaitCreating), "being created", "takes the create over at "+takeover.Format(time.RFC3339))
 }
+
+// Where no engine is built (the Lambda operator function), the takeover
+// moment comes from the options: known only when CreatingTimeout bounds
+// every worker; the grace defaults as New defaults it.
+func TestCreatingTakeoverFromTheOptions(t *testing.T) {
+	if _, ok := (engine.Options{}).CreatingTakeover(); ok {
+		t.Error("known without a CreatingTimeout")
+	}
+	if d, ok := (engine.Options{CreatingTimeout: 15 * time.Minute}).CreatingTakeover(); !ok || d != 15*time.Minute+engine.DefaultTakeoverGrace {
+		t.Errorf("CreatingTakeover = %s, %t; want 15m plus the default grace", d, ok)
+	}
+	if d, _ := (engine.Options{CreatingTimeout: time.Minute, TakeoverGrace: 10 * time.Second}).CreatingTakeover(); d != 70*time.Second {
+		t.Errorf("CreatingTakeover = %s, want 1m10s", d)
+	}
+}
