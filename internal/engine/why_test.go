@@ -13,6 +13,7 @@ import (
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
@@ -85,7 +86,11 @@ func TestWhyWaitingForGitHubsBudget(t *testing.T) {
 }
 
 func TestWhyCreateKeepsFailing(t *testing.T) {
-	w := enginetest.NewWorld(t, enginetest.Options{Faults: simulated.Faults{AlwaysFailCreate: true}})
+	// A stopped clock: on a running one a busy machine can reach the end of
+	// the backoff before the question is asked, and the answer is then
+	// rightly "being created" (issue #30: no test depends on its speed).
+	clock := testclock.At(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, Faults: simulated.Faults{AlwaysFailCreate: true}})
 	w.Deliver(enginetest.Event(runner.ActionQueued, 5201, ""))
 	w.Drain()
 	line, reason := whyFirstLine(t, w, 5201)
@@ -175,8 +180,9 @@ func TestWhyTimelineOfABackingOffJob(t *testing.T) {
 // timeout (the creating bound when none is set) plus the takeover grace,
 // from when the instance entered creating.
 func TestWhySaysWhenAStaleCreateIsTakenOver(t *testing.T) {
-	w := enginetest.NewWorld(t, enginetest.Options{})
-	since := time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second)
+	clock := testclock.At(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now})
+	since := clock.Now().Add(-10 * time.Second)
 	job := &runner.Job{ID: 5301, RunAttempt: 1, Pool: enginetest.Pool, Owner: runner.Owner{Org: enginetest.Owner}, Labels: enginetest.Labels(),
 		Status: runner.JobOpen, Made: 1, QueuedAt: since, CreatedAt: since, UpdatedAt: since, StatusChangedAt: since}
 	job.Instance = job.InstanceFor(1)
