@@ -180,11 +180,11 @@ func previousRunner(last *runner.Instance) string {
 	case last == nil:
 		return "no runner has been made for it yet"
 	case runnerWasBusy(last.ProviderFault):
-		// Only a forced delete completes past GitHub's 422 (an ordinary
-		// one is refused or retried): the fault is GitHub's, not the
-		// provider's, and the delete was the operator's.
-		return fmt.Sprintf("its previous runner %s was deleted though GitHub said it was still running a job "+
-			"(GitHub's 422 to its removal, which an operator's forced delete goes past: %q)", last.Name, last.ProviderFault)
+		// The fault is GitHub's answer, not the provider's: an operator's
+		// forced delete completes past it (an ordinary delete is refused,
+		// or retried until the runner's job ends), so nothing failed.
+		return fmt.Sprintf("its previous runner %s was deleted though GitHub answered 422 to its removal, "+
+			"saying it was still running a job (an operator's forced delete goes past that answer): %q", last.Name, last.ProviderFault)
 	case last.ProviderFault != "":
 		return fmt.Sprintf("its previous runner %s did not serve it (%s now; %s)", last.Name, last.Status, faultWords(last.ProviderFault))
 	}

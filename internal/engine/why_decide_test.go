@@ -91,7 +91,7 @@ func TestDecideWhy(t *testing.T) {
 				in.ProviderFault = `github: runner is still running a job: 422: runner "x" is still running a job`
 			})},
 			Pool: runner.PoolSlots{Configured: true, MaxRunners: 2, Held: 0}}, string(runner.WaitBackoff),
-			[]string{"backoff until", "GitHub said it was still running a job", "GitHub's 422", "forced delete"}, later},
+			[]string{"backoff until", "GitHub answered 422 to its removal", "still running a job", "forced delete"}, later},
 		{"create failing at GitHub: GitHub's fault, not the provider's", engine.WhyFacts{Job: job(runner.JobOpen, nil),
 			Instances: []*runner.Instance{inst(1, runner.StatusPendingCreate, func(in *runner.Instance) {
 				in.Attempts, in.NextAttemptAt, in.ProviderFault = 1, later, "github: misconfigured: no such app"

@@ -164,7 +164,7 @@ func TestWhyTimelineOfABackingOffJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := b.String()
-	for _, want := range []string{"Job 7000000004: waits for backoff until", "GitHub's 422", "live one: none",
+	for _, want := range []string{"Job 7000000004: waits for backoff until", "GitHub answered 422", "live one: none",
 		"next instance not before " + job.NextAttemptAt.Format(time.RFC3339)} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the timeline lacks %q:\n%s", want, text)
