@@ -18,8 +18,8 @@ const jobsUsage = `Usage:
 
 Lists the open demand of a running runfleet server: the jobs GitHub has
 queued that no runner has started yet, how long each has waited, and what
-each waits for. Run 'runfleet jobs list -h' for
-flags; 'runfleet why JOB' says why one job waits.
+each waits for. Run 'runfleet jobs list -h' for flags; 'runfleet why JOB'
+says why one job waits.
 `
 
 const jobsListDescription = `Lists the open jobs (queued in GitHub, not started on a runner yet) oldest

@@ -70,7 +70,7 @@ type jobRow struct {
 	Waited                                  string
 	Labels                                  string
 	// Wait is runner.WaitOf's word for what the job waits for, and
-	// WaitingFor that word with its detail (waitingFor).
+	// WaitingFor that word with its detail (the WaitingFor function).
 	Wait, WaitingFor string
 }
 
