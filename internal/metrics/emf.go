@@ -203,6 +203,13 @@ func (e *EMF) Fleet(f Fleet) {
 			put(f.Waiting[p], p)
 		}
 	})
+	gauge(JobsWaiting, sum(f.Waits), func(put func(int, ...string)) {
+		for _, p := range f.Pools {
+			for _, w := range WaitReasons {
+				put(f.Waits[PoolWait{p, w}], p, string(w))
+			}
+		}
+	})
 	gauge(JobsUnmatched, sum(f.Unmatched), func(put func(int, ...string)) {
 		for _, r := range UnmatchedReasons {
 			put(f.Unmatched[r], r)

@@ -60,8 +60,9 @@ type state struct {
 	// nil: none counted.
 	stuckRule atomic.Pointer[metrics.StuckFunc]
 
-	instances, stuck, openJobs, waiting, deadLetters, calls, remaining, refused *prometheus.Desc
-	unmatched, oldest, maxRunners, build                                        *prometheus.Desc
+	instances, stuck, openJobs, waiting, waits, deadLetters, calls *prometheus.Desc
+	remaining, refused                                             *prometheus.Desc
+	unmatched, oldest, maxRunners, build                           *prometheus.Desc
 }
 
 func newState(pools []string, src State) *state {
@@ -77,6 +78,7 @@ func newState(pools []string, src State) *state {
 		stuck:       desc(metrics.InstancesStuck),
 		openJobs:    desc(metrics.OpenJobs),
 		waiting:     desc(metrics.JobsWaitingForCapacity),
+		waits:       desc(metrics.JobsWaiting),
 		deadLetters: desc(metrics.DeadLetters),
 		calls:       desc(metrics.GitHubCalls),
 		remaining:   desc(metrics.GitHubRateLimitRemaining),
@@ -89,7 +91,7 @@ func newState(pools []string, src State) *state {
 }
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.deadLetters, s.calls, s.remaining, s.refused,
+	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.waits, s.deadLetters, s.calls, s.remaining, s.refused,
 		s.unmatched, s.oldest, s.maxRunners, s.build} {
 		ch <- d
 	}
@@ -132,6 +134,9 @@ func (s *state) collectFleet(ctx context.Context, ch chan<- prometheus.Metric) {
 			gauge(s.openJobs, fleet.OpenJobs[metrics.PoolAge{Pool: p, Age: a}], p, a)
 		}
 		gauge(s.waiting, fleet.Waiting[p], p)
+		for _, w := range metrics.WaitReasons {
+			gauge(s.waits, fleet.Waits[metrics.PoolWait{Pool: p, Wait: w}], p, string(w))
+		}
 		ch <- prometheus.MustNewConstMetric(s.oldest, prometheus.GaugeValue, fleet.OldestWaiting[p], p)
 		gauge(s.maxRunners, fleet.MaxRunners[p], p)
 	}
