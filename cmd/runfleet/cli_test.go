@@ -37,6 +37,40 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
+// TestEveryCommandTakesOutputJSON holds the README's "every command but
+// serve and help takes -o json" against the synopsis in the main usage and
+// each command's own flags.
+func TestEveryCommandTakesOutputJSON(t *testing.T) {
+	commands := 0
+	for _, line := range strings.Split(mainUsage, "\n") {
+		synopsis, ok := strings.CutPrefix(line, "  runfleet ")
+		if !ok {
+			continue
+		}
+		var words []string
+		for _, w := range strings.Fields(synopsis) {
+			if w != strings.ToLower(w) || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") {
+				break // FILE, NAME, JOB, a flag: the command's name has ended
+			}
+			words = append(words, w)
+		}
+		if words[0] == "serve" || words[0] == "help" {
+			continue
+		}
+		commands++
+		if !strings.Contains(synopsis, "[-o table|json]") {
+			t.Errorf("usage of %s lacks [-o table|json]: %s", strings.Join(words, " "), line)
+		}
+		res := runCLI(t, nil, append(words, "-h")...)
+		if res.code != exitOK || !strings.Contains(res.stderr, "-o format") {
+			t.Errorf("%s -h does not offer -o: %+v", strings.Join(words, " "), res)
+		}
+	}
+	if commands < 10 {
+		t.Fatalf("found %d commands in the main usage; the parser lost them", commands)
+	}
+}
+
 func TestUsageErrorsExit2(t *testing.T) {
 	cases := [][]string{
 		{},

@@ -319,7 +319,7 @@ func logStart(log *slog.Logger, cfg *config.Config, st *state, rep *replica, add
 	base := "http://" + addr.String()
 	api := base + "/api/v1/"
 	if cfg.Server.APIToken == "" {
-		api = "disabled (set server.api_token_env or api_token_file)"
+		api = "disabled (set " + config.APITokenKeys + ")"
 	}
 	workers := cfg.Engine.Workers
 	if opts.DisableWorkers {
