@@ -2,8 +2,11 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,25 +73,68 @@ func readmeTour(t *testing.T) []tourStep {
 	return nil
 }
 
+// announcedWarning is a WARN line the README tour tells its reader to
+// expect: its message contains msg (any message when empty) and its fields
+// include attrs; readme is the README's words that announce it.
+type announcedWarning struct {
+	msg    string
+	attrs  map[string]any
+	readme string
+}
+
+var tourWarnings = []announcedWarning{
+	{msg: "GitHub is SIMULATED", readme: "`GitHub\nis SIMULATED`"},
+	{msg: "machines are SIMULATED", readme: "`machines are SIMULATED`"},
+	{msg: "operator delete refused: runner is busy", attrs: map[string]any{"pool": "busy-demo"}, readme: "refused: its runner is running a job"},
+	{msg: "forced delete: ignoring GitHub error", attrs: map[string]any{"pool": "busy-demo"}, readme: "the log warns it ignored GitHub's refusal"},
+	{attrs: map[string]any{"pool": "always-fails"}, readme: "The log warns of every failed create and delete of the always-fails pool"},
+	{msg: "no pool serves this job; recorded as unmatched", attrs: map[string]any{"job_id": 7000000009}, readme: "recorded as unmatched, with the reason (and a log warning)"},
+}
+
+func (a announcedWarning) matches(rec map[string]any) bool {
+	if msg, _ := rec["msg"].(string); !strings.Contains(msg, a.msg) {
+		return false
+	}
+	for k, v := range a.attrs {
+		got := rec[k]
+		if f, ok := got.(float64); ok { // JSON numbers: job ids are integers
+			got = strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // TestTourLogsOnlyWhatTheReadmeAnnounces runs the README tour's second
 // terminal line by line against `make run`'s server (examples/local.yaml)
 // and reads the server's log: every WARN or ERROR must be one the README
-// announces — the simulations named at start, the always-fails pool's
-// failed creates and deletes, the busy runner's refused delete and the
-// unmatched typo. Anything else (a conflict loop, a price missing) is a
-// newcomer's first sight of something wrong.
+// announces (tourWarnings, each held against the README's words). Anything
+// else — a conflict loop, a price missing — is a newcomer's first sight of
+// something wrong. It also holds the tour's cost step to a cost.
 func TestTourLogsOnlyWhatTheReadmeAnnounces(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range tourWarnings {
+		if !strings.Contains(string(readme), a.readme) {
+			t.Errorf("the README no longer announces %q (%q)", a.msg, a.readme)
+		}
+	}
 	srv, env := startTourServe(t)
 	steps := readmeTour(t)
 	if len(steps) < 10 {
 		t.Fatalf("the README tour has %d runfleet steps; the parser lost them", len(steps))
 	}
+	said := map[string]string{} // the output of each command, by its line
 	for _, s := range steps {
 		if s.await {
 			srv.waitStatus(t, s.args[0], runner.Status(s.args[1]))
 			continue
 		}
-		args := s.args
+		args := slices.Clone(s.args)
 		for i, a := range args {
 			if strings.HasPrefix(a, "examples/") {
 				args[i] = "../../" + a
@@ -98,13 +144,26 @@ func TestTourLogsOnlyWhatTheReadmeAnnounces(t *testing.T) {
 		if res.code != s.wantExit {
 			t.Errorf("%s\nexit %d, want %d:\n%s%s", s.line, res.code, s.wantExit, res.stdout, res.stderr)
 		}
-		t.Logf("$ runfleet %s\n%s%s", strings.Join(s.args, " "), res.stdout, res.stderr)
+		said[strings.Join(s.args, " ")] = res.stdout
 	}
+
 	for _, rec := range srv.logs.Lines(t, nil) {
-		level, _ := rec["level"].(string)
-		if level != "WARN" && level != "ERROR" {
+		if level := rec["level"]; level != "WARN" && level != "ERROR" {
 			continue
 		}
-		t.Logf("%s %v", level, rec)
+		if !slices.ContainsFunc(tourWarnings, func(a announcedWarning) bool { return a.matches(rec) }) {
+			t.Errorf("the tour logged what the README does not announce: %v", rec)
+		}
+	}
+
+	cost, ok := said["cost"]
+	if !ok {
+		t.Fatal("the README tour no longer runs `runfleet cost`")
+	}
+	if !strings.Contains(cost, "linux-x64") || strings.Contains(cost, "unknown price") {
+		t.Errorf("cost after the tour: want the linux-x64 pool priced and nothing of unknown price:\n%s", cost)
+	}
+	if deleted := said["instances list --status deleted"]; !strings.Contains(deleted, "cost <$0.01 (") {
+		t.Errorf("instances list --status deleted does not say what the deleted instances cost:\n%s", deleted)
 	}
 }
