@@ -53,7 +53,7 @@ func TestCostSumsWhatTheDeletedInstancesCost(t *testing.T) {
 	for _, want := range []string{
 		"POOL", enginetest.Pool + "  $0.24  0.67",
 		"REPOSITORY", enginetest.Repository + "  $0.24",
-		"DAY", "2026-11-28",
+		"DAY", clock.Now().UTC().Format(time.DateOnly),
 		"total $0.24 over 0.67 h of machine time, 2 instances",
 	} {
 		if !strings.Contains(res.stdout, want) {

@@ -12,6 +12,7 @@ import (
 	"github.com/runfleet/runfleet/internal/github"
 	ghsim "github.com/runfleet/runfleet/internal/github/simulated"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers/simulated"
 )
 
@@ -84,7 +85,11 @@ func TestWhyWaitingForGitHubsBudget(t *testing.T) {
 }
 
 func TestWhyCreateKeepsFailing(t *testing.T) {
-	w := enginetest.NewWorld(t, enginetest.Options{Faults: simulated.Faults{AlwaysFailCreate: true}})
+	// A stopped clock: on a running one a busy machine can reach the end of
+	// the backoff before the question is asked, and the answer is then
+	// rightly "being created" (issue #30: no test depends on its speed).
+	clock := testclock.At(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, Faults: simulated.Faults{AlwaysFailCreate: true}})
 	w.Deliver(enginetest.Event(runner.ActionQueued, 5201, ""))
 	w.Drain()
 	line, reason := whyFirstLine(t, w, 5201)
