@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
@@ -74,5 +75,49 @@ func TestSupplyReadsTheJobAgainAfterLosingARace(t *testing.T) {
 	}
 	if job := w.Job(2401); job.Made != 2 || job.Instance != second {
 		t.Errorf("job = made %d, instance %q; want 2 and %s", job.Made, job.Instance, second)
+	}
+}
+
+// duplicateBeforeFirstAdmission stands for a second delivery of the same
+// queued job handled at the same moment (GitHub's redelivery, or the
+// reconciler recovering it): just before the first admission of a job not
+// stored yet, the same admission is made by the rival, job and instance.
+type duplicateBeforeFirstAdmission struct {
+	store.Store
+	fired *atomic.Bool
+}
+
+func (s *duplicateBeforeFirstAdmission) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
+	outbox := s.Store.(store.Outbox)
+	if a.JobFrom == "" && a.Job != nil && s.fired.CompareAndSwap(false, true) {
+		rival := a
+		rival.Instance, rival.Job = a.Instance.Clone(), a.Job.Clone()
+		if err := outbox.CreateInstanceAndSend(ctx, rival, body); err != nil {
+			return err
+		}
+	}
+	return outbox.CreateInstanceAndSend(ctx, a, body)
+}
+
+// TestTwoDeliveriesOfANewJobMakeOneInstance: the loser of two deliveries
+// of one new job reads the job the winner stored and finds it covered; it
+// must not retry from its own unstored copy, whose every create finds the
+// winner's record.
+func TestTwoDeliveriesOfANewJobMakeOneInstance(t *testing.T) {
+	fired := new(atomic.Bool)
+	w := enginetest.NewWorld(t, enginetest.Options{
+		WrapStore: func(s store.Store) store.Store {
+			return &duplicateBeforeFirstAdmission{Store: s, fired: fired}
+		},
+	})
+	out := w.Deliver(enginetest.Event(runner.ActionQueued, 2402, ""))
+	if !fired.Load() {
+		t.Fatal("the rival admission never ran")
+	}
+	if out.Result != engine.ResultDuplicate || out.Instance != enginetest.InstanceName(2402) {
+		t.Errorf("the losing delivery = %+v; want %s, covered by %s", out, engine.ResultDuplicate, enginetest.InstanceName(2402))
+	}
+	if live := w.Live(); len(live) != 1 {
+		t.Errorf("%d live instances, want the winner's one", len(live))
 	}
 }
