@@ -57,7 +57,7 @@ func readmeTour(t *testing.T) []tourStep {
 		}
 		step := tourStep{line: line}
 		if m := announcedExit.FindStringSubmatch(comment); m != nil {
-			step.wantExit = int(m[1][0] - '0')
+			step.wantExit, _ = strconv.Atoi(m[1])
 		}
 		switch {
 		case fields[0] == "bin/runfleet":
@@ -83,7 +83,7 @@ type announcedWarning struct {
 }
 
 var tourWarnings = []announcedWarning{
-	{msg: "GitHub is SIMULATED", readme: "`GitHub\nis SIMULATED`"},
+	{msg: "GitHub is SIMULATED", readme: "`GitHub is SIMULATED`"},
 	{msg: "machines are SIMULATED", readme: "`machines are SIMULATED`"},
 	{msg: "operator delete refused: runner is busy", attrs: map[string]any{"pool": "busy-demo"}, readme: "refused: its runner is running a job"},
 	{msg: "forced delete: ignoring GitHub error", attrs: map[string]any{"pool": "busy-demo"}, readme: "the log warns it ignored GitHub's refusal"},
