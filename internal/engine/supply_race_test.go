@@ -13,54 +13,62 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// rivalBeforeAdmission stands for a second worker serving the same job (in
-// the README tour: the failed create's retry and the forced delete's): just
-// before the first admission of a job already stored, it writes the job
-// itself, as that worker's record of GitHub's answer would, so the
-// admission loses its compare-and-set.
-type rivalBeforeAdmission struct {
+// rivalFirst is a store in which another worker wins a race on the job:
+// before the first admission that races (races), that worker's write
+// (rival) is committed, so the admission loses to it.
+type rivalFirst struct {
 	store.Store
 	fired *atomic.Bool
+	races func(a store.Admission) bool
+	rival func(ctx context.Context, s store.Store, a store.Admission, body []byte) error
 }
 
-func (s *rivalBeforeAdmission) rival(ctx context.Context, a store.Admission) error {
-	if a.Job == nil || a.JobFrom == "" || !s.fired.CompareAndSwap(false, true) {
-		return nil
-	}
-	cur, err := s.Store.GetJob(ctx, a.Job.Key())
-	if err != nil {
-		return err
-	}
-	next := cur.Clone()
-	next.UpdatedAt = cur.UpdatedAt.Add(time.Millisecond)
-	return s.Store.UpdateJob(ctx, cur.Status, next)
-}
-
-func (s *rivalBeforeAdmission) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
-	if err := s.rival(ctx, a); err != nil {
-		return err
+func (s *rivalFirst) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
+	if a.Job != nil && s.races(a) && s.fired.CompareAndSwap(false, true) {
+		if err := s.rival(ctx, s.Store, a, body); err != nil {
+			return err
+		}
 	}
 	return s.Store.(store.Outbox).CreateInstanceAndSend(ctx, a, body)
 }
 
-// TestSupplyReadsTheJobAgainAfterLosingARace: a job whose first machine
-// failed to create is served again, and that admission of its next
-// instance loses a race on the job record. The loser must read the job
-// again and decide again — one more write, not sixteen conflicts against
-// the version it read first and a message left for redelivery.
-func TestSupplyReadsTheJobAgainAfterLosingARace(t *testing.T) {
+// rivalWorld is a world whose store lets the rival win once; fired says
+// whether it did.
+func rivalWorld(t *testing.T, races func(store.Admission) bool, rival func(context.Context, store.Store, store.Admission, []byte) error) (*enginetest.World, *atomic.Bool) {
 	fired := new(atomic.Bool)
 	w := enginetest.NewWorld(t, enginetest.Options{
 		WrapStore: func(s store.Store) store.Store {
-			return &rivalBeforeAdmission{Store: s, fired: fired}
+			return &rivalFirst{Store: s, fired: fired, races: races, rival: rival}
 		},
 	})
+	return w, fired
+}
+
+// TestSupplyReadsTheJobAgainAfterLosingARace: a job whose first machine
+// failed to create is served again, and that admission of its next
+// instance loses a race on the job record to a second worker serving the
+// same job (in the README tour: the failed create's retry and the forced
+// delete's), which recorded GitHub's answer first. The loser must read the
+// job again and decide again — one more write, not sixteen conflicts
+// against the version it read first.
+func TestSupplyReadsTheJobAgainAfterLosingARace(t *testing.T) {
+	storedJob := func(a store.Admission) bool { return a.JobFrom != "" }
+	recordAnswer := func(ctx context.Context, s store.Store, a store.Admission, _ []byte) error {
+		cur, err := s.GetJob(ctx, a.Job.Key())
+		if err != nil {
+			return err
+		}
+		next := cur.Clone()
+		next.UpdatedAt = cur.UpdatedAt.Add(time.Millisecond)
+		return s.UpdateJob(ctx, cur.Status, next)
+	}
+	w, fired := rivalWorld(t, storedJob, recordAnswer)
 	w.Recorder.FailCreates(3, false) // every attempt of the first instance (MaxCreateAttempts)
 	w.Deliver(enginetest.Event(runner.ActionQueued, 2401, ""))
 	// The next instance waits out the job's backoff (a delayed
-	// serve_job): drain until it is made. A loser deciding again from
-	// the copy it lost with fails that message ("gave up after 16
-	// conflicting writes"), and Drain fails the test.
+	// serve_job): drain until it is made. A loser deciding again from the
+	// copy it lost with gives up ("gave up after 16 conflicting writes"),
+	// and only the reconciler would make the instance.
 	second := w.Job(2401).InstanceFor(2)
 	enginetest.Eventually(t, "the job's next instance after the lost race", func() bool {
 		w.Drain()
@@ -78,38 +86,19 @@ func TestSupplyReadsTheJobAgainAfterLosingARace(t *testing.T) {
 	}
 }
 
-// duplicateBeforeFirstAdmission stands for a second delivery of the same
-// queued job handled at the same moment (GitHub's redelivery, or the
-// reconciler recovering it): just before the first admission of a job not
-// stored yet, the same admission is made by the rival, job and instance.
-type duplicateBeforeFirstAdmission struct {
-	store.Store
-	fired *atomic.Bool
-}
-
-func (s *duplicateBeforeFirstAdmission) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
-	outbox := s.Store.(store.Outbox)
-	if a.JobFrom == "" && a.Job != nil && s.fired.CompareAndSwap(false, true) {
+// TestTwoDeliveriesOfANewJobMakeOneInstance: two deliveries of one new
+// job handled at the same moment (GitHub's redelivery, or the reconciler
+// recovering it) both admit its first instance. The loser must read the
+// job the winner stored and find it covered, not retry from its own
+// unstored copy, whose every create finds the winner's record.
+func TestTwoDeliveriesOfANewJobMakeOneInstance(t *testing.T) {
+	newJob := func(a store.Admission) bool { return a.JobFrom == "" }
+	sameAdmission := func(ctx context.Context, s store.Store, a store.Admission, body []byte) error {
 		rival := a
 		rival.Instance, rival.Job = a.Instance.Clone(), a.Job.Clone()
-		if err := outbox.CreateInstanceAndSend(ctx, rival, body); err != nil {
-			return err
-		}
+		return s.(store.Outbox).CreateInstanceAndSend(ctx, rival, body)
 	}
-	return outbox.CreateInstanceAndSend(ctx, a, body)
-}
-
-// TestTwoDeliveriesOfANewJobMakeOneInstance: the loser of two deliveries
-// of one new job reads the job the winner stored and finds it covered; it
-// must not retry from its own unstored copy, whose every create finds the
-// winner's record.
-func TestTwoDeliveriesOfANewJobMakeOneInstance(t *testing.T) {
-	fired := new(atomic.Bool)
-	w := enginetest.NewWorld(t, enginetest.Options{
-		WrapStore: func(s store.Store) store.Store {
-			return &duplicateBeforeFirstAdmission{Store: s, fired: fired}
-		},
-	})
+	w, fired := rivalWorld(t, newJob, sameAdmission)
 	out := w.Deliver(enginetest.Event(runner.ActionQueued, 2402, ""))
 	if !fired.Load() {
 		t.Fatal("the rival admission never ran")
