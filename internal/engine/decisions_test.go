@@ -154,11 +154,48 @@ func TestJobCompleted(t *testing.T) {
 			`creating/terminated provider="" runner=0 fault=""`},
 		{"being created, marked already", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.RunnerStatus = runner.RunnerTerminated }), true,
 			"no change"},
-		{"being deleted", instanceIn(runner.StatusDeleting, nil), false, "no change"},
+		// A completed during a delete attempt marks the runner done, so a
+		// 422 that attempt meets is GitHub's lag, retried soon (issue #32).
+		{"being deleted, ran this job", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.RunnerStatus, i.ActiveJobID = runner.RunnerActive, job }), false,
+			`deleting/terminated provider="" runner=0 fault=""`},
+		{"being deleted, named by the event", instanceIn(runner.StatusDeleting, nil), false,
+			`deleting/terminated provider="" runner=0 fault=""`},
+		{"being deleted, made for it, never ran it", instanceIn(runner.StatusDeleting, nil), true, "no change"},
+		{"being deleted, ran another job", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.RunnerStatus, i.ActiveJobID = runner.RunnerActive, 2 }), false,
+			"no change"},
+		{"being deleted, marked already", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.RunnerStatus = runner.RunnerTerminated }), false,
+			"no change"},
 		{"pending delete", instanceIn(runner.StatusPendingDelete, nil), false, "no change"},
 		{"deleted", instanceIn(runner.StatusDeleted, nil), false, "no change"},
 	} {
 		if got := summary(jobCompleted(tc.cur, job, tc.runnerless, decisionNow)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// How long a failed delete waits: a busy runner whose job's completed has
+// arrived is asked again within seconds, not after delete_backoff_max.
+func TestDeleteRetryDelay(t *testing.T) {
+	const backoffMax = 5 * time.Minute
+	busy := fmt.Errorf("%w: 422", github.ErrRunnerBusy)
+	limited := &github.RateLimitError{RetryAt: decisionNow.Add(time.Minute)}
+	for _, tc := range []struct {
+		name      string
+		cause     error
+		completed bool
+		backoff   time.Duration
+		want      time.Duration
+	}{
+		{"provider fault", errors.New("boom"), false, 2 * time.Second, 2 * time.Second},
+		{"provider fault, completed seen", errors.New("boom"), true, 2 * time.Second, 2 * time.Second},
+		{"rate limited", limited, false, time.Second, time.Minute},
+		{"rate limited, backoff past the reset", limited, false, 2 * time.Minute, 2 * time.Minute},
+		{"busy, no completed yet", busy, false, time.Second, backoffMax},
+		{"busy after the job's completed", busy, true, time.Second, time.Second},
+		{"busy after the job's completed, many attempts", busy, true, backoffMax, busyAfterCompletedMax},
+	} {
+		if got := deleteRetryDelay(tc.cause, tc.completed, tc.backoff, backoffMax, decisionNow); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
