@@ -200,3 +200,45 @@ func TestDeleteRetryDelay(t *testing.T) {
 		}
 	}
 }
+
+// Whose work a delivery may take over: only work its own message's
+// earlier delivery claimed and left in creating or deleting; another
+// message's claim is a live worker's (or the reconciler's to recover).
+func TestAbandonedBy(t *testing.T) {
+	claimed := func(st runner.Status, by string) *runner.Instance {
+		return instanceIn(st, func(i *runner.Instance) { i.Claim = by })
+	}
+	for _, tc := range []struct {
+		name     string
+		inst     *runner.Instance
+		delivery string
+		want     bool
+	}{
+		{"creating, claimed by this message", claimed(runner.StatusCreating, "m1"), "m1", true},
+		{"deleting, claimed by this message", claimed(runner.StatusDeleting, "m1"), "m1", true},
+		{"creating, claimed by another message", claimed(runner.StatusCreating, "m2"), "m1", false},
+		{"creating, claimed before claims were named", claimed(runner.StatusCreating, ""), "m1", false},
+		{"no delivery named", claimed(runner.StatusCreating, ""), "", false},
+		{"finished since", claimed(runner.StatusRunning, "m1"), "m1", false},
+		{"pending again", claimed(runner.StatusPendingDelete, "m1"), "m1", false},
+		{"no instance", nil, "m1", false},
+	} {
+		if got := abandonedBy(tc.inst, tc.delivery); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A change of status ends a claim: the claim names the work holding the
+// instance in the status it was made for, never a later one.
+func TestTransitionEndsTheClaim(t *testing.T) {
+	cur := instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.Claim = "m1" })
+	next, err := cur.Transition(runner.StatusRunning, decisionNow)
+	if err != nil || next.Claim != "" {
+		t.Fatalf("claim after creating -> running: %q (%v), want none", next.Claim, err)
+	}
+	same, err := cur.Transition(runner.StatusCreating, decisionNow)
+	if err != nil || same.Claim != "m1" {
+		t.Fatalf("claim kept in creating: %q (%v), want m1", same.Claim, err)
+	}
+}

@@ -45,6 +45,18 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 	if err != nil {
 		return nil, false, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
 	}
+	if abandonedBy(inst, deliveryOf(ctx)) {
+		// Every step of a delete is safe to repeat: GitHub is asked by
+		// runner id (or name), the provider by id (or name), and a gone
+		// runner or machine is success. Resumed as an ordinary delete: a
+		// failure goes back to pending_delete rather than past a busy
+		// runner.
+		log = log.With("pool", inst.Pool)
+		log.Warn("an earlier delivery of this message claimed the delete and recorded no outcome; taking it over",
+			"claimed_at", inst.StatusChangedAt)
+		e.observer.WorkTakenOver(inst, "redelivery", e.now().Sub(inst.StatusChangedAt))
+		return inst, false, log, nil
+	}
 	if inst == nil || !inst.Status.PendingDeletion() {
 		log.Debug("delete message is stale; nothing to do")
 		return nil, false, log, nil
@@ -56,7 +68,11 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 			return nil, errNoChange
 		}
 		claimedFrom = cur.Status
-		return cur.Transition(runner.StatusDeleting, e.now())
+		next, err := cur.Transition(runner.StatusDeleting, e.now())
+		if err == nil {
+			next.Claim = deliveryOf(ctx)
+		}
+		return next, err
 	})
 	if err != nil {
 		return nil, false, log, fmt.Errorf("claim %s for delete: %w", inst.Name, err)

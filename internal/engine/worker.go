@@ -68,7 +68,7 @@ func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, vi
 	// would hand the message to someone else anyway.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibility)
 	defer cancel()
-	err := e.HandleMessage(wctx, m.Body)
+	err := e.HandleMessage(WithDelivery(wctx, m.ID), m.Body)
 	if err != nil && !errors.Is(err, ErrMalformed) {
 		e.log.Warn("work failed; left for redelivery", "message_id", m.ID, "receive_count", m.ReceiveCount, "error", err)
 		return

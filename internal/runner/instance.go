@@ -87,6 +87,12 @@ type Instance struct {
 	// by GitHub's rate limit — until then. Waiting is not failing: no
 	// create attempt is used and no fault recorded.
 	WaitingForGitHub time.Time `json:"waiting_for_github,omitzero"`
+	// Claim names the work that holds the instance in creating or deleting:
+	// the queue message whose delivery claimed it (engine.WithDelivery).
+	// A later delivery of the same message finds its own claim and takes
+	// the work over at once, rather than call it stale and leave it to the
+	// reconciler's timeout (issue #32). A change of status ends the claim.
+	Claim string `json:"claim,omitempty"`
 	// CreateAttempt increases each time a create is started; instance tokens
 	// name it so a token from an earlier attempt is refused.
 	CreateAttempt int `json:"create_attempt"`
@@ -160,6 +166,7 @@ func (in *Instance) Transition(to Status, now time.Time) (*Instance, error) {
 	next := in.Clone()
 	if next.Status != to {
 		next.StatusChangedAt = now
+		next.Claim = ""
 	}
 	next.Status = to
 	next.UpdatedAt = now

@@ -1,0 +1,116 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/enginetest"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/testclock"
+)
+
+// errDatabaseDown is what a write returns while the database restarts.
+var errDatabaseDown = errors.New("simulated: the database is restarting")
+
+// outageStore fails the one instance write from status from to status to,
+// once, as a database restarting between a worker's two writes would: the
+// worker's claim is durable, its outcome is not.
+type outageStore struct {
+	store.Store
+	from, to runner.Status
+	fired    *atomic.Bool
+}
+
+func (s *outageStore) UpdateInstance(ctx context.Context, from runner.Status, next *runner.Instance) error {
+	if from == s.from && next.Status == s.to && s.fired.CompareAndSwap(false, true) {
+		return errDatabaseDown
+	}
+	return s.Store.UpdateInstance(ctx, from, next)
+}
+
+// Issue #32: a worker whose final write fails leaves its message for
+// redelivery; that redelivery finds the instance still claimed by the same
+// message and finishes the work — it is not "stale" — so the instance moves
+// on at the redelivery, not at the reconciler's timeout.
+func TestRedeliveryAfterAFailedFinalWriteResumesTheWork(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from, to runner.Status
+		// start brings the instance to the work whose outcome is lost.
+		start func(t *testing.T, w *enginetest.World) string
+		want  runner.Status
+	}{
+		{"create", runner.StatusCreating, runner.StatusRunning, func(t *testing.T, w *enginetest.World) string {
+			w.Deliver(enginetest.Event(runner.ActionQueued, 32_101, ""))
+			return enginetest.InstanceName(32_101)
+		}, runner.StatusRunning},
+		{"delete", runner.StatusDeleting, runner.StatusDeleted, func(t *testing.T, w *enginetest.World) string {
+			w.Deliver(enginetest.Event(runner.ActionQueued, 32_102, ""))
+			name := enginetest.InstanceName(32_102)
+			if failed := work(t, w); failed != 0 {
+				t.Fatalf("%d messages failed before the outage", failed)
+			}
+			w.Deliver(enginetest.Event(runner.ActionInProgress, 32_102, name))
+			w.Deliver(enginetest.Event(runner.ActionCompleted, 32_102, name))
+			return name
+		}, runner.StatusDeleted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := testclock.At(time.Date(2026, 4, 6, 8, 0, 0, 0, time.UTC))
+			fired := &atomic.Bool{}
+			h := newHeard()
+			w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, WrapStore: func(s store.Store) store.Store {
+				return &outageStore{Store: s, from: tc.from, to: tc.to, fired: fired}
+			}, Engine: func(o *engine.Options) { o.Observer = h }})
+			name := tc.start(t, w)
+			if failed := work(t, w); failed != 1 || !fired.Load() {
+				t.Fatalf("the outage was not met (failed messages %d)", failed)
+			}
+			if got := w.Instance(name); got.Status != tc.from {
+				t.Fatalf("after the failed write: %s, want %s", got.Status, tc.from)
+			}
+			// The message comes back after its visibility (work's 50ms),
+			// long before the reconciler's timeout for tc.from.
+			claimedAt := w.Instance(name).StatusChangedAt
+			clock.Advance(time.Second)
+			takeoverAt := clock.Now()
+			for range 3 {
+				work(t, w)
+				clock.Advance(time.Second)
+			}
+			got := w.Instance(name)
+			if got.Status != tc.want {
+				t.Fatalf("after the redelivery: %s, want %s\nlog:\n%s", got.Status, tc.want, w.Logs.Tail(30))
+			}
+			wantHeard := fmt.Sprintf("%s %s redelivery %s", name, tc.from, takeoverAt.Sub(claimedAt))
+			if got := h.takenOver(); !slices.Equal(got, []string{wantHeard}) {
+				t.Errorf("takeovers heard: %q, want [%q]", got, wantHeard)
+			}
+			// Done once: one machine and one runner of the name when it runs,
+			// none when it is deleted.
+			want := 0
+			if tc.want == runner.StatusRunning {
+				want = 1
+			}
+			if n := len(w.Provider.Machines()); n != want {
+				t.Errorf("%d machines, want %d", n, want)
+			}
+			runners := 0
+			for _, r := range w.GitHub.Runners() {
+				if r.Name == name {
+					runners++
+				}
+			}
+			if runners != want {
+				t.Errorf("%d runners named %s, want %d", runners, name, want)
+			}
+		})
+	}
+}
