@@ -242,3 +242,25 @@ func TestTransitionEndsTheClaim(t *testing.T) {
 		t.Fatalf("claim kept in creating: %q (%v), want m1", same.Claim, err)
 	}
 }
+
+// When a worker does a failed message again: 1 s doubling, four times,
+// never when the wait would outlast the message's visibility.
+func TestRetryFailedAfter(t *testing.T) {
+	for _, tc := range []struct {
+		try       int
+		left      time.Duration
+		want      time.Duration
+		wantAgain bool
+	}{
+		{0, 5 * time.Minute, time.Second, true},
+		{1, 5 * time.Minute, 2 * time.Second, true},
+		{3, 5 * time.Minute, 8 * time.Second, true},
+		{4, 5 * time.Minute, 0, false},
+		{2, 3 * time.Second, 4 * time.Second, false},
+	} {
+		got, again := retryFailedAfter(tc.try, time.Second, tc.left)
+		if got != tc.want || again != tc.wantAgain {
+			t.Errorf("try %d with %s left: %s %v, want %s %v", tc.try, tc.left, got, again, tc.want, tc.wantAgain)
+		}
+	}
+}

@@ -114,3 +114,28 @@ func TestRedeliveryAfterAFailedFinalWriteResumesTheWork(t *testing.T) {
 		})
 	}
 }
+
+// Issue #32: a database restart of a few seconds fails a serve worker's
+// final write. The worker does the message again itself once the store
+// answers — the claim is its message's own, so the work is taken over, not
+// found stale — and the instance moves on without waiting for the
+// message's redelivery (an hour away here: only the worker's own repeat
+// can finish it).
+func TestWorkerDoesAFailedMessageAgainWhileItIsStillItsOwn(t *testing.T) {
+	// Real time: the retried create is sent with a delay the workers must
+	// see pass; nothing here measures it.
+	fired := &atomic.Bool{}
+	w := enginetest.NewWorld(t, enginetest.Options{WorkerVisibility: time.Hour, WrapStore: func(s store.Store) store.Store {
+		return &outageStore{Store: s, from: runner.StatusCreating, to: runner.StatusRunning, fired: fired}
+	}})
+	w.StartWorkers(1)
+	w.Deliver(enginetest.Event(runner.ActionQueued, 32_201, ""))
+	name := enginetest.InstanceName(32_201)
+	w.WaitFor("the instance to run after the failed write", func() bool {
+		return fired.Load() && w.Instance(name).Status == runner.StatusRunning
+	})
+	w.Drain()
+	if n := len(w.Provider.Machines()); n != 1 {
+		t.Fatalf("%d machines, want 1", n)
+	}
+}

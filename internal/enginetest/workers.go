@@ -15,6 +15,9 @@ import (
 const (
 	defaultVisibility = 30 * time.Second
 	workerWait        = time.Second
+	// workerRetryAfter: a failed message is done again at once, tests
+	// seeing behaviour, not waiting.
+	workerRetryAfter = 10 * time.Millisecond
 )
 
 // StartWorkers starts n queue consumers, as serve's engine.workers. A
@@ -32,7 +35,7 @@ func (w *World) StartWorkers(n int) {
 	e, q, visibility := w.Engine, w.Queue, w.visibility()
 	go func() {
 		defer close(stopped)
-		e.Work(ctx, q, engine.WorkerOptions{Concurrency: n, Visibility: visibility, Wait: workerWait})
+		e.Work(ctx, q, engine.WorkerOptions{Concurrency: n, Visibility: visibility, Wait: workerWait, RetryAfter: workerRetryAfter})
 	}()
 }
 
