@@ -201,29 +201,38 @@ func TestDeleteRetryDelay(t *testing.T) {
 	}
 }
 
-// Whose work a delivery may take over: only work its own message's
-// earlier delivery claimed and left in creating or deleting; another
-// message's claim is a live worker's (or the reconciler's to recover).
-func TestAbandonedBy(t *testing.T) {
-	claimed := func(st runner.Status, by string) *runner.Instance {
-		return instanceIn(st, func(i *runner.Instance) { i.Claim = by })
+// Whose work a delivery may take over, and when: only work its own
+// message claimed and left in creating or deleting — at once when the same
+// receive claimed it (the worker doing its message again) or once the
+// earlier receive's bound has passed; another message's claim is a live
+// worker's (or the reconciler's to recover).
+func TestDecideTakeover(t *testing.T) {
+	until := decisionNow.Add(time.Minute)
+	claimed := func(st runner.Status, claim string, until time.Time) *runner.Instance {
+		return instanceIn(st, func(i *runner.Instance) { i.Claim, i.ClaimUntil = claim, until })
 	}
+	first, second := delivery{id: "m1", receive: 1}, delivery{id: "m1", receive: 2}
 	for _, tc := range []struct {
-		name     string
-		inst     *runner.Instance
-		delivery string
-		want     bool
+		name string
+		inst *runner.Instance
+		d    delivery
+		at   time.Time
+		want takeover
 	}{
-		{"creating, claimed by this message", claimed(runner.StatusCreating, "m1"), "m1", true},
-		{"deleting, claimed by this message", claimed(runner.StatusDeleting, "m1"), "m1", true},
-		{"creating, claimed by another message", claimed(runner.StatusCreating, "m2"), "m1", false},
-		{"creating, claimed before claims were named", claimed(runner.StatusCreating, ""), "m1", false},
-		{"no delivery named", claimed(runner.StatusCreating, ""), "", false},
-		{"finished since", claimed(runner.StatusRunning, "m1"), "m1", false},
-		{"pending again", claimed(runner.StatusPendingDelete, "m1"), "m1", false},
-		{"no instance", nil, "m1", false},
+		{"creating, this receive's own claim", claimed(runner.StatusCreating, "m1#1", until), first, decisionNow, takeOverNow},
+		{"deleting, this receive's own claim", claimed(runner.StatusDeleting, "m1#1", until), first, decisionNow, takeOverNow},
+		{"earlier receive, its worker may be finishing", claimed(runner.StatusCreating, "m1#1", until), second, decisionNow, takeOverLater},
+		{"earlier receive, at its bound", claimed(runner.StatusCreating, "m1#1", until), second, until, takeOverNow},
+		{"earlier receive, unbounded work that returned", claimed(runner.StatusDeleting, "m1#1", time.Time{}), second, decisionNow, takeOverNow},
+		{"another message's claim", claimed(runner.StatusCreating, "m2#1", until), first, until, notOurs},
+		{"claimed before claims were named", claimed(runner.StatusCreating, "", time.Time{}), first, decisionNow, notOurs},
+		{"a claim that does not parse", claimed(runner.StatusCreating, "m1", time.Time{}), first, decisionNow, notOurs},
+		{"no delivery named", claimed(runner.StatusCreating, "m1#1", until), delivery{}, until, notOurs},
+		{"finished since", claimed(runner.StatusRunning, "m1#1", until), first, decisionNow, notOurs},
+		{"pending again", claimed(runner.StatusPendingDelete, "m1#1", until), first, decisionNow, notOurs},
+		{"no instance", nil, first, decisionNow, notOurs},
 	} {
-		if got := abandonedBy(tc.inst, tc.delivery); got != tc.want {
+		if got := decideTakeover(tc.inst, tc.d, tc.at); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -232,14 +241,14 @@ func TestAbandonedBy(t *testing.T) {
 // A change of status ends a claim: the claim names the work holding the
 // instance in the status it was made for, never a later one.
 func TestTransitionEndsTheClaim(t *testing.T) {
-	cur := instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.Claim = "m1" })
+	cur := instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.Claim, i.ClaimUntil = "m1#1", decisionNow })
 	next, err := cur.Transition(runner.StatusRunning, decisionNow)
-	if err != nil || next.Claim != "" {
-		t.Fatalf("claim after creating -> running: %q (%v), want none", next.Claim, err)
+	if err != nil || next.Claim != "" || !next.ClaimUntil.IsZero() {
+		t.Fatalf("claim after creating -> running: %q until %s (%v), want none", next.Claim, next.ClaimUntil, err)
 	}
 	same, err := cur.Transition(runner.StatusCreating, decisionNow)
-	if err != nil || same.Claim != "m1" {
-		t.Fatalf("claim kept in creating: %q (%v), want m1", same.Claim, err)
+	if err != nil || same.Claim != "m1#1" {
+		t.Fatalf("claim kept in creating: %q (%v), want m1#1", same.Claim, err)
 	}
 }
 

@@ -45,16 +45,18 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 	if err != nil {
 		return nil, false, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
 	}
-	if abandonedBy(inst, deliveryOf(ctx)) {
+	if take, err := e.takeOver(ctx, inst, "delete"); err != nil || take {
+		if err != nil {
+			return nil, false, log, err
+		}
 		// Every step of a delete is safe to repeat: GitHub is asked by
 		// runner id (or name), the provider by id (or name), and a gone
 		// runner or machine is success. Resumed as an ordinary delete: a
 		// failure goes back to pending_delete rather than past a busy
 		// runner.
 		log = log.With("pool", inst.Pool)
-		log.Warn("an earlier delivery of this message claimed the delete and recorded no outcome; taking it over",
-			"claimed_at", inst.StatusChangedAt)
-		e.observer.WorkTakenOver(inst, "redelivery", e.now().Sub(inst.StatusChangedAt))
+		log.Warn("an earlier try of this message claimed the delete and recorded no outcome; taking it over",
+			"claimed_at", inst.StatusChangedAt, "claim", inst.Claim)
 		return inst, false, log, nil
 	}
 	if inst == nil || !inst.Status.PendingDeletion() {
@@ -70,7 +72,7 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 		claimedFrom = cur.Status
 		next, err := cur.Transition(runner.StatusDeleting, e.now())
 		if err == nil {
-			next.Claim = deliveryOf(ctx)
+			next.Claim, next.ClaimUntil = deliveryOf(ctx).claim(), claimUntil(ctx, e.now())
 		}
 		return next, err
 	})

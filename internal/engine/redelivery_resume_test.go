@@ -11,6 +11,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/enginetest"
+	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/testclock"
@@ -135,6 +136,69 @@ func TestWorkerDoesAFailedMessageAgainWhileItIsStillItsOwn(t *testing.T) {
 		return fired.Load() && w.Instance(name).Status == runner.StatusRunning
 	})
 	w.Drain()
+	if n := len(w.Provider.Machines()); n != 1 {
+		t.Fatalf("%d machines, want 1", n)
+	}
+}
+
+// A redelivery does not take over while its message's earlier receive may
+// still be finishing — a worker past its visibility is still inside its
+// bound for a clean-up grace, and a create taken over under a live
+// provider call could leave two machines of one name — and does once the
+// claim's bound has passed, on the engine's clock.
+func TestRedeliveryWaitsOutTheEarlierReceivesBound(t *testing.T) {
+	clock := testclock.At(time.Date(2026, 4, 6, 10, 0, 0, 0, time.UTC))
+	fired := &atomic.Bool{}
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, WrapStore: func(s store.Store) store.Store {
+		return &outageStore{Store: s, from: runner.StatusCreating, to: runner.StatusRunning, fired: fired}
+	}})
+	w.Deliver(enginetest.Event(runner.ActionQueued, 32_301, ""))
+	name := enginetest.InstanceName(32_301)
+	// handleOnce receives the create message and does it as a worker bound
+	// by a deadline would; it reports the handler's error.
+	handleOnce := func() error {
+		t.Helper()
+		ctx := context.Background()
+		msgs, err := w.Queue.Receive(ctx, queue.ReceiveOptions{Max: 1, Visibility: 50 * time.Millisecond})
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("receive: %d messages, %v; want the create", len(msgs), err)
+		}
+		m := msgs[0]
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		err = w.Engine.HandleMessage(engine.WithDelivery(wctx, m.ID, m.ReceiveCount), m.Body)
+		if err == nil {
+			if err := w.Queue.Ack(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return err
+	}
+	if err := handleOnce(); err == nil || !fired.Load() {
+		t.Fatalf("the first receive: %v, want the outage's failure", err)
+	}
+	claimed := w.Instance(name)
+	if claimed.Status != runner.StatusCreating || claimed.ClaimUntil.Before(clock.Now().Add(10*time.Minute)) {
+		t.Fatalf("after the failed write: %s claimed until %s, want creating, bound past the worker's deadline", claimed.Status, claimed.ClaimUntil)
+	}
+
+	clock.Advance(time.Second)
+	if err := handleOnce(); err == nil {
+		t.Fatal("a redelivery inside the earlier receive's bound took the create over")
+	}
+	if got := w.Instance(name); got.Status != runner.StatusCreating || got.Version != claimed.Version {
+		t.Fatalf("a redelivery inside the bound wrote %s (version %d, was %d)", got.Status, got.Version, claimed.Version)
+	}
+
+	clock.AdvanceTo(claimed.ClaimUntil)
+	if err := handleOnce(); err != nil {
+		t.Fatalf("the redelivery past the bound: %v", err)
+	}
+	clock.Advance(time.Second) // the retried create's backoff
+	w.Drain()
+	if got := w.Instance(name); got.Status != runner.StatusRunning {
+		t.Fatalf("after the takeover: %s, want running", got.Status)
+	}
 	if n := len(w.Provider.Machines()); n != 1 {
 		t.Fatalf("%d machines, want 1", n)
 	}

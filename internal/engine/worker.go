@@ -98,7 +98,7 @@ func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, op
 	deadline := time.Now().Add(opts.Visibility)
 	wctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-	wctx = WithDelivery(wctx, m.ID)
+	wctx = WithDelivery(wctx, m.ID, m.ReceiveCount)
 	for try := 0; ; try++ {
 		err := e.HandleMessage(wctx, m.Body)
 		if err == nil || errors.Is(err, ErrMalformed) {

@@ -69,7 +69,7 @@ func (w *World) Drain() {
 			return
 		}
 		for _, m := range msgs {
-			if err := w.Engine.HandleMessage(engine.WithDelivery(ctx, m.ID), m.Body); err != nil && !errors.Is(err, engine.ErrMalformed) {
+			if err := w.Engine.HandleMessage(engine.WithDelivery(ctx, m.ID, m.ReceiveCount), m.Body); err != nil && !errors.Is(err, engine.ErrMalformed) {
 				w.TB.Fatalf("drain the queue: %v\nlog:\n%s", err, w.Logs.Tail(40))
 			}
 			if err := w.Queue.Ack(ctx, m); err != nil {

@@ -25,8 +25,9 @@ type Controller interface {
 	HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta engine.EventMeta) (result string, err error)
 	// HandleMessage does one message's work and says whether to
 	// acknowledge it (done, or malformed and to be dropped); id is the
-	// message's, the same on each of its deliveries (engine.WithDelivery).
-	HandleMessage(ctx context.Context, id string, body []byte) (ack bool, err error)
+	// message's, the same on each of its deliveries, and receive which
+	// delivery this is (engine.WithDelivery).
+	HandleMessage(ctx context.Context, id string, receive int, body []byte) (ack bool, err error)
 	Reconcile(ctx context.Context) error
 	// LeftInFlight runs once after every start, before any other work,
 	// and reads what the process's predecessor left in flight; the
