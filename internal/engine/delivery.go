@@ -66,7 +66,7 @@ func parseClaim(claim string) delivery {
 // invocation's its timeout less a margin) plus the clean-up grace a
 // create's or delete's last steps may run past it, on the engine's clock
 // (now). Zero when ctx has no deadline: nothing bounds that work but its
-// return.
+// return, which only the same receive knows of.
 func claimUntil(ctx context.Context, now time.Time) time.Time {
 	dl, ok := ctx.Deadline()
 	if !ok {
@@ -106,7 +106,13 @@ func decideTakeover(inst *runner.Instance, d delivery, now time.Time) takeover {
 	switch {
 	case by.id != d.id:
 		return notOurs
-	case by.receive == d.receive, inst.ClaimUntil.IsZero(), !now.Before(inst.ClaimUntil):
+	case by.receive == d.receive:
+		return takeOverNow
+	case inst.ClaimUntil.IsZero():
+		// Work with no deadline may still be running: its end is not
+		// known, so the reconciler's timeouts recover it, as before.
+		return notOurs
+	case !now.Before(inst.ClaimUntil):
 		return takeOverNow
 	default:
 		return takeOverLater
