@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/leader"
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
@@ -105,7 +106,10 @@ func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, op
 			break
 		}
 		wait, again := retryFailedAfter(try, opts.RetryAfter, time.Until(deadline))
-		if !again || !sleepCtx(ctx, wait) {
+		// On real time, as the queue's visibility runs; a shutdown (ctx)
+		// does not wait out the backoff, the message is left for
+		// redelivery.
+		if !again || !(leader.RealRuntime{}).Sleep(ctx, wait) {
 			e.log.Warn("work failed; left for redelivery", "message_id", m.ID, "receive_count", m.ReceiveCount, "error", err)
 			return
 		}
@@ -113,18 +117,5 @@ func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, op
 	}
 	if err := q.Ack(context.WithoutCancel(ctx), m); err != nil {
 		e.log.Warn("ack failed; the message will be redelivered and found done", "message_id", m.ID, "error", err)
-	}
-}
-
-// sleepCtx waits d, or until ctx is done (false): a shutdown does not wait
-// out a retry's backoff, the message is left for redelivery.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
