@@ -20,8 +20,8 @@ type WorkerOptions struct {
 	// most failedRetries times, never past the message's visibility.
 	// Default 1s. A database restarting for a few seconds fails a
 	// worker's final write; done again once it is back (the claim is the
-	// message's own: abandonedBy), the work moves on within seconds,
-	// not at the redelivery after Visibility (issue #32).
+	// same receive's own: decideTakeover), the work moves on within
+	// seconds, not at the redelivery after Visibility (issue #32).
 	RetryAfter time.Duration
 }
 
