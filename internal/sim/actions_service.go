@@ -65,7 +65,7 @@ type ssScaleSet struct {
 	// or not, which a late duplicate copies.
 	last      *ssMessage
 	delivered []*ssMessage
-	session *ssSessionState
+	session   *ssSessionState
 	// capacity is the X-ScaleSetMaxCapacity of the last poll: GitHub
 	// assigns the scale set no more jobs than that at once.
 	capacity int
