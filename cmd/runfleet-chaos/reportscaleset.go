@@ -56,7 +56,11 @@ func (r *report) checkScaleSet(v func(format string, args ...any)) {
 		v("runfleet's listener never made the scale set %s", chaosScaleSet)
 	}
 	if len(o.runners) > 0 {
-		v("%d runner(s) still registered in the scale set", len(o.runners))
+		var left []string
+		for _, rr := range o.runners {
+			left = append(left, fmt.Sprintf("%s (id %d, busy %v)", rr.Name, rr.ID, rr.Busy))
+		}
+		v("%d runner(s) still registered in the scale set: %s", len(o.runners), names(left))
 	}
 	if late := r.madeForFinished(); len(late) > 0 {
 		v("%d machine(s) made for a job GitHub had finished more than %s before: %s", len(late), finishedGrace, names(late))
