@@ -37,7 +37,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet release image lambdas run test test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos chaos-replicas chaos-scaleset \
+.PHONY: all build runfleet release image lambdas run test test-dates test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos chaos-replicas chaos-scaleset \
 	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -141,13 +141,27 @@ chromium:
 ## other package runs with it. Besides the fixed seeds it explores a window
 ## of 100 seeds derived from the commit, and 50 of the scale-set world (printed;
 ## a failure prints the line that replays it), so every change looks at new ground.
+##
+## The race pass runs with every test's stopped clock (testclock.At) moved
+## TEST_CLOCK_SHIFT from today: a test whose dates only work near the day
+## it was written (a record dated by a test clock, expired by a real one)
+## fails here at once instead of on some later day (issue #30).
+## `make test-dates` runs the suite with the clocks moved both ways.
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+TEST_CLOCK_SHIFT ?= -60w
 test: emulators chromium postgres
 	$(GO) vet ./...
-	RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
+	RUNFLEET_TEST_CLOCK_SHIFT=$(TEST_CLOCK_SHIFT) RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
 	@test -n "$(SIM_COMMIT)" || { echo "test: no commit to derive the explored seeds from (not a git checkout?); set SIM_COMMIT=..." >&2; exit 1; }
 	$(GO) test -count=1 -timeout 20m -v -run 'TestSimulationExplore$$' ./internal/sim -explore $(SIM_COMMIT)
 	$(GO) test -count=1 -timeout 20m -skip 'TestSimulationExplore$$' ./internal/sim
+
+## test-dates: every test but the simulation's, without the race detector,
+## twice: with the stopped clocks 60 weeks in the past, then 60 weeks in
+## the future. Both must pass: no test depends on the day it runs.
+test-dates: emulators chromium postgres
+	@set -e; for shift in -60w +60w; do echo "test-dates: RUNFLEET_TEST_CLOCK_SHIFT=$$shift"; \
+	  RUNFLEET_TEST_CLOCK_SHIFT=$$shift RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$'); done
 
 ## sim: the fault simulation at scale: 1,000,000 job lifecycles (docs/reliability.md)
 sim:

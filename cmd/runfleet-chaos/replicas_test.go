@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // The planner never has every replica down at once, counting each killed
@@ -82,10 +84,10 @@ func TestDBRestartIsMidRun(t *testing.T) {
 // failed on a killed replica once its replica went down or came back as
 // another process.
 func TestWebhooksGoOnlyToReplicasThoughtUp(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
+	clock := testclock.At(time.Unix(1_800_000_000, 0))
 	f := &replicaFleet{
 		names: []string{"r1", "r2", "r3"}, up: []bool{true, false, true},
-		killedAt: make([]time.Time, 3), now: func() time.Time { return now },
+		killedAt: make([]time.Time, 3), now: clock.Now,
 	}
 	for i := range 3 {
 		srv := &server{base: "http://replica-" + f.names[i]}
@@ -117,13 +119,13 @@ func TestWebhooksGoOnlyToReplicasThoughtUp(t *testing.T) {
 	}
 
 	// r3 killed: still sent to until the health check notices.
-	f.up[2], f.killedAt[2] = false, now
-	now = now.Add(lbNoticeAfter / 2)
-	if got := routable(f.up, f.killedAt, now, lbNoticeAfter); !slices.Equal(got, []int{0, 2}) {
+	f.up[2], f.killedAt[2] = false, clock.Now()
+	clock.Advance(lbNoticeAfter / 2)
+	if got := routable(f.up, f.killedAt, clock.Now(), lbNoticeAfter); !slices.Equal(got, []int{0, 2}) {
 		t.Errorf("just after r3's kill the load balancer sends to %v, want r1 and r3", got)
 	}
-	now = now.Add(lbNoticeAfter)
-	if got := routable(f.up, f.killedAt, now, lbNoticeAfter); !slices.Equal(got, []int{0}) {
+	clock.Advance(lbNoticeAfter)
+	if got := routable(f.up, f.killedAt, clock.Now(), lbNoticeAfter); !slices.Equal(got, []int{0}) {
 		t.Errorf("once it noticed the load balancer sends to %v, want r1 alone", got)
 	}
 	f.up[0] = false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/httpapi"
 )
 
@@ -23,7 +24,7 @@ type apiFlags struct {
 // environment only after parsing, so -h never prints a secret.
 func (a *apiFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&a.server, "server", c.envOr("RUNFLEET_SERVER", defaultServer), "runfleet server URL (env RUNFLEET_SERVER)")
-	fs.StringVar(&a.token, "token", "", "operator API token, the server's server.api_token (env RUNFLEET_API_TOKEN; the variable is safer: flags show in ps)")
+	fs.StringVar(&a.token, "token", "", "operator API token: the one the server reads from "+config.APITokenKeys+" (env RUNFLEET_API_TOKEN; the variable is safer: flags show in ps)")
 	addOutputFlags(fs, &a.json)
 }
 
@@ -41,7 +42,7 @@ func (c *cli) apiFail(err error) int {
 	if errors.As(err, &apiErr) {
 		switch apiErr.StatusCode {
 		case http.StatusUnauthorized:
-			err = fmt.Errorf("%w\n(set --token or RUNFLEET_API_TOKEN to the token the server reads from server.api_token_env or api_token_file)", err)
+			err = fmt.Errorf("%w\n(set --token or RUNFLEET_API_TOKEN to the token the server reads from %s)", err, config.APITokenKeys)
 		case http.StatusNotFound:
 			if apiErr.Message == httpapi.DisabledMessage {
 				err = fmt.Errorf("%w\n(the server has no operator API token configured)", err)

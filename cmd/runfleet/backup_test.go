@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,9 +44,14 @@ func TestBackupOfAServingStoreRestartsWithItsRecords(t *testing.T) {
 	other.stop()
 	srv.stop()
 
-	res = runCLI(t, nil, "restore", backup, "--store-dir", restored)
-	if res.code != exitOK || !strings.Contains(res.stdout, "before-restore-") {
-		t.Fatalf("restore: %+v", res)
+	res = runCLI(t, nil, "restore", backup, "--store-dir", restored, "-o", "json")
+	var reply struct {
+		StoreFile    string `json:"store_file"`
+		ReplacedFile string `json:"replaced_file"`
+	}
+	if res.code != exitOK || json.Unmarshal([]byte(res.stdout), &reply) != nil ||
+		reply.StoreFile != filepath.Join(restored, "state.db") || !strings.Contains(reply.ReplacedFile, "before-restore-") {
+		t.Fatalf("restore -o json: %+v", res)
 	}
 	again := startServe(t, restored, true)
 	inst := again.waitFor(t, name, "restored", func(*runner.Instance) bool { return true })

@@ -36,8 +36,8 @@ Usage:
   runfleet cost [--pool POOL] [--by pool|repository|job|day] [-o table|json]
   runfleet reconcile [-o table|json]
   runfleet webhook send FILE [--secret S] [--server URL | --url URL] [--event EVENT] [--delivery ID] [-o table|json]
-  runfleet backup FILE [--server URL] [--token TOKEN]
-  runfleet restore FILE --store-dir DIR
+  runfleet backup FILE [--server URL] [--token TOKEN] [-o table|json]
+  runfleet restore FILE [--store-dir DIR] [-o table|json]
   runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [-o table|json] [--log-level LEVEL]
   runfleet version [-o table|json]
   runfleet help [COMMAND]

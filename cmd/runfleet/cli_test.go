@@ -37,6 +37,40 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
+// TestEveryCommandTakesOutputJSON holds the README's "every command but
+// serve and help takes -o json" against the synopsis in the main usage and
+// each command's own flags.
+func TestEveryCommandTakesOutputJSON(t *testing.T) {
+	commands := 0
+	for _, line := range strings.Split(mainUsage, "\n") {
+		synopsis, ok := strings.CutPrefix(line, "  runfleet ")
+		if !ok {
+			continue
+		}
+		var words []string
+		for _, w := range strings.Fields(synopsis) {
+			if w != strings.ToLower(w) || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") {
+				break // FILE, NAME, JOB, a flag: the command's name has ended
+			}
+			words = append(words, w)
+		}
+		if words[0] == "serve" || words[0] == "help" {
+			continue
+		}
+		commands++
+		if !strings.Contains(synopsis, "[-o table|json]") {
+			t.Errorf("usage of %s lacks [-o table|json]: %s", strings.Join(words, " "), line)
+		}
+		res := runCLI(t, nil, append(words, "-h")...)
+		if res.code != exitOK || !strings.Contains(res.stderr, "-o format") {
+			t.Errorf("%s -h does not offer -o: %+v", strings.Join(words, " "), res)
+		}
+	}
+	if commands < 10 {
+		t.Fatalf("found %d commands in the main usage; the parser lost them", commands)
+	}
+}
+
 func TestUsageErrorsExit2(t *testing.T) {
 	cases := [][]string{
 		{},
@@ -186,11 +220,16 @@ func TestInstanceTable(t *testing.T) {
 		{Name: "runfleet-a-1-1", Pool: "a", Status: runner.StatusRunning, RunnerStatus: runner.RunnerActive, JobID: 1, CreatedAt: at.Add(-90 * time.Second)},
 		{Name: "runfleet-b-2-1", Pool: "b", Status: runner.StatusPendingDelete, JobID: 2, CreatedAt: at.Add(-time.Hour),
 			Attempts: 3, NextAttemptAt: at.Add(4 * time.Second), ProviderFault: "cloud says\nno"},
+		{Name: "runfleet-a-3-1", Pool: "a", Status: runner.StatusDeleted, JobID: 3, CreatedAt: at.Add(-time.Hour),
+			Cost: &runner.Cost{USD: 0.1664, USDPerHour: 0.0832, Seconds: 7200}},
+		{Name: "runfleet-a-4-1", Pool: "a", Status: runner.StatusDeleted, JobID: 4, CreatedAt: at.Add(-time.Hour),
+			Cost: &runner.Cost{Seconds: 60, Unknown: "no price for pool \"a\""}},
+		{Name: "runfleet-a-5-1", Pool: "a", Status: runner.StatusDeleted, JobID: 5, CreatedAt: at.Add(-time.Hour), Cost: &runner.Cost{}},
 	}
 	var buf bytes.Buffer
 	writeInstanceTable(&buf, list, at)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") {
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "NAME") {
 		t.Fatalf("table:\n%s", buf.String())
 	}
 	for _, want := range []string{"runfleet-a-1-1", "running", "active", "1m30s"} {
@@ -201,6 +240,12 @@ func TestInstanceTable(t *testing.T) {
 	for _, want := range []string{"pending_delete", " 1h ", "attempt 3", "retry in 4s", "cloud says no"} {
 		if !strings.Contains(lines[2], want) {
 			t.Errorf("row 2 lacks %q: %s", want, lines[2])
+		}
+	}
+	// A deleted instance says what it cost, or why that is unknown.
+	for i, want := range []string{"cost $0.17 (7200s at $0.0832/h)", `cost unknown: no price for pool "a"`, "cost $0.00 (no machine was made)"} {
+		if !strings.Contains(lines[3+i], want) {
+			t.Errorf("row %d lacks %q: %s", 3+i, want, lines[3+i])
 		}
 	}
 }

@@ -69,8 +69,10 @@ func (c *cli) backup(ctx context.Context, args []string) int {
 }
 
 func (c *cli) restore(args []string) int {
-	fs := c.newFlags("restore", "runfleet restore FILE --store-dir DIR", restoreDescription)
+	fs := c.newFlags("restore", "runfleet restore FILE [--store-dir DIR] [-o table|json]", restoreDescription)
 	dir := fs.String("store-dir", "", "the stopped server's store.dir (e.g. /var/lib/runfleet; default "+config.DefaultStoreDir+")")
+	var asJSON bool
+	addOutputFlags(fs, &asJSON)
 	positional, status, done := parse(fs, args)
 	if done {
 		return status
@@ -85,6 +87,10 @@ func (c *cli) restore(args []string) int {
 	kept, err := bolt.RestoreFile(positional[0], target)
 	if err != nil {
 		return c.fail(err)
+	}
+	if asJSON {
+		// "replaced_file" is "" when there was no store to replace.
+		return c.printJSON(map[string]any{"file": positional[0], "store_file": target, "replaced_file": kept})
 	}
 	fmt.Fprintf(c.stdout, "restored %s to %s\n", positional[0], target)
 	if kept != "" {

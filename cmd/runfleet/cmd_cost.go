@@ -109,4 +109,11 @@ func usd(v float64) string {
 	return fmt.Sprintf("$%.2f", v)
 }
 
-func hours(seconds int64) string { return fmt.Sprintf("%.2f h", float64(seconds)/3600) }
+// hours writes machine time in hours, or in seconds when there is less
+// than would show as 0.01 h (the README tour's machines run seconds).
+func hours(seconds int64) string {
+	if seconds > 0 && seconds < 18 {
+		return fmt.Sprintf("%d s", seconds)
+	}
+	return fmt.Sprintf("%.2f h", float64(seconds)/3600)
+}

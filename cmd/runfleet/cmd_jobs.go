@@ -17,17 +17,21 @@ const jobsUsage = `Usage:
   runfleet jobs list [--pool POOL] [-o table|json]
 
 Lists the open demand of a running runfleet server: the jobs GitHub has
-queued that no runner has started yet, how long each has waited, and which
-are waiting for capacity or match no pool. Run 'runfleet jobs list -h' for
-flags; 'runfleet why JOB' says why one job waits.
+queued that no runner has started yet, how long each has waited, and what
+each waits for. Run 'runfleet jobs list -h' for flags; 'runfleet why JOB'
+says why one job waits.
 `
 
 const jobsListDescription = `Lists the open jobs (queued in GitHub, not started on a runner yet) oldest
 first, with how long each has waited since GitHub queued it and what it
-waits for: capacity (its pool is at max_runners, or its next runner is
-backing off), the runner being made for it, an environment's approval, or
-a pool (no pool has its labels: the reason is shown). Started, finished and
-expired jobs are not listed. 'runfleet why JOB' tells one job's story.`
+waits for, in the word 'runfleet why JOB' gives as its reason and the
+status page and runfleet_jobs_waiting{reason} show: capacity (its pool is
+at max_runners), backoff (its previous runner did not serve it; the next
+is made after a delay), next_runner, its runner's stage (runner_creating,
+create_backoff, github_budget, runner_booting, runner_online), approval,
+unmatched (no pool has its labels: the reason is shown) or
+pool_not_configured. Started, finished and expired jobs are not listed.
+'runfleet why JOB' tells one job's story.`
 
 func (c *cli) jobs(ctx context.Context, args []string) int {
 	if len(args) == 0 {
@@ -77,36 +81,18 @@ func (c *cli) jobsList(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-// waitingFor says what an open job waits for, as the table's WAITING
-// FOR: the server's verdict (runner.WaitOf, the one definition the status
-// page and /metrics count with), with the detail the record adds.
-func waitingFor(j httpapi.Job, at time.Time) string {
-	switch j.Wait {
-	case runner.WaitApproval:
-		return "approval"
-	case runner.WaitUnmatched:
-		return "no pool: " + j.UnmatchedDetail
-	case runner.WaitRunner:
-		return "runner " + j.Instance
-	}
-	if j.NextAttemptAt.After(at) {
-		return "capacity (next runner " + statuspage.Relative(j.NextAttemptAt, at) + ")"
-	}
-	return "capacity"
-}
-
 func writeJobTable(w io.Writer, jobs []httpapi.Job, at time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tPOOL\tREPOSITORY\tSTATUS\tWAITED\tWAITING FOR")
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Key(), orDash(j.Pool), orDash(j.Repository), j.Status, age(j.QueuedAt, at), waitingFor(j, at))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Key(), orDash(j.Pool), orDash(j.Repository), j.Status, age(j.QueuedAt, at), statuspage.WaitingFor(j.Job, j.Wait, at))
 	}
 	_ = tw.Flush()
 }
 
-// jobTotals is the last line: how many open jobs, how many wait for
-// capacity (counted as the status page and /metrics count them), how
-// many match no pool, and the longest wait.
+// jobTotals is the last line: how many open jobs, how many wait for each
+// reason (runner.WaitOf's words, counted as the status page and /metrics
+// count them), and the longest wait.
 func jobTotals(jobs []httpapi.Job, pool string, at time.Time) string {
 	line := plural(len(jobs), "open job")
 	if len(jobs) == 0 {
@@ -118,7 +104,6 @@ func jobTotals(jobs []httpapi.Job, pool string, at time.Time) string {
 	if len(jobs) == 0 {
 		return line
 	}
-	var parts []string
 	counts := map[runner.JobWait]int{}
 	var oldest time.Time
 	for _, j := range jobs {
@@ -127,15 +112,15 @@ func jobTotals(jobs []httpapi.Job, pool string, at time.Time) string {
 			oldest = j.QueuedAt
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d waiting for capacity", counts[runner.WaitCapacity]))
-	if n := counts[runner.WaitApproval]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d waiting for approval", n))
+	var parts []string
+	for _, w := range runner.JobWaits {
+		if n := counts[w]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, w))
+		}
 	}
-	if n := counts[runner.WaitUnmatched]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d matching no pool", n))
-	}
+	line += " waiting for: " + strings.Join(parts, ", ")
 	if !oldest.IsZero() {
-		parts = append(parts, "longest wait "+age(oldest, at))
+		line += "; longest wait " + age(oldest, at)
 	}
-	return line + ": " + strings.Join(parts, ", ")
+	return line
 }

@@ -53,7 +53,7 @@ func TestCostSumsWhatTheDeletedInstancesCost(t *testing.T) {
 	for _, want := range []string{
 		"POOL", enginetest.Pool + "  $0.24  0.67",
 		"REPOSITORY", enginetest.Repository + "  $0.24",
-		"DAY", "2026-11-28",
+		"DAY", clock.Now().UTC().Format(time.DateOnly),
 		"total $0.24 over 0.67 h of machine time, 2 instances",
 	} {
 		if !strings.Contains(res.stdout, want) {
@@ -96,5 +96,19 @@ func TestCostTableShowsUnknownAndSmallCosts(t *testing.T) {
 	}
 	if strings.Contains(out, "REPOSITORY") {
 		t.Errorf("--by pool printed other tables:\n%s", out)
+	}
+}
+
+// Seconds of machine time, as in the README tour, are said in seconds, not
+// as 0.00 h.
+func TestCostTotalOfSecondsSaysSeconds(t *testing.T) {
+	at := time.Date(2026, time.November, 28, 9, 0, 0, 0, time.UTC)
+	sum := cost.Summarize([]*runner.Instance{
+		{Name: "a", Pool: "linux", Status: runner.StatusDeleted, StatusChangedAt: at, Cost: &runner.Cost{USD: 0.00005, USDPerHour: 0.0832, Seconds: 2}},
+	})
+	var buf bytes.Buffer
+	writeCost(&buf, sum, "pool")
+	if want := "total <$0.01 over 2 s of machine time, 1 instance"; !strings.Contains(buf.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, buf.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -229,5 +230,9 @@ func TestServeHealthAndUnknownRoutes(t *testing.T) {
 	}
 	if !strings.Contains(srv.logs.String(), `"msg":"runfleet serving"`) || !strings.Contains(srv.logs.String(), "GitHub is SIMULATED") {
 		t.Errorf("start lines missing:\n%s", srv.logs)
+	}
+	// Both simulated pieces are named at start, the machines with their pools.
+	if lines := srv.logs.WithMessage(t, "machines are SIMULATED"); len(lines) != 1 || fmt.Sprint(lines[0]["simulated_pools"]) != "[linux-x64 always-fails]" {
+		t.Errorf("the start log does not name the simulated pools once: %v", lines)
 	}
 }

@@ -79,10 +79,27 @@ func note(in *runner.Instance, at time.Time) string {
 	case in.NextAttemptAt.After(at):
 		parts = append(parts, "retry "+statuspage.Relative(in.NextAttemptAt, at))
 	}
+	if c := costNote(in.Cost); c != "" {
+		parts = append(parts, c)
+	}
 	if in.ProviderFault != "" {
 		parts = append(parts, truncate(in.ProviderFault, 60))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// costNote is what a deleted instance cost, or why that is unknown
+// (docs/cost.md); "" for an instance with no cost recorded (a live one).
+func costNote(c *runner.Cost) string {
+	switch {
+	case c == nil:
+		return ""
+	case !c.Known():
+		return "cost unknown: " + truncate(c.Unknown, 60)
+	case c.USDPerHour == 0 && c.Seconds == 0:
+		return "cost " + usd(c.USD) + " (no machine was made)"
+	}
+	return fmt.Sprintf("cost %s (%ds at $%g/h)", usd(c.USD), c.Seconds, c.USDPerHour)
 }
 
 // writeInstanceDetail prints every field of one instance.
@@ -105,6 +122,9 @@ func writeInstanceDetail(w io.Writer, in *runner.Instance, at time.Time) {
 	row("attempts", fmt.Sprint(in.Attempts))
 	row("next attempt", timeAndAge(in.NextAttemptAt, at))
 	row("create attempt", fmt.Sprint(in.CreateAttempt))
+	if in.Cost != nil {
+		row("cost", strings.TrimPrefix(costNote(in.Cost), "cost "))
+	}
 	row("created", timeAndAge(in.CreatedAt, at))
 	row("updated", timeAndAge(in.UpdatedAt, at))
 	if !in.ExpiresAt.IsZero() {

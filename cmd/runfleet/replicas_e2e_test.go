@@ -58,11 +58,10 @@ func TestReplicasOnPostgres(t *testing.T) {
 		next = holders[w.leaseHolder()]
 		return next != nil && next != holder
 	})
-	took := time.Since(killedAt)
-	t.Logf("killed the lease holder %s; %s took the lease %s later", holder.name, next.name, took.Round(time.Millisecond))
-	if took > replicaLeaseTTL+time.Second {
-		t.Errorf("%s took the lease %s after %s died, want within the TTL %s", next.name, took, holder.name, replicaLeaseTTL)
-	}
+	// How soon is a figure of this machine's speed, not a pass or fail here
+	// (issue #30): the lease's bound is the leader package's test on a
+	// virtual clock, and make chaos-replicas reports it for every kill.
+	t.Logf("killed the lease holder %s; %s took the lease %s later (TTL %s)", holder.name, next.name, time.Since(killedAt).Round(time.Millisecond), replicaLeaseTTL)
 	for range 3 {
 		all[w.queueJob(lb.next())] = true
 	}

@@ -22,7 +22,7 @@ func TestStatusPageShowsAnUnmatchedJobInChromium(t *testing.T) {
 	}
 	enginetest.Eventually(t, "the unmatched job in jobs list", func() bool {
 		res := runCLI(t, env, "jobs", "list")
-		return res.code == exitOK && strings.Contains(res.stdout, "7000000009#1") && strings.Contains(res.stdout, "1 matching no pool")
+		return res.code == exitOK && strings.Contains(res.stdout, "7000000009#1") && strings.Contains(res.stdout, "1 unmatched")
 	})
 
 	token := "?token=" + url.QueryEscape(testAPIToken)

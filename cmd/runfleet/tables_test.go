@@ -15,8 +15,8 @@ func TestJobTableSaysWhatEachJobWaitsFor(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	jobs := []httpapi.Job{
 		{Job: &runner.Job{ID: 1, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-7 * 24 * time.Hour)}, Wait: runner.WaitCapacity},
-		{Job: &runner.Job{ID: 2, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-90 * time.Second), NextAttemptAt: at.Add(4 * time.Second)}, Wait: runner.WaitCapacity},
-		{Job: &runner.Job{ID: 3, RunAttempt: 2, Pool: "b", Status: runner.JobOpen, QueuedAt: at.Add(-5 * time.Second), Instance: "runfleet-b-3-2"}, Wait: runner.WaitRunner},
+		{Job: &runner.Job{ID: 2, RunAttempt: 1, Pool: "a", Status: runner.JobOpen, QueuedAt: at.Add(-90 * time.Second), NextAttemptAt: at.Add(4 * time.Second)}, Wait: runner.WaitBackoff},
+		{Job: &runner.Job{ID: 3, RunAttempt: 2, Pool: "b", Status: runner.JobOpen, QueuedAt: at.Add(-5 * time.Second), Instance: "runfleet-b-3-2"}, Wait: runner.WaitBooting},
 		{Job: &runner.Job{ID: 4, RunAttempt: 1, Pool: "b", Status: runner.JobWaiting, QueuedAt: at.Add(-time.Hour)}, Wait: runner.WaitApproval},
 		// Named on the job, but on its way out: the server says capacity.
 		{Job: &runner.Job{ID: 5, RunAttempt: 1, Pool: "b", Status: runner.JobOpen, QueuedAt: at.Add(-time.Minute), Instance: "runfleet-b-5-1-r3"}, Wait: runner.WaitCapacity},
@@ -30,11 +30,11 @@ func TestJobTableSaysWhatEachJobWaitsFor(t *testing.T) {
 	}
 	for i, want := range [][]string{
 		{"1#1", " 7d ", "capacity"},
-		{"2#1", "1m30s", "capacity (next runner in 4s)"},
-		{"3#2", " 5s ", "runner runfleet-b-3-2"},
+		{"2#1", "1m30s", "backoff: next try in 4s"},
+		{"3#2", " 5s ", "runner_booting: runner runfleet-b-3-2"},
 		{"4#1", " 1h ", "approval"},
 		{"5#1", "capacity"},
-		{"6#1", "unmatched", "no pool: no pool has x46"},
+		{"6#1", "unmatched", "unmatched: no pool has x46"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[i+1], w) {
@@ -42,7 +42,7 @@ func TestJobTableSaysWhatEachJobWaitsFor(t *testing.T) {
 			}
 		}
 	}
-	if got := jobTotals(jobs, "", at); got != "6 open jobs: 3 waiting for capacity, 1 waiting for approval, 1 matching no pool, longest wait 7d" {
+	if got := jobTotals(jobs, "", at); got != "6 open jobs waiting for: 1 approval, 1 unmatched, 2 capacity, 1 backoff, 1 runner_booting; longest wait 7d" {
 		t.Errorf("totals = %q", got)
 	}
 	if got := jobTotals(nil, "b", at); got != "no open jobs in pool b" {

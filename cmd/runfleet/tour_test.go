@@ -73,7 +73,7 @@ func TestTourListingsAndJSON(t *testing.T) {
 
 	res = runCLI(t, env, "jobs", "list")
 	if res.code != exitOK || !strings.Contains(res.stdout, "7000000001#1") || !strings.Contains(res.stdout, "runner "+linuxInstance) ||
-		!strings.Contains(res.stdout, "1 open job: 0 waiting for capacity") {
+		!strings.Contains(res.stdout, "1 open job waiting for: 1 runner_") {
 		t.Errorf("jobs list: %+v", res)
 	}
 	var jobs []runner.Job

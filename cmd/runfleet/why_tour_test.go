@@ -102,8 +102,8 @@ func countsAgree(t *testing.T, srv *running, env map[string]string) (bool, strin
 		}
 	}
 	res := runCLI(t, env, "jobs", "list")
-	check("jobs list", res.code == exitOK && strings.Contains(res.stdout, "2 open jobs: 1 waiting for capacity, 1 matching no pool") &&
-		strings.Contains(res.stdout, "7000000009#1") && strings.Contains(res.stdout, "no pool: "), res.stdout)
+	check("jobs list", res.code == exitOK && strings.Contains(res.stdout, "2 open jobs waiting for: 1 unmatched, 1 capacity;") &&
+		strings.Contains(res.stdout, "7000000009#1") && strings.Contains(res.stdout, "unmatched: no pool has"), res.stdout)
 
 	page := httpGet(t, srv.url+"/?token=dev-api-token")
 	check("status page", strings.Contains(page, `data-pool="always-fails" data-live="2" data-max="2" data-waiting="1"`) &&

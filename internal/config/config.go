@@ -97,6 +97,11 @@ type Webhook struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 }
 
+// APITokenKeys names the keys that give the operator API (and the status
+// page) its token, for the messages that tell a reader where the token
+// comes from: there is no server.api_token key, only these two.
+const APITokenKeys = "server.api_token_env or server.api_token_file"
+
 // Server is embedded mode's HTTP server.
 type Server struct {
 	Listen string `yaml:"listen"` // default 127.0.0.1:8080

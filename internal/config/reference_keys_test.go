@@ -88,7 +88,7 @@ var keyDocs = map[string]keyDoc{
 	"pools[].runner_group":                 {modes: both, doc: "Runner group, by name, the runners join (organization and enterprise pools). Empty: the default group."},
 	"pools[].bootstrap_timeout":            {modes: both, doc: "Bounds a create call and how long a runner may take to come online before it is replaced (GARM's default)."},
 	"pools[].provider_timeout":             {modes: both, doc: "Bounds every provider call but create (delete, list)."},
-	"pools[].provider.type":                {modes: both, doc: "The provider: `simulated`, `external` (a GARM provider binary, [providers-external.md](providers-external.md)) or `ec2` ([providers-ec2.md](providers-ec2.md)). **Required.**"},
+	"pools[].provider.type":                {modes: both, doc: "The provider: `simulated` (in-memory machines for demos and tests, [providers-simulated.md](providers-simulated.md)), `external` (a GARM provider binary, [providers-external.md](providers-external.md)) or `ec2` ([providers-ec2.md](providers-ec2.md)). **Required.**"},
 	"pools[].provider.settings":            {modes: both, doc: "The provider type's own settings, documented with each provider."},
 	"pools[].shapes":                       {modes: both, doc: "Lets the pool's jobs ask for a machine shape with `runfleet/…` labels ([providers-ec2.md](providers-ec2.md#shapes-and-policy)); `ec2` and `simulated` only. Absent: no shapes."},
 	"pools[].shapes.families":              {modes: both, doc: "Instance families the pool may launch, cheapest first. **Required** with `shapes`."},

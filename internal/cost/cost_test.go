@@ -11,6 +11,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/cost"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 )
 
@@ -60,10 +61,9 @@ func TestPricesLookInTheTableFirst(t *testing.T) {
 }
 
 func TestPricesCacheWhatTheProviderSaid(t *testing.T) {
-	now := time.Date(2026, time.November, 28, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
+	clock := testclock.At(time.Date(2026, time.November, 28, 9, 0, 0, 0, time.UTC))
 	reader := &countingReader{usd: 0.04}
-	p := cost.NewPrices(cost.Table{}, map[string]providers.PriceReader{"linux": reader}, time.Hour, clock)
+	p := cost.NewPrices(cost.Table{}, map[string]providers.PriceReader{"linux": reader}, time.Hour, clock.Now)
 	ask := func() (float64, error) {
 		return p.HourlyPriceUSD(context.Background(), "linux", "m7g.large", runner.MarketSpot)
 	}
@@ -75,7 +75,7 @@ func TestPricesCacheWhatTheProviderSaid(t *testing.T) {
 	if reader.reads != 1 {
 		t.Fatalf("reads within the TTL = %d, want 1", reader.reads)
 	}
-	now = now.Add(time.Hour)
+	clock.Advance(time.Hour)
 	reader.usd = 0.05
 	if usd, _ := ask(); usd != 0.05 || reader.reads != 2 {
 		t.Fatalf("after the TTL: price %v after %d reads, want 0.05 read again", usd, reader.reads)
@@ -83,7 +83,7 @@ func TestPricesCacheWhatTheProviderSaid(t *testing.T) {
 
 	// A failure is remembered for minutes, not hours.
 	reader.err = errors.New("throttled")
-	now = now.Add(time.Hour)
+	clock.Advance(time.Hour)
 	if _, err := ask(); err == nil {
 		t.Fatal("a failed read came back as a price")
 	}
@@ -91,7 +91,7 @@ func TestPricesCacheWhatTheProviderSaid(t *testing.T) {
 		t.Fatalf("a failure within 5 minutes is not read again: reads %d", reader.reads)
 	}
 	reader.err = nil
-	now = now.Add(5 * time.Minute)
+	clock.Advance(5 * time.Minute)
 	if usd, err := ask(); err != nil || usd != 0.05 || reader.reads != 4 {
 		t.Fatalf("after 5 minutes: %v, %v after %d reads", usd, err, reader.reads)
 	}

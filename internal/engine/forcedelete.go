@@ -66,9 +66,14 @@ func (r *Registrar) OperatorDelete(ctx context.Context, name string, mode Delete
 		case errors.Is(err, github.ErrRunnerBusy) && !force:
 			log.Warn("operator delete refused: runner is busy")
 			return inst, &BusyError{Instance: name}
+		case errors.Is(err, github.ErrRunnerBusy):
+			// What --force is for: the delete worker asks GitHub again, and
+			// warns once, on the record too, that it went on without it.
+			log.Info("runner is busy; the forced delete goes on regardless")
 		case err != nil:
-			// The delete worker retries the removal (or, forced, ignores it).
-			log.Warn("removing the runner from GitHub failed; the delete will retry", "error", err)
+			// The delete worker asks GitHub again (and, forced, goes on
+			// whatever it answers).
+			log.Warn("removing the runner from GitHub failed; the delete worker tries again", "error", err)
 		}
 	}
 	target := runner.StatusPendingDelete

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -132,4 +133,29 @@ func (lg *Ledger) ListInstances(ctx context.Context, pool string) ([]*runner.Ins
 // approval), oldest first.
 func (lg *Ledger) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
 	return lg.store.ListOpenJobs(ctx)
+}
+
+// OpenDemand is the unsettled demand as one reading: the open jobs, the
+// live instances and what each job waits for (runner.MeasureDemand,
+// classified at the ledger's now against the configured pools).
+type OpenDemand struct {
+	Jobs   []*runner.Job
+	Live   []*runner.Instance
+	Demand runner.Demand
+}
+
+// ReadOpenDemand reads the open jobs and the live instances and
+// classifies the jobs: what jobs list and the status page show, and the
+// same classification runfleet why answers with, so none of them words a
+// job's wait differently.
+func (lg *Ledger) ReadOpenDemand(ctx context.Context) (OpenDemand, error) {
+	live, err := lg.store.ListLiveInstances(ctx)
+	if err != nil {
+		return OpenDemand{}, fmt.Errorf("list instances: %w", err)
+	}
+	jobs, err := lg.store.ListOpenJobs(ctx)
+	if err != nil {
+		return OpenDemand{}, fmt.Errorf("list open jobs: %w", err)
+	}
+	return OpenDemand{Jobs: jobs, Live: live, Demand: runner.MeasureDemand(jobs, live, lg.pools.MaxRunners(), lg.now())}, nil
 }

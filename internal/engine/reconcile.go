@@ -127,7 +127,7 @@ func (e *Engine) reconcileOne(ctx context.Context, log *slog.Logger, inst *runne
 			return e.send(ctx, deleteMessage(inst, EventMeta{}, inst.Attempts), 0)
 		}
 	case runner.StatusCreating:
-		if now.Sub(inst.StatusChangedAt) > e.creatingTimeout(inst.Pool)+grace {
+		if now.Sub(inst.StatusChangedAt) > e.creatingTakeover(inst.Pool) {
 			rep.StuckCreating++
 			log.Warn("instance stuck in creating past its worker's bound; recovering")
 			return e.recoverCreating(ctx, log, inst, "reconciler")
@@ -185,6 +185,27 @@ func (e *Engine) creatingTimeout(pool string) time.Duration {
 		return p.BootstrapTimeout
 	}
 	return e.opts.ProviderTimeout
+}
+
+// creatingTakeover is how long an instance may stay creating before the
+// reconciler takes its create over: its worker's bound plus the takeover
+// grace. runfleet why states the moment it gives.
+func (e *Engine) creatingTakeover(pool string) time.Duration {
+	return e.creatingTimeout(pool) + e.opts.TakeoverGrace
+}
+
+// CreatingTakeover is creatingTakeover as o sets it, for a process that
+// builds no engine (the Lambda operator function): known, ok, only when
+// o.CreatingTimeout bounds every worker, whatever the pool.
+func (o Options) CreatingTakeover() (takeover time.Duration, ok bool) {
+	if o.CreatingTimeout <= 0 {
+		return 0, false
+	}
+	grace := o.TakeoverGrace
+	if grace <= 0 {
+		grace = DefaultTakeoverGrace
+	}
+	return o.CreatingTimeout + grace, true
 }
 
 // recoverCreating takes over a create whose worker died: the machine it may

@@ -22,7 +22,7 @@ func (e *Engine) Stuck(inst *runner.Instance, now time.Time) bool {
 		}
 		return now.Sub(due) > grace
 	case runner.StatusCreating:
-		return now.Sub(inst.StatusChangedAt) > e.creatingTimeout(inst.Pool)+grace
+		return now.Sub(inst.StatusChangedAt) > e.creatingTakeover(inst.Pool)
 	case runner.StatusDeleting:
 		return now.Sub(inst.StatusChangedAt) > e.providerTimeout(inst.Pool)+grace
 	}

@@ -163,7 +163,9 @@ func decideSupply(f supplyFacts, call supplyCall) supplyStep {
 // supply makes job's next instance if the job wants a runner and nothing
 // covers it (decideSupply). A job with Version 0 is not stored yet: it is
 // created in the same atomic write as its first instance. A write that
-// loses a race reads the job again and decides again.
+// loses a race reads the job again and decides again: the copy that lost
+// names a version the store no longer holds, so deciding from it again
+// would only lose again (two retry messages of one job race this way).
 func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job, call supplyCall) (Outcome, error) {
 	key := job.Key()
 	out := Outcome{Action: string(runner.ActionQueued), Pool: job.Pool}
@@ -193,6 +195,7 @@ func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 		}
 		var again bool
 		var err error
+		var written *runner.Job // the job as this pass wrote it, if it did
 		switch step {
 		case supplySettled:
 			out.Result = ResultJobSettled
@@ -213,13 +216,16 @@ func (lg *Ledger) supply(ctx context.Context, log *slog.Logger, job *runner.Job,
 			out.Result, out.Reason = ResultRefused, r.Reason
 			err = lg.parkRefused(ctx, job)
 		case supplyVerify:
-			job, again, err = lg.verifyJob(ctx, log, job, call.verify, f.now)
+			written, again, err = lg.verifyJob(ctx, log, job, call.verify, f.now)
 		case supplyAdmit:
 			again, err = lg.admitNext(ctx, log, job, f.pool, &call, f.now, &out)
 		}
 		if err != nil || !again {
 			return out, err
 		}
+		// Decide again from the job this pass wrote, or, when a write lost
+		// a race, from a fresh read (job nil).
+		job = written
 	}
 	return out, fmt.Errorf("job %s: gave up after %d conflicting writes", key, maxConflictRetries)
 }

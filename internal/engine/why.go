@@ -39,8 +39,29 @@ const maxWhyAttempts = 5
 
 // Why assembles job id's timeline from the store. A job runfleet never
 // heard of is a timeline with no attempts and the answer saying what to
-// check, not an error.
+// check, not an error. The ledger does not run the reconciler, so its
+// answer leaves out when a stale create is taken over; Engine.Why says it.
 func (lg *Ledger) Why(ctx context.Context, jobID int64) (*Timeline, error) {
+	return lg.why(ctx, jobID, nil)
+}
+
+// Why is the ledger's Why with the moment the reconciler takes over a
+// create whose worker stopped (creatingTakeover).
+func (e *Engine) Why(ctx context.Context, jobID int64) (*Timeline, error) {
+	return e.why(ctx, jobID, e.creatingTakeover)
+}
+
+// WhyWithin is Why for an asker that knows the reconciler's bound without
+// running it (the Lambda operator function): an instance of any pool may
+// stay creating for takeover (Options.CreatingTakeover) before its create
+// is taken over.
+func (lg *Ledger) WhyWithin(ctx context.Context, jobID int64, takeover time.Duration) (*Timeline, error) {
+	return lg.why(ctx, jobID, func(string) time.Duration { return takeover })
+}
+
+// why is Why; takeover, when set, is how long an instance of a pool may
+// stay creating before the reconciler takes its create over.
+func (lg *Ledger) why(ctx context.Context, jobID int64, takeover func(pool string) time.Duration) (*Timeline, error) {
 	tl := &Timeline{JobID: jobID, At: lg.now(), Attempts: []*runner.Job{}, Instances: []*runner.Instance{}}
 	for attempt := int64(1); attempt <= maxWhyAttempts; attempt++ {
 		job, err := lg.store.GetJob(ctx, runner.JobKey(jobID, attempt))
@@ -68,8 +89,11 @@ func (lg *Ledger) Why(ctx context.Context, jobID int64) (*Timeline, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read pool %s usage: %w", tl.Pool, err)
 			}
-			facts.PoolKnown, facts.MaxRunners, facts.Usage = true, p.MaxRunners, usage
+			facts.Pool = runner.PoolSlots{Configured: true, MaxRunners: p.MaxRunners, Held: usage}
 			tl.MaxRunners, tl.Usage = p.MaxRunners, usage
+			if takeover != nil {
+				facts.CreatingTakeover = takeover(tl.Pool)
+			}
 		}
 	}
 	tl.Answer = DecideWhy(facts)

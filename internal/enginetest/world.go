@@ -164,9 +164,17 @@ func (w *World) open() {
 	tb := w.TB
 	tb.Helper()
 	queueOpts := local.Options{MaxReceives: maxReceives, Now: w.opts.Now}
+	// The store reads the engine's clock too: retention and expiry are
+	// measured on the clock the records were dated by, never on a real
+	// clock beside a test's stopped one (a deleted instance dated by a
+	// stopped clock would otherwise expire as the calendar moves on).
+	var storeOpts []bolt.Option
+	if w.opts.Now != nil {
+		storeOpts = append(storeOpts, bolt.WithClock(w.opts.Now))
+	}
 	statePath := filepath.Join(w.Dir, "state.db")
 	if w.opts.SeparateQueue {
-		st, err := bolt.Open(statePath)
+		st, err := bolt.Open(statePath, storeOpts...)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -178,7 +186,7 @@ func (w *World) open() {
 		w.Store, w.Queue = st, q
 		w.closeState = func() error { return errors.Join(q.Close(), st.Close()) }
 	} else {
-		st, err := bolt.OpenWithQueue(statePath, queueOpts)
+		st, err := bolt.OpenWithQueue(statePath, queueOpts, storeOpts...)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -51,6 +51,12 @@ func WithTurn(ctx context.Context, t *Turn) context.Context {
 	return context.WithValue(ctx, turnKey{}, &turns{turn: t})
 }
 
+// WithoutTurns hides the caller's turns from calls made under ctx: they
+// are neither given a turn nor go in one.
+func WithoutTurns(ctx context.Context) context.Context {
+	return context.WithValue(ctx, turnKey{}, nil)
+}
+
 // KeepsTurns reports whether the caller under ctx keeps turns.
 func KeepsTurns(ctx context.Context) bool {
 	_, ok := ctx.Value(turnKey{}).(*turns)

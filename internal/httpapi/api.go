@@ -24,7 +24,7 @@ const Prefix = "/api/v1/"
 type Engine interface {
 	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
 	ListDeletedInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
-	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
+	ReadOpenDemand(ctx context.Context) (engine.OpenDemand, error)
 	Why(ctx context.Context, jobID int64) (*engine.Timeline, error)
 	GetInstance(ctx context.Context, name string) (*runner.Instance, error)
 	OperatorDelete(ctx context.Context, name string, mode engine.DeleteMode) (*runner.Instance, error)

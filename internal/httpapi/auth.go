@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/runfleet/runfleet/internal/config"
 )
 
 // DisabledMessage is the answer of every route when no token is configured.
-const DisabledMessage = "operator API disabled: set server.api_token_env or api_token_file"
+const DisabledMessage = "operator API disabled: set " + config.APITokenKeys
 
 type disabled struct{}
 
@@ -52,7 +54,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // or says what is wrong with the header.
 func bearer(header string) (token, problem string) {
 	if header == "" {
-		return "", "missing bearer token (send Authorization: Bearer <server.api_token>)"
+		return "", "missing bearer token (send Authorization: Bearer TOKEN, with the token the server reads from " + config.APITokenKeys + ")"
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {

@@ -9,8 +9,8 @@ import (
 )
 
 // Job is one job as GET /api/v1/jobs lists it: the ledger record and what
-// it waits for, decided by the one definition every count uses
-// (runner.MeasureDemand), so the CLI's totals agree with the status page
+// it waits for, decided by the one definition every count and runfleet
+// why use (runner.WaitOf), so the CLI agrees with why, the status page
 // and /metrics.
 type Job struct {
 	*runner.Job
@@ -23,21 +23,15 @@ type Job struct {
 // listed.
 func (a *api) listJobs(w http.ResponseWriter, r *http.Request) {
 	pool := r.URL.Query().Get("pool")
-	jobs, err := a.engine.ListOpenJobs(r.Context())
+	open, err := a.engine.ReadOpenDemand(r.Context())
 	if err != nil {
-		a.fail(w, r, fmt.Errorf("list open jobs: %w", err))
+		a.fail(w, r, err)
 		return
 	}
-	live, err := a.engine.ListInstances(r.Context(), "")
-	if err != nil {
-		a.fail(w, r, fmt.Errorf("list instances: %w", err))
-		return
-	}
-	waits := runner.MeasureDemand(jobs, live).Waits
-	out := make([]Job, 0, len(jobs))
-	for _, j := range jobs {
+	out := make([]Job, 0, len(open.Jobs))
+	for _, j := range open.Jobs {
 		if pool == "" || j.Pool == pool {
-			out = append(out, Job{Job: j, Wait: waits[j.Key()]})
+			out = append(out, Job{Job: j, Wait: open.Demand.Waits[j.Key()]})
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

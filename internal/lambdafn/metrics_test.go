@@ -334,7 +334,7 @@ func TestSimulatedGitHubPublishesNoGitHubMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range s.metrics.Lines(t, nil) {
-		for _, name := range []string{metrics.GitHubCalls, metrics.GitHubRateLimitRemaining} {
+		for _, name := range []string{metrics.GitHubCalls, metrics.GitHubRateLimitRemaining, metrics.GitHubAppRefused} {
 			if _, ok := line[name]; ok {
 				t.Errorf("GitHub metric published with the simulated GitHub: %v", line)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/runfleet/runfleet/internal/engine"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // On AWS, runfleet why is the operator function's {"why": JOB}: the answer
@@ -21,7 +22,7 @@ func TestOperatorFunctionAnswersWhy(t *testing.T) {
 	if err != nil || !res.OK || res.Why == nil || res.Instance != nil {
 		t.Fatalf("why: %+v, %v", res, err)
 	}
-	if res.Why.Answer.Reason != engine.WhyBooting || !strings.HasPrefix(res.Message, "Job 7000000601: runner "+name+" booting since") {
+	if res.Why.Answer.Reason != string(runner.WaitBooting) || !strings.HasPrefix(res.Message, "Job 7000000601: runner "+name+" booting since") {
 		t.Errorf("why answered %q (%s)", res.Message, res.Why.Answer.Reason)
 	}
 	if got := s.instance(t, name).Status; got != "running" {

@@ -21,6 +21,8 @@ const fuzzController = "ctl-fuzz"
 
 func fuzzTokens(t testing.TB, controllerID string, at time.Time) *metadata.Tokens {
 	t.Helper()
+	// testclock: as written, not moved — the corpus holds tokens minted at
+	// fuzzMintedAt, which must verify at that instant on any date.
 	tokens, err := metadata.NewTokens(fuzzTokenKey, controllerID, func() time.Time { return at })
 	if err != nil {
 		t.Fatal(err)

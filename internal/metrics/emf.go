@@ -159,6 +159,12 @@ func (e *EMF) GitHubRateLimitRemaining(installation string, remaining int) {
 	e.put(GitHubRateLimitRemaining, float64(remaining), installation)
 }
 
+// GitHubAppRefused records how many owners and installations GitHub
+// refuses an App on.
+func (e *EMF) GitHubAppRefused(app string, refused int) {
+	e.put(GitHubAppRefused, float64(refused), app)
+}
+
 // Fleet records the gauges read from the store in one reconcile pass.
 func (e *EMF) Fleet(f Fleet) {
 	gauge := func(name string, total int, each func(put func(v int, labels ...string))) {
@@ -195,6 +201,13 @@ func (e *EMF) Fleet(f Fleet) {
 	gauge(JobsWaitingForCapacity, sum(f.Waiting), func(put func(int, ...string)) {
 		for _, p := range f.Pools {
 			put(f.Waiting[p], p)
+		}
+	})
+	gauge(JobsWaiting, sum(f.Waits), func(put func(int, ...string)) {
+		for _, p := range f.Pools {
+			for _, w := range WaitReasons {
+				put(f.Waits[PoolWait{p, w}], p, string(w))
+			}
 		}
 	})
 	gauge(JobsUnmatched, sum(f.Unmatched), func(put func(int, ...string)) {

@@ -10,6 +10,7 @@ import (
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 type emfDoc struct {
@@ -41,8 +42,9 @@ func emfDocs(t *testing.T, out string) []emfDoc {
 // set is "other", so a caller cannot grow the number of series.
 func TestEMFUnitsAndBoundedLabels(t *testing.T) {
 	var out bytes.Buffer
-	pinned := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	e := metrics.NewEMF(&out, "ctl").WithClock(func() time.Time { return pinned })
+	clock := testclock.At(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	pinned := clock.Now()
+	e := metrics.NewEMF(&out, "ctl").WithClock(clock.Now)
 	e.JobWaited("p", engine.StageCreated, 1500*time.Millisecond)
 	e.DeleteRetried("p")
 	e.ReconcilePassed(engine.ReconcileReport{Examined: 2}, time.Second)

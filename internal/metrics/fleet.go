@@ -13,6 +13,12 @@ type PoolStatus struct {
 	Status runner.Status
 }
 
+// PoolWait keys runfleet_jobs_waiting.
+type PoolWait struct {
+	Pool string
+	Wait runner.JobWait
+}
+
 // PoolAge keys runfleet_open_jobs.
 type PoolAge struct {
 	Pool string
@@ -22,14 +28,17 @@ type PoolAge struct {
 // Fleet is what the gauges show at one moment, read from the store: at
 // scrape time in embedded mode, once per reconcile pass on Lambda. Every
 // configured pool has every key, at 0 when nothing is there. Its job
-// counts are runner.MeasureDemand's, the one definition the status page
-// and jobs list use too.
+// counts are runner.MeasureDemand's, the one definition runfleet why, the
+// status page and jobs list use too.
 type Fleet struct {
 	Pools     []string
 	Instances map[PoolStatus]int
 	Stuck     map[PoolStatus]int
 	OpenJobs  map[PoolAge]int
-	Waiting   map[string]int
+	// Waiting counts each pool's jobs waiting for capacity; Waits its
+	// unsettled jobs by what each waits for.
+	Waiting map[string]int
+	Waits   map[PoolWait]int
 	// OldestWaiting is the age in seconds of each pool's oldest open job.
 	OldestWaiting map[string]float64
 	// MaxRunners is each configured pool's limit.
@@ -57,6 +66,7 @@ func MeasureFleet(pools []PoolLimit, live []*runner.Instance, open []*runner.Job
 		Stuck:         map[PoolStatus]int{},
 		OpenJobs:      map[PoolAge]int{},
 		Waiting:       map[string]int{},
+		Waits:         map[PoolWait]int{},
 		OldestWaiting: map[string]float64{},
 		MaxRunners:    map[string]int{},
 		Unmatched:     map[string]int{},
@@ -79,12 +89,17 @@ func MeasureFleet(pools []PoolLimit, live []*runner.Instance, open []*runner.Job
 			f.OpenJobs[PoolAge{pool, a}] = 0
 		}
 		f.Waiting[pool] = 0
+		for _, w := range WaitReasons {
+			f.Waits[PoolWait{pool, w}] = 0
+		}
 		f.OldestWaiting[pool] = 0
 		f.MaxRunners[pool] = 0
 	}
+	limits := make(map[string]int, len(pools))
 	for _, p := range pools {
 		addPool(p.Name)
 		f.MaxRunners[p.Name] = p.MaxRunners
+		limits[p.Name] = p.MaxRunners
 	}
 	for _, inst := range live {
 		addPool(inst.Pool)
@@ -94,7 +109,7 @@ func MeasureFleet(pools []PoolLimit, live []*runner.Instance, open []*runner.Job
 			f.Stuck[key]++
 		}
 	}
-	demand := runner.MeasureDemand(open, live)
+	demand := runner.MeasureDemand(open, live, limits, now)
 	for _, job := range open {
 		if !job.Status.WantsRunner() {
 			continue // waiting for approval, or matching no pool: no runner is wanted
@@ -104,7 +119,10 @@ func MeasureFleet(pools []PoolLimit, live []*runner.Instance, open []*runner.Job
 	}
 	for pool, d := range demand.Pools {
 		addPool(pool)
-		f.Waiting[pool] = d.WaitingForCapacity
+		f.Waiting[pool] = d.Waits[runner.WaitCapacity]
+		for w, n := range d.Waits {
+			f.Waits[PoolWait{pool, w}] = n
+		}
 		if !d.OldestWaiting.IsZero() {
 			f.OldestWaiting[pool] = max(0, now.Sub(d.OldestWaiting).Seconds())
 		}

@@ -37,8 +37,8 @@ func TestFamiliesFollowPrometheusNaming(t *testing.T) {
 			t.Errorf("%s has no help", f.Name)
 		}
 	}
-	if len(metrics.Families) != 29 {
-		t.Errorf("%d families, want the 29 of the vocabulary", len(metrics.Families))
+	if len(metrics.Families) != 31 {
+		t.Errorf("%d families, want the 31 of the vocabulary", len(metrics.Families))
 	}
 }
 
@@ -112,8 +112,10 @@ func TestAgeOf(t *testing.T) {
 }
 
 // The fleet gauges have every key of every configured pool, count live
-// instances and stuck ones, open demand by age, and jobs with no instance
-// as waiting for capacity; a job waiting for approval wants no runner.
+// instances and stuck ones, open demand by age, and each job by what it
+// waits for (runner.WaitOf): pool p holds 3 of its 3 slots, so the jobs
+// nothing covers wait for capacity; a job waiting for approval wants no
+// runner.
 func TestMeasureFleet(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	live := []*runner.Instance{
@@ -156,6 +158,17 @@ func TestMeasureFleet(t *testing.T) {
 	}
 	if f.Waiting["p"] != 2 || f.Waiting["q"] != 0 {
 		t.Errorf("waiting %v, want p:2 (job 2 has no instance, job 4's is pending_delete) q:0", f.Waiting)
+	}
+	if len(f.Waits) != 3*len(metrics.WaitReasons) {
+		t.Errorf("not every key present: %d waiting-reason keys", len(f.Waits))
+	}
+	for key, want := range map[metrics.PoolWait]int{
+		{Pool: "p", Wait: runner.WaitCapacity}: 2, {Pool: "p", Wait: runner.WaitCreating}: 1, {Pool: "p", Wait: runner.WaitApproval}: 1,
+		{Pool: "p", Wait: runner.WaitBackoff}: 0, {Pool: "q", Wait: runner.WaitCapacity}: 0,
+	} {
+		if got := f.Waits[key]; got != want {
+			t.Errorf("waits %v = %d, want %d", key, got, want)
+		}
 	}
 	if f.OldestWaiting["p"] != 7200 || f.OldestWaiting["q"] != 0 {
 		t.Errorf("oldest waiting %v, want p:7200 (job 2) q:0", f.OldestWaiting)

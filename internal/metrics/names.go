@@ -17,6 +17,7 @@ const (
 	Webhooks                  = "runfleet_webhooks_total"
 	JobQueueSeconds           = "runfleet_job_queue_seconds"
 	JobsWaitingForCapacity    = "runfleet_jobs_waiting_for_capacity"
+	JobsWaiting               = "runfleet_jobs_waiting"
 	OpenJobs                  = "runfleet_open_jobs"
 	Instances                 = "runfleet_instances"
 	InstancesStuck            = "runfleet_instances_stuck"
@@ -24,6 +25,7 @@ const (
 	ProviderOperationDuration = "runfleet_provider_operation_duration_seconds"
 	GitHubCalls               = "runfleet_github_calls_total"
 	GitHubRateLimitRemaining  = "runfleet_github_rate_limit_remaining"
+	GitHubAppRefused          = "runfleet_github_app_refused"
 	DeleteRetries             = "runfleet_delete_retries_total"
 	DeadLetters               = "runfleet_dead_letters"
 	ReconcilePasses           = "runfleet_reconcile_passes_total"
@@ -57,6 +59,7 @@ const (
 	LabelOp           = "op"
 	LabelOperation    = "operation"
 	LabelInstallation = "installation"
+	LabelApp          = "app"
 	LabelReason       = "reason"
 	LabelVersion      = "version"
 	LabelCommit       = "commit"
@@ -102,7 +105,8 @@ var ReconcileBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 var Families = []Family{
 	{Webhooks, "Webhook deliveries by event, workflow_job action and result.", Counter, []string{LabelEvent, LabelAction, LabelResult}, nil},
 	{JobQueueSeconds, "Seconds from a job's queued event to each stage of getting its runner (created: provider create returned; online: runner reported idle; started: job in_progress on it).", Histogram, []string{LabelPool, LabelStage}, QueueBuckets},
-	{JobsWaitingForCapacity, "Open jobs no live instance covers (none made yet, or the one made is on its way out): the pool is at max_runners or the job waits for its next instance.", Gauge, []string{LabelPool}, nil},
+	{JobsWaitingForCapacity, "Open jobs waiting for capacity: no live instance covers them (none made yet, or the one made is on its way out) and the pool is at max_runners; runfleet_jobs_waiting{reason=\"capacity\"}.", Gauge, []string{LabelPool}, nil},
+	{JobsWaiting, "Jobs queued in GitHub and not started, by pool and what each waits for: the reason runfleet why and jobs list give (capacity, backoff, next_runner, runner_creating, …; docs/runbook.md lists them). Jobs no pool serves are runfleet_jobs_unmatched.", Gauge, []string{LabelPool, LabelReason}, nil},
 	{OpenJobs, "Open jobs (queued in GitHub, wanting a runner) by how long they have waited.", Gauge, []string{LabelPool, LabelAge}, nil},
 	{Instances, "Live instances by pool and status.", Gauge, []string{LabelPool, LabelStatus}, nil},
 	{InstancesStuck, "Instances past the bound of their status (the reconciler recovers them).", Gauge, []string{LabelPool, LabelStatus}, nil},
@@ -110,6 +114,7 @@ var Families = []Family{
 	{ProviderOperationDuration, "Seconds a provider call took, by pool and operation.", Histogram, []string{LabelPool, LabelOp}, ProviderBuckets},
 	{GitHubCalls, "Requests sent to GitHub by operation and result.", Counter, []string{LabelOperation, LabelResult}, nil},
 	{GitHubRateLimitRemaining, "Requests left in the current rate-limit window, by installation (0 = token), as GitHub last reported it.", Gauge, []string{LabelInstallation}, nil},
+	{GitHubAppRefused, "Owners and installations GitHub refuses the GitHub App on (403 to its installation look-up or its token, not a rate limit: suspended), by App id; 0 for an App it accepts. runfleet sends nothing through the App there until a recheck, after a minute, doubling up to 15.", Gauge, []string{LabelApp}, nil},
 	{DeleteRetries, "Failed deletes scheduled to be tried again, by pool.", Counter, []string{LabelPool}, nil},
 	{DeadLetters, "Work messages in the dead-letter store.", Gauge, nil, nil},
 	{ReconcilePasses, "Reconcile passes by result.", Counter, []string{LabelResult}, nil},
@@ -130,6 +135,19 @@ var Families = []Family{
 	{ListenerLastPoll, "Unix time the Actions service last answered a poll of the pool's scale-set listener in this process, or when this process started the listener or took its lease, if later (runfleet serve; ListenerNotPollingAlarm takes the newest over every replica).", Gauge, []string{LabelPool}, nil},
 	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
 }
+
+// WaitReasons are runfleet_jobs_waiting's reasons, each present for every
+// pool: every reason a job of a pool can wait for (runner.JobWaits but
+// unmatched, which has no pool).
+var WaitReasons = func() []runner.JobWait {
+	var out []runner.JobWait
+	for _, w := range runner.JobWaits {
+		if w != runner.WaitUnmatched {
+			out = append(out, w)
+		}
+	}
+	return out
+}()
 
 // UnmatchedReasons are runfleet_jobs_unmatched's reasons, each present
 // from the start (runner.Unmatched*).

@@ -24,7 +24,9 @@ func TestServeCountsCostAndWarnsOverBudget(t *testing.T) {
 	config := strings.Replace(string(yaml), "dir: ./runfleet-data", "dir: "+t.TempDir(), 1)
 	// $3600 an hour is a dollar a second: the job costs more than $0.50
 	// however fast the simulated machine comes and goes.
-	priced := strings.Replace(config, "    max_runners: 10\n", "    max_runners: 10\n    cost: {usd_per_hour: 3600, monthly_budget_usd: 0.5}\n", 1)
+	// The first pool, linux-x64, is priced in the example already: its
+	// price is replaced.
+	priced := strings.Replace(config, "    cost:\n      usd_per_hour: 0.0832\n", "    cost: {usd_per_hour: 3600, monthly_budget_usd: 0.5}\n", 1)
 	if priced == config {
 		t.Fatal("examples/local.yaml no longer has the pool this test prices")
 	}

@@ -89,7 +89,9 @@ func sample(families map[string]*dto.MetricFamily, name string, labels map[strin
 // start may already have counted itself and its provider listing; nothing
 // else can have happened. The rate limit is the one exception: a budget is
 // not 0 before GitHub answered, so its series comes with GitHub's first
-// answer (TestMetricsCountGitHubCallsByResult). The listener families have
+// answer (TestMetricsCountGitHubCallsByResult), and the refused Apps'
+// series are a real client's Apps (the simulated GitHub has none;
+// TestRecorderShowsTheAppsGitHubRefuses). The listener families have
 // series only for scale-set pools, which this config has none of
 // (TestServeRunsAListenerPerScaleSetPool).
 func TestMetricsEveryFamilyIsPresentAtZeroAfterStart(t *testing.T) {
@@ -98,7 +100,7 @@ func TestMetricsEveryFamilyIsPresentAtZeroAfterStart(t *testing.T) {
 	families := scrape(t, s.base+"/metrics", "")
 	for _, f := range metrics.Families {
 		switch f.Name {
-		case metrics.GitHubRateLimitRemaining, metrics.ListenerPolls, metrics.ListenerSessionConflicts, metrics.ListenerLastPoll:
+		case metrics.GitHubRateLimitRemaining, metrics.GitHubAppRefused, metrics.ListenerPolls, metrics.ListenerSessionConflicts, metrics.ListenerLastPoll:
 			continue
 		}
 		if families[f.Name] == nil {

@@ -107,7 +107,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// 3. The metrics recorder, which reads the store, the queue and GitHub.
 	rec := newRecorder(cfg, st.store, st.deadLetters, gh, metrics.Build{Version: opts.Version, Commit: opts.Commit})
 	// 4. The providers, under this installation's pool ids, observed.
-	provs, installationID, err := buildProviders(ctx, cfg, st.store, rec)
+	provs, installationID, err := buildProviders(ctx, cfg, st.store, rec, log)
 	if err != nil {
 		return err
 	}
@@ -210,12 +210,12 @@ func buildGitHub(cfg *config.Config, st *state, log *slog.Logger) (github.GitHub
 
 // buildProviders makes one provider per pool under the store's
 // installation id, every call recorded by rec.
-func buildProviders(ctx context.Context, cfg *config.Config, st store.Store, rec metrics.Recorder) (map[string]providers.Provider, string, error) {
+func buildProviders(ctx context.Context, cfg *config.Config, st store.Store, rec metrics.Recorder, log *slog.Logger) (map[string]providers.Provider, string, error) {
 	installationID, err := st.InstallationID(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("serve: read the installation id from the store: %w", err)
 	}
-	provs, err := wiring.ObservedProviders(cfg, installationID, rec)
+	provs, err := wiring.ObservedProviders(cfg, installationID, rec, log)
 	if err != nil {
 		return nil, "", err
 	}
@@ -319,7 +319,7 @@ func logStart(log *slog.Logger, cfg *config.Config, st *state, rep *replica, add
 	base := "http://" + addr.String()
 	api := base + "/api/v1/"
 	if cfg.Server.APIToken == "" {
-		api = "disabled (set server.api_token_env or api_token_file)"
+		api = "disabled (set " + config.APITokenKeys + ")"
 	}
 	workers := cfg.Engine.Workers
 	if opts.DisableWorkers {

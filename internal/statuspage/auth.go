@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/runfleet/runfleet/internal/config"
 )
 
 // access decides who may read the page. A browser cannot attach a bearer
@@ -30,7 +32,7 @@ func (a access) check(r *http.Request) string {
 		if loopback(r.RemoteAddr) {
 			return ""
 		}
-		return "the status page is served only to loopback clients when no server.api_token is configured"
+		return "the status page is served only to loopback clients when no operator API token is configured (" + config.APITokenKeys + ")"
 	}
 	presented := r.URL.Query().Get("token")
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -41,7 +43,7 @@ func (a access) check(r *http.Request) string {
 		presented = strings.TrimSpace(tok)
 	}
 	if presented == "" {
-		return "missing token: open /?token=<server.api_token> or send Authorization: Bearer <server.api_token>"
+		return "missing token: open /?token=TOKEN or send Authorization: Bearer TOKEN, with the token the server reads from " + config.APITokenKeys
 	}
 	// Digests compared in constant time: neither the token's bytes nor its
 	// length leak through timing.

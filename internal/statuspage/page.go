@@ -40,7 +40,7 @@ func mustRead(name string) string {
 type Options struct {
 	Source   Source
 	Recorder *Recorder
-	// Token is the operator API's token (server.api_token): the page asks
+	// Token is the operator API's token (config.APITokenKeys): the page asks
 	// for the same. Empty means loopback clients only.
 	Token  string
 	Logger *slog.Logger

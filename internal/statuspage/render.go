@@ -101,10 +101,10 @@ func renderJobs(b *bytes.Buffer, v *view) {
 <tbody>
 `, len(v.Jobs))
 	for _, r := range v.Jobs {
-		fmt.Fprintf(b, `<tr class="job" data-job="%s" data-status="%s">
+		fmt.Fprintf(b, `<tr class="job" data-job="%s" data-status="%s" data-wait="%s">
   <td><a class="why" href="%s" title="why is it waiting?">%s</a></td><td>%s</td><td>%s</td><td class="status">%s</td><td>%s</td><td>%s</td><td class="waiting-for">%s</td><td>%s</td>
 </tr>
-`, esc(r.Key), esc(r.Status), esc(whyHref(r.ID, v.Token)), esc(r.Key), esc(r.Pool), esc(r.Repository), esc(r.Status), esc(r.Instance), esc(r.Waited), esc(r.WaitingFor), esc(r.Labels))
+`, esc(r.Key), esc(r.Status), esc(r.Wait), esc(whyHref(r.ID, v.Token)), esc(r.Key), esc(r.Pool), esc(r.Repository), esc(r.Status), esc(r.Instance), esc(r.Waited), esc(r.WaitingFor), esc(r.Labels))
 	}
 	if len(v.Jobs) == 0 {
 		b.WriteString(`<tr><td colspan="8" class="empty">no open jobs: every job has a runner</td></tr>` + "\n")

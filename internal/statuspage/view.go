@@ -13,8 +13,7 @@ import (
 
 // Source is what the page reads from the engine; *engine.Engine has it.
 type Source interface {
-	ListInstances(ctx context.Context, pool string) ([]*runner.Instance, error)
-	ListOpenJobs(ctx context.Context) ([]*runner.Job, error)
+	ReadOpenDemand(ctx context.Context) (engine.OpenDemand, error)
 	Pools() runner.Pools
 	Why(ctx context.Context, jobID int64) (*engine.Timeline, error)
 }
@@ -39,8 +38,9 @@ type poolRow struct {
 	Name string
 	Live int
 	Max  int
-	// Waiting counts open jobs with no instance: demand the pool has not
-	// met yet (full, backing off, or about to be made).
+	// Waiting counts the open jobs waiting for capacity (runner.WaitOf's
+	// capacity: the pool is at max_runners), as
+	// runfleet_jobs_waiting_for_capacity does.
 	Waiting int
 	Open    int
 	// Cost is what the pool's deleted instances kept (7 days) cost, in
@@ -69,9 +69,9 @@ type jobRow struct {
 	Key, Pool, Repository, Status, Instance string
 	Waited                                  string
 	Labels                                  string
-	// WaitingFor is runner.WaitOf's verdict, with the reason in words for
-	// a job that matches no pool.
-	WaitingFor string
+	// Wait is runner.WaitOf's word for what the job waits for, and
+	// WaitingFor that word with its detail (the WaitingFor function).
+	Wait, WaitingFor string
 }
 
 type transitionRow struct {
@@ -83,16 +83,12 @@ type transitionRow struct {
 // buildView reads the engine and the recorder once, and the pools' costs
 // through costs at most once a minute.
 func buildView(ctx context.Context, src Source, rec *Recorder, costs *poolCosts, at time.Time) (*view, error) {
-	instances, err := src.ListInstances(ctx, "")
+	open, err := src.ReadOpenDemand(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list instances: %w", err)
+		return nil, err
 	}
-	jobs, err := src.ListOpenJobs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list open jobs: %w", err)
-	}
+	instances, jobs, demand := open.Live, open.Jobs, open.Demand
 	v := &view{GeneratedAt: at.UTC().Format(time.RFC3339)}
-	demand := runner.MeasureDemand(jobs, instances)
 	v.Pools = poolRows(src.Pools(), instances, demand)
 	spent, listed := costs.read(ctx, src, at)
 	setCosts(v.Pools, spent, listed)
@@ -146,7 +142,7 @@ func poolRows(pools runner.Pools, instances []*runner.Instance, demand runner.De
 	for _, name := range names {
 		d := demand.Pools[name]
 		r := row(name)
-		r.Open, r.Waiting = d.Open, d.WaitingForCapacity
+		r.Open, r.Waiting = d.Open, d.Waits[runner.WaitCapacity]
 	}
 	return rows
 }
@@ -198,17 +194,33 @@ func instanceRows(instances []*runner.Instance, at time.Time) []instanceRow {
 func jobRows(jobs []*runner.Job, demand runner.Demand, at time.Time) []jobRow {
 	rows := make([]jobRow, 0, len(jobs))
 	for _, j := range jobs {
-		wait := string(demand.Waits[j.Key()])
-		if j.Status == runner.JobUnmatched {
-			wait = "no pool: " + j.UnmatchedDetail
-		}
+		wait := demand.Waits[j.Key()]
 		rows = append(rows, jobRow{
 			ID: j.ID, Key: j.Key(), Pool: dash(j.Pool), Repository: dash(j.Repository), Status: string(j.Status),
 			Instance: dash(j.Instance), Waited: ago(j.QueuedAt, at), Labels: strings.Join(j.Labels, ", "),
-			WaitingFor: dash(wait),
+			Wait: string(wait), WaitingFor: WaitingFor(j, wait, at),
 		})
 	}
 	return rows
+}
+
+// WaitingFor is what an open job waits for as jobs list and the status
+// page show it: runner.WaitOf's word, then the detail the record adds
+// (which runner, until when, which labels no pool has).
+func WaitingFor(j *runner.Job, wait runner.JobWait, at time.Time) string {
+	switch wait {
+	case runner.WaitNothing:
+		return "-"
+	case runner.WaitUnmatched:
+		return string(wait) + ": " + j.UnmatchedDetail
+	case runner.WaitGitHubBudget, runner.WaitCreateBackoff, runner.WaitCreating, runner.WaitBooting, runner.WaitOnline:
+		return string(wait) + ": runner " + j.Instance
+	case runner.WaitCapacity, runner.WaitBackoff:
+		if j.NextAttemptAt.After(at) {
+			return string(wait) + ": next try " + Relative(j.NextAttemptAt, at)
+		}
+	}
+	return string(wait)
 }
 
 // ago is how long before at t was, or "-".

@@ -44,7 +44,7 @@ func TestPageListsAJobNoPoolMatches(t *testing.T) {
 	w.Deliver(ev)
 	rr := get(New(Options{Source: w.Engine, Recorder: rec, Token: pageToken}), "/?token="+pageToken, "192.0.2.7:4242", nil)
 	body := rr.Body.String()
-	for _, want := range []string{`data-job="103#1" data-status="unmatched"`, "no pool: no pool has all of the labels", "lacks x46",
+	for _, want := range []string{`data-job="103#1" data-status="unmatched"`, "unmatched: no pool has all of the labels", "lacks x46",
 		`data-pool="linux-x64" data-live="1" data-max="1" data-waiting="1"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %s", want)

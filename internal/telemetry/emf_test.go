@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/telemetry"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
-
-var pinned = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func emfLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
@@ -37,7 +36,8 @@ func emfLines(t *testing.T, out string) []map[string]any {
 // dimensions alone: the rollup alarms watch.
 func TestEMFDocumentStructure(t *testing.T) {
 	var out bytes.Buffer
-	emf := telemetry.NewEMF(&out, telemetry.Namespace, telemetry.Dimension{Name: "ControllerId", Value: "ctl-1"}).WithClock(func() time.Time { return pinned })
+	clock := testclock.At(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	emf := telemetry.NewEMF(&out, telemetry.Namespace, telemetry.Dimension{Name: "ControllerId", Value: "ctl-1"}).WithClock(clock.Now)
 	emf.Put("GitHubRateLimitRemaining", 4200, telemetry.UnitCount, telemetry.Dimension{Name: "Installation", Value: "77"})
 	if err := emf.Flush(); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestEMFDocumentStructure(t *testing.T) {
 	}
 	want := map[string]any{
 		"_aws": map[string]any{
-			"Timestamp": float64(pinned.UnixMilli()),
+			"Timestamp": float64(clock.Now().UnixMilli()),
 			"CloudWatchMetrics": []any{map[string]any{
 				"Namespace":  "runfleet",
 				"Dimensions": []any{[]any{"ControllerId"}, []any{"ControllerId", "Installation"}},

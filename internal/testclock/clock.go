@@ -24,8 +24,19 @@ type Clock struct {
 	offset time.Duration
 }
 
-// At returns a clock stopped at t: it moves only when told to.
-func At(t time.Time) *Clock { return &Clock{stopped: true, at: t} }
+// At returns a clock stopped at t: it moves only when told to. With
+// ShiftEnv set it stops at t's weekday and time of day in another week
+// (see Shift): a test reads its dates from the clock, never from the date
+// it passed here.
+func At(t time.Time) *Clock {
+	return &Clock{stopped: true, at: moved(t, time.Now(), Shift())}
+}
+
+// AtRealNow returns a clock stopped at the real clock's now, which
+// ShiftEnv does not move: for a test in which a party that takes no clock
+// (go-github's App transport signs its JWTs with time.Now) talks to code
+// on this one. Everything else uses At.
+func AtRealNow() *Clock { return &Clock{stopped: true, at: time.Now()} }
 
 // Now is the clock's time.
 func (c *Clock) Now() time.Time {

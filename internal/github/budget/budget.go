@@ -165,6 +165,28 @@ func (b *Budget) Wait(ctx context.Context, cost int) (release func(), err error)
 	return b.releaser(), nil
 }
 
+// WaitPatiently is Wait for a request every call of a credential needs
+// first — an installation's token — which must not be given a turn: a
+// turn would hold the call that needed the token to this budget's pace,
+// and each call waiting for the one token would be promised its points
+// again. It waits for its points past MaxWait while they come within
+// patience; a penalty, a spent primary budget or points further off
+// return Wait's error.
+func (b *Budget) WaitPatiently(ctx context.Context, cost int, patience time.Duration) (release func(), err error) {
+	ctx = github.WithoutTurns(ctx)
+	deadline := b.now().Add(patience)
+	for {
+		release, err := b.Wait(ctx, cost)
+		var paced *github.RateLimitError
+		if !errors.As(err, &paced) || !paced.Paced || paced.RetryAt.After(deadline) {
+			return release, err
+		}
+		if err := b.sleepUntil(ctx, paced.RetryAt); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // reserve takes the points, or says why the call may not go.
 func (b *Budget) reserve(ctx context.Context, now time.Time, cost int) (time.Time, uint64, error) {
 	latest := now.Add(b.limits.MaxWait)

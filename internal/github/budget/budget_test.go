@@ -224,7 +224,9 @@ func TestLongWaitsAreHandedBackAndWaitsCancel(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start := time.Now()
-	if _, err := b.Wait(cctx, budget.WriteCost); !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
+	// "At once" is judged against the 5 s the wait would take, with room
+	// for a busy machine: not a speed, the difference between two outcomes.
+	if _, err := b.Wait(cctx, budget.WriteCost); !errors.Is(err, context.Canceled) || time.Since(start) > 4*time.Second {
 		t.Fatalf("cancelled wait: %v after %s", err, time.Since(start))
 	}
 	// The refund gave the points back: the next write's turn is as before.
@@ -238,7 +240,7 @@ func TestLongWaitsAreHandedBackAndWaitsCancel(t *testing.T) {
 	start = time.Now()
 	_, err = b.Wait(dctx, budget.WriteCost)
 	var rl *github.RateLimitError
-	if !errors.As(err, &rl) || !rl.Paced || rl.RetryAt.Before(ready) || time.Since(start) > 500*time.Millisecond {
+	if !errors.As(err, &rl) || !rl.Paced || rl.RetryAt.Before(ready) || time.Since(start) > 4*time.Second {
 		t.Fatalf("wait past the deadline: %v, want paced until about %s, at once", err, ready)
 	}
 	if s := b.Stats(); s.Paced != 1 {

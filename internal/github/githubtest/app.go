@@ -159,6 +159,9 @@ func (s *Server) handleAccessToken(req *request) reply {
 	if err != nil || !ok || !s.installedBy(inst, req.who) {
 		return errorReply(http.StatusNotFound, "Not Found", req.route.docs)
 	}
+	if !inst.suspendedAt.IsZero() {
+		return errorReply(http.StatusForbidden, msgInstallationSuspended, req.route.docs)
+	}
 	token := "ghs_" + randomAlnum(36)
 	expires := s.now().Add(s.tokenTTL).UTC().Truncate(time.Second)
 	s.tokens[token] = &installationToken{installation: inst, expiresAt: expires}

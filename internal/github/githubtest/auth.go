@@ -13,6 +13,9 @@ type installation struct {
 	account string // "" = every owner
 	// appID is the App installed; 0 is the first App added.
 	appID int64
+	// suspendedAt is when the installation was suspended (zero: it is
+	// not): GitHub refuses its tokens (suspended.go).
+	suspendedAt time.Time
 }
 
 // installationToken is an issued installation access token.

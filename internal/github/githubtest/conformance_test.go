@@ -302,6 +302,18 @@ func (r *conformanceRig) exercise() {
 	_ = json.Unmarshal(otherTok.body, &ot)
 	r.call("installation without access", githubtest.RouteOrgRunners, "GET", "/orgs/octo-org/actions/runners", "token "+ot.Token, nil, 403)
 
+	// A suspended installation: found, suspended; its tokens refused, 403.
+	r.srv.SuspendInstallation(rigInstallation)
+	r.call("suspended installation", githubtest.RouteOrgInstallation, "GET", "/orgs/octo-org/installation", asApp, nil, 200)
+	r.call("token: suspended installation", githubtest.RouteAccessTokens, "POST", tokens, "Bearer "+r.jwt(now, now.Add(time.Minute), app), nil, 403)
+	r.call("call with a suspended installation's token", githubtest.RouteOrgRunners, "GET", "/orgs/octo-org/actions/runners", r.token, nil, 403)
+	r.srv.UnsuspendInstallation(rigInstallation)
+	// An App GitHub refuses: 403 to what its JWT authenticates.
+	r.srv.RefuseApp(rigApp)
+	r.call("look-up by a refused App", githubtest.RouteOrgInstallation, "GET", "/orgs/octo-org/installation", asApp, nil, 403)
+	r.call("token: refused App", githubtest.RouteAccessTokens, "POST", tokens, "Bearer "+r.jwt(now, now.Add(time.Minute), app), nil, 403)
+	r.srv.AcceptApp(rigApp)
+
 	faults := []struct {
 		name  string
 		fault githubtest.Fault

@@ -272,8 +272,8 @@ func TestInstallationOnAnotherAccountIsForbidden(t *testing.T) {
 }
 
 func TestExhaustionEndsAtItsResetTime(t *testing.T) {
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	clock := testclock.At(now)
+	clock := testclock.At(time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC))
+	now := clock.Now()
 	srv := githubtest.NewServer(t, githubtest.WithToken(testPAT), githubtest.WithClock(clock.Now))
 	srv.AddOrg(testOrg)
 	srv.ExhaustRateLimit(now.Add(time.Minute))

@@ -87,8 +87,8 @@ func (s *Server) respond(req *request, apiPath string) rendered {
 	return s.render(req, rep)
 }
 
-// dispatch runs the pipeline GitHub applies: authentication, the primary
-// rate limit, the secondary limits (when on), then the operation. Injected faults answer in the
+// dispatch runs the pipeline GitHub applies: authentication, a refused
+// App or suspended installation (suspended.go), the primary rate limit, the secondary limits (when on), then the operation. Injected faults answer in the
 // operation's place, after running it when the fault applies the effect.
 func (s *Server) dispatch(req *request, call *Call) reply {
 	who, rep, ok := s.authenticate(req)
@@ -96,6 +96,9 @@ func (s *Server) dispatch(req *request, call *Call) reply {
 		return rep
 	}
 	req.who = who
+	if rep, refused := s.refusal(req); refused {
+		return rep
+	}
 	if rep, limited := s.spendRateLimit(req); limited {
 		return rep
 	}

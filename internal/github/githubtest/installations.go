@@ -52,6 +52,7 @@ func (s *Server) installationOn(account string, who *identity) *installation {
 func (s *Server) installationJSON(req *request, inst *installation, account string) map[string]any {
 	id := strconv.FormatInt(inst.id, 10)
 	created := installationEpoch.Format(time.RFC3339)
+	suspendedAt, suspendedBy := suspendedJSON(req, inst)
 	return map[string]any{
 		"id": inst.id, "app_id": s.appOf(inst), "app_slug": "runfleet-test",
 		"target_id": accountID(account), "target_type": "Organization",
@@ -63,7 +64,7 @@ func (s *Server) installationJSON(req *request, inst *installation, account stri
 		"account":           simpleUser(req, account, "Organization"),
 		"permissions":       installationPermissions,
 		"created_at":        created, "updated_at": created,
-		"suspended_by": nil, "suspended_at": nil,
+		"suspended_by": suspendedBy, "suspended_at": suspendedAt,
 	}
 }
 

@@ -31,7 +31,7 @@ func TestSecondaryLimitsAreOffByDefault(t *testing.T) {
 // limit with retry-after 60, every call during the penalty is refused and
 // extends it, and the window frees a minute after the penalty.
 func TestSecondaryLimitPointsAndPenalty(t *testing.T) {
-	clock := testclock.At(time.Now())
+	clock := testclock.AtRealNow() // the client signs its JWTs with the real clock
 	srv, client := appServer(t, githubtest.WithClock(clock.Now), githubtest.WithSecondaryLimits(githubtest.SecondaryLimits{PointsPerMinute: 12}))
 	ctx := context.Background()
 	registerOrgRunner(t, client, "r1") // 5 points (the token mint is the App's)

@@ -32,8 +32,10 @@ type Server struct {
 	now func() time.Time
 	// apps are the GitHub Apps the server trusts, by id; the first one
 	// added owns the installations WithInstallation adds.
-	apps          map[int64]*appIdentity
-	firstApp      int64
+	apps     map[int64]*appIdentity
+	firstApp int64
+	// refusedApps are the Apps GitHub refuses outright (RefuseApp).
+	refusedApps   map[int64]bool
 	pats          map[string]bool
 	tokens        map[string]*installationToken
 	installations map[int64]*installation
@@ -132,6 +134,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		t:             t,
 		now:           time.Now,
 		pats:          map[string]bool{},
+		refusedApps:   map[int64]bool{},
 		tokens:        map[string]*installationToken{},
 		installations: map[int64]*installation{},
 		tokenTTL:      DefaultTokenTTL,

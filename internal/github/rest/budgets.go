@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"maps"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -75,13 +76,29 @@ func (c *Client) Budgets() map[string]budget.Stats {
 
 // ReadyAt says when a call of this method for owner could go without
 // waiting: now, or when its installation's budget has the points, the
-// primary budget resets, or a penalty GitHub imposed ends. It sends
-// nothing (an owner whose installation is not yet known is looked up
-// first, which is one call to GitHub).
+// primary budget resets, or a penalty GitHub imposed ends — and, before
+// the installation's first token, when the App's budget lets the token
+// request go. It never sends a request: an owner whose installation is not
+// known yet is ready when the App's budget lets the look-up and the token
+// request go, and an owner or installation GitHub set aside (not
+// installed, refused) answers the error a call there would meet, until
+// its recheck is due.
 func (c *Client) ReadyAt(ctx context.Context, owner github.Owner, method string) (time.Time, error) {
-	inst, err := c.installationFor(ctx, owner)
+	inst, known, err := c.knownInstallation(owner)
 	if err != nil {
 		return time.Time{}, err
 	}
-	return inst.calls.ReadyAt(ctx, budget.Cost(method))
+	mint := budget.Cost(http.MethodPost)
+	if !known {
+		return c.appBudget().ReadyAt(ctx, budget.Cost(http.MethodGet)+mint)
+	}
+	at, err := inst.calls.ReadyAt(ctx, budget.Cost(method))
+	if err != nil || inst.mints == nil || inst.minted.Load() {
+		return at, err
+	}
+	minting, err := inst.mints.ReadyAt(ctx, mint)
+	if minting.After(at) {
+		at = minting
+	}
+	return at, err
 }

@@ -14,11 +14,20 @@ const pageSize = 100
 // call makes one request through the installation, labelled for the
 // counters, and classifies its error (see classify). Its requests wait for
 // the installation's budget in the pacer, which also refuses them while a
-// rate limit GitHub reported lasts.
+// rate limit GitHub reported lasts. GitHub refusing the installation (its
+// token, or a suspension) sets it aside (setaside.go); an answer to a
+// call ends that.
 func (c *Client) call(ctx context.Context, inst *installation, op string, owner github.Owner, fn func(context.Context, *gogithub.Client) (*gogithub.Response, error)) (*gogithub.Response, error) {
 	resp, err := fn(withOp(ctx, op), inst.gh)
 	if err != nil {
-		return resp, classify(ctx, inst.calls, inst.mints, c.now(), op, owner, err)
+		classified := classify(ctx, inst.calls, inst.mints, c.now(), op, owner, err)
+		if c.key != nil && installationRefused(err, classified) {
+			return resp, c.putAside(installationAsideKey(inst.id), refused, owner, inst.id, classified)
+		}
+		return resp, classified
+	}
+	if c.key != nil {
+		c.clearAside(installationAsideKey(inst.id))
 	}
 	return resp, nil
 }

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
@@ -101,11 +102,10 @@ type Client struct {
 	installations map[int64]*installation
 	appClient     *gogithub.Client // authenticates as the App itself (JWT)
 	found         map[string]int64 // owner -> discovered installation id
-	// absent remembers, until when, the owners GitHub said the App is not
-	// installed on: with several Apps each call asks every App when it
-	// could go, and an App not installed on the owner must not cost a
-	// look-up each time.
-	absent  map[string]time.Time
+	// aside are the owners (their installation look-up) and the
+	// installations (their token) GitHub answered the App cannot use, by
+	// ownerAsideKey or installationAsideKey (setaside.go).
+	aside   map[string]*setAside
 	groups  map[groupKey]int64
 	budgets map[string]*budget.Budget // by credential (budgetKey)
 }
@@ -120,6 +120,8 @@ type installation struct {
 	// calls is the installation's budget (the token's, with a PAT); mints
 	// the App's, which its token mints spend (nil with a PAT).
 	calls, mints *budget.Budget
+	// minted: GitHub has issued this installation a token (pacer).
+	minted atomic.Bool
 }
 
 // New builds a client. It parses the private key up front, so a bad key is
@@ -156,7 +158,7 @@ func New(opts Options) (*Client, error) {
 		budgets:       make(map[string]*budget.Budget),
 		installations: make(map[int64]*installation),
 		found:         make(map[string]int64),
-		absent:        make(map[string]time.Time),
+		aside:         make(map[string]*setAside),
 		groups:        make(map[groupKey]int64),
 	}
 	if app {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/rest"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // answer is one canned GitHub response.
@@ -194,8 +195,7 @@ func TestGoGitHubsLocalRefusalIsARateLimit(t *testing.T) {
 // Secondary limits without a retry-after back off exponentially from a
 // minute while they keep coming, and a success ends the run.
 func TestSecondaryBackoffGrows(t *testing.T) {
-	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
+	clock := testclock.At(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	var fail atomic.Bool
 	fail.Store(true)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -207,7 +207,7 @@ func TestSecondaryBackoffGrows(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer srv.Close()
-	c, err := rest.New(rest.Options{BaseURL: srv.URL, Token: "test-pat", Now: clock})
+	c, err := rest.New(rest.Options{BaseURL: srv.URL, Token: "test-pat", Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,8 +218,8 @@ func TestSecondaryBackoffGrows(t *testing.T) {
 		if !errors.As(err, &rl) || !rl.Secondary {
 			t.Fatalf("err = %v", err)
 		}
-		waits = append(waits, rl.RetryAt.Sub(now))
-		now = rl.RetryAt // the wait is over
+		waits = append(waits, rl.RetryAt.Sub(clock.Now()))
+		clock.AdvanceTo(rl.RetryAt) // the wait is over
 	}
 	if waits[0] != time.Minute || waits[1] != 2*time.Minute || waits[2] != 4*time.Minute {
 		t.Fatalf("waits %v, want 1m, 2m, 4m", waits)
@@ -230,7 +230,7 @@ func TestSecondaryBackoffGrows(t *testing.T) {
 	}
 	fail.Store(true)
 	var rl *github.RateLimitError
-	if err := c.RemoveRunner(context.Background(), removeRef()); !errors.As(err, &rl) || rl.RetryAt.Sub(now) != time.Minute {
+	if err := c.RemoveRunner(context.Background(), removeRef()); !errors.As(err, &rl) || rl.RetryAt.Sub(clock.Now()) != time.Minute {
 		t.Fatalf("after a success the backoff should restart at 1m: %v", err)
 	}
 }

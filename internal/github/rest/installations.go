@@ -2,10 +2,10 @@ package rest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	gogithub "github.com/google/go-github/v57/github"
@@ -30,6 +30,9 @@ func (c *Client) installationFor(ctx context.Context, owner github.Owner) (*inst
 			return nil, err
 		}
 	}
+	if err := c.asideNow(installationAsideKey(id)); err != nil {
+		return nil, err
+	}
 	return c.installation(id)
 }
 
@@ -50,6 +53,9 @@ func (c *Client) installation(id int64) (*installation, error) {
 	}
 	observed := &observer{next: c.base, telemetry: &c.telemetry, installationID: id, log: c.log}
 	paced := &pacer{next: observed, calls: inst.calls, mints: inst.mints, now: c.now}
+	if inst.mints != nil {
+		paced.minted = &inst.minted
+	}
 	var rt http.RoundTripper
 	if c.key == nil {
 		rt = &bearer{token: c.token, next: paced}
@@ -105,28 +111,25 @@ func (c *Client) appGitHub() (*gogithub.Client, error) {
 // register, or runfleet cannot tell which installation to use.
 var ErrNoInstallation = fmt.Errorf("%w: no App installation for this owner", github.ErrMisconfigured)
 
-// absentRecheck is how long an owner GitHub said the App is not installed
-// on is believed: an App installed since is used within that time.
-const absentRecheck = 10 * time.Minute
-
 // discoverInstallation asks GitHub which installation of the App covers an
 // organization or repository (one call per owner per process). Enterprise
 // owners must name theirs: webhooks carry it, or set
-// github.app.installation_id.
+// github.app.installation_id. An owner GitHub answers 404 (not installed)
+// or 403 (refused) for is set aside (setaside.go).
 func (c *Client) discoverInstallation(ctx context.Context, owner github.Owner) (int64, error) {
 	key := strings.ToLower(owner.String())
 	c.mu.Lock()
 	id, ok := c.found[key]
-	absentUntil := c.absent[key]
 	c.mu.Unlock()
 	if ok {
 		return id, nil
 	}
-	if c.now().Before(absentUntil) {
-		return 0, fmt.Errorf("%w: %s: the App is not installed there (install it, or set github.app.installation_id)", ErrNoInstallation, owner)
-	}
 	if owner.Enterprise != "" {
 		return 0, fmt.Errorf("%w: %s: enterprise installations are not looked up; set github.app.installation_id", ErrNoInstallation, owner)
+	}
+	aside := ownerAsideKey(owner)
+	if err := c.asideNow(aside); err != nil {
+		return 0, err
 	}
 	gh, err := c.appGitHub()
 	if err != nil {
@@ -140,21 +143,56 @@ func (c *Client) discoverInstallation(ctx context.Context, owner github.Owner) (
 		found, _, err = gh.Apps.FindOrganizationInstallation(ctx, owner.Org)
 	}
 	if statusOf(err) == http.StatusNotFound {
-		c.mu.Lock()
-		c.absent[key] = c.now().Add(absentRecheck)
-		c.mu.Unlock()
-		return 0, fmt.Errorf("%w: %s: the App is not installed there (install it, or set github.app.installation_id)", ErrNoInstallation, owner)
+		return 0, c.putAside(aside, notInstalled, owner, 0,
+			fmt.Errorf("%w: %s: the App is not installed there (install it, or set github.app.installation_id)", ErrNoInstallation, owner))
 	}
 	if err != nil {
-		return 0, classify(ctx, c.appBudget(), nil, c.now(), OpFindInstallation, owner, err)
+		classified := classify(ctx, c.appBudget(), nil, c.now(), OpFindInstallation, owner, err)
+		var pe *github.PermissionError
+		if statusOf(err) == http.StatusForbidden && errors.As(classified, &pe) {
+			return 0, c.putAside(aside, refused, owner, 0, classified)
+		}
+		return 0, classified
 	}
 	id = found.GetID()
 	if id == 0 {
 		return 0, fmt.Errorf("%w: %s: GitHub answered without an installation id", ErrNoInstallation, owner)
 	}
+	c.clearAside(aside)
 	c.mu.Lock()
 	c.found[key] = id
 	c.mu.Unlock()
 	c.log.Debug("found the App installation for an owner", "owner", owner.String(), "installation_id", id)
 	return id, nil
+}
+
+// knownInstallation is installationFor without a request: the owner's
+// installation when runfleet knows it (known false when it would have to
+// look it up first), or the error a call would meet at once because
+// GitHub's answer set the owner or the installation aside.
+func (c *Client) knownInstallation(owner github.Owner) (inst *installation, known bool, err error) {
+	if c.key == nil {
+		inst, err := c.installation(0)
+		return inst, err == nil, err
+	}
+	id := owner.InstallationID
+	if id == 0 {
+		id = c.defInst
+	}
+	if id == 0 {
+		if err := c.isAside(ownerAsideKey(owner)); err != nil {
+			return nil, false, err
+		}
+		c.mu.Lock()
+		id = c.found[strings.ToLower(owner.String())]
+		c.mu.Unlock()
+		if id == 0 {
+			return nil, false, nil
+		}
+	}
+	if err := c.isAside(installationAsideKey(id)); err != nil {
+		return nil, false, err
+	}
+	inst, err = c.installation(id)
+	return inst, err == nil, err
 }

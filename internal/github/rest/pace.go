@@ -2,10 +2,12 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github"
@@ -29,15 +31,29 @@ type pacer struct {
 	// installations — not to the installation the token is for. Nil with a
 	// personal access token.
 	mints *budget.Budget
-	now   func() time.Time
+	// minted is set once GitHub issued the installation a token (nil
+	// with a personal access token or the App's own client): until then
+	// a call first spends the App's budget on the token request, which
+	// ReadyAt must count.
+	minted *atomic.Bool
+	now    func() time.Time
 }
 
+// tokenPatience is how long a token request waits for the App's budget
+// (budget.WaitPatiently): one a token's lifetime per installation, so
+// waiting costs little, and refusing it would fail the call that needed
+// it, or give it a turn that holds that call to the App's budget.
+const tokenPatience = time.Minute
+
 func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
-	b := p.calls
+	b, wait := p.calls, p.calls.Wait
 	if p.mints != nil && isTokenRequest(req) {
 		b = p.mints
+		wait = func(ctx context.Context, cost int) (func(), error) {
+			return b.WaitPatiently(ctx, cost, tokenPatience)
+		}
 	}
-	release, err := b.Wait(req.Context(), budget.Cost(req.Method))
+	release, err := wait(req.Context(), budget.Cost(req.Method))
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close() // a RoundTripper closes the body, even unsent
@@ -58,6 +74,9 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rate, ok := parseRateHeaders(resp.Header)
 	b.Answered(req.Context(), rate.Remaining, rate.Reset, ok)
+	if b == p.mints && p.minted != nil && resp.StatusCode == http.StatusCreated {
+		p.minted.Store(true)
+	}
 	return resp, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/github"
 	"github.com/runfleet/runfleet/internal/github/simulated"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 func jobRef(id int64) github.JobRef {
@@ -103,9 +104,9 @@ func TestGetJobFaults(t *testing.T) {
 	}
 	getJob(t, g, 1) // one failure per injection
 
-	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	g.SetNow(func() time.Time { return now })
-	g.RateLimit(now.Add(time.Minute))
+	clock := testclock.At(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
+	g.SetNow(clock.Now)
+	g.RateLimit(clock.Now().Add(time.Minute))
 	var rl *github.RateLimitError
 	if _, err := g.GetJob(ctx, jobRef(1)); !errors.As(err, &rl) {
 		t.Fatalf("rate limited: %v", err)

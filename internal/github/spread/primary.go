@@ -90,6 +90,23 @@ func (g *GitHub) RateLimits() map[int64]rest.RateLimit {
 	return out
 }
 
+// refusals is what an App's rest client reports of GitHub refusing it.
+type refusals interface {
+	AppRefusals() map[int64]int
+}
+
+// AppRefusals joins every App's count of the owners and installations
+// GitHub refuses it on (runfleet_github_app_refused).
+func (g *GitHub) AppRefusals() map[int64]int {
+	out := map[int64]int{}
+	for _, a := range g.apps {
+		if r, ok := a.(refusals); ok {
+			maps.Copy(out, r.AppRefusals())
+		}
+	}
+	return out
+}
+
 var (
 	_ github.DeliveryLog      = (*GitHub)(nil)
 	_ github.HookDeliveryLogs = (*GitHub)(nil)

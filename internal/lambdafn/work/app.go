@@ -87,7 +87,7 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 	// An operator's delete runs in the worker: forcedelete builds no
 	// provider (and needs no provider binary or cloud permission).
 	if provs == nil && role != lambdafn.RoleForceDelete {
-		provs, err = wiring.ObservedProviders(base.Config, installationID, base.Metrics)
+		provs, err = wiring.ObservedProviders(base.Config, installationID, base.Metrics, base.Logger)
 		problems = append(problems, err)
 	} else {
 		provs = metrics.ObserveProviders(provs, base.Metrics)

@@ -219,7 +219,12 @@ func (a *App) handleWhy(ctx context.Context, log *slog.Logger, ref string) (*For
 	eng, err := a.registrar(log)
 	if err == nil {
 		var tl *engine.Timeline
-		if tl, err = eng.Why(ctx, id); err == nil {
+		if takeover, ok := a.engineOptions.CreatingTakeover(); ok {
+			tl, err = eng.WhyWithin(ctx, id, takeover)
+		} else {
+			tl, err = eng.Why(ctx, id)
+		}
+		if err == nil {
 			var text strings.Builder
 			_ = tl.Text(&text)
 			log.InfoContext(ctx, "why asked", "job_id", id, "reason", tl.Answer.Reason)

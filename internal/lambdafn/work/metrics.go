@@ -17,6 +17,12 @@ type githubTelemetry interface {
 	RateLimits() map[int64]rest.RateLimit
 }
 
+// githubRefusals is what a client with GitHub Apps reports of GitHub
+// refusing them (runfleet_github_app_refused).
+type githubRefusals interface {
+	AppRefusals() map[int64]int
+}
+
 // invocationMetrics adds to the App's EMF recorder (which hears the engine
 // and the providers as they work) what the GitHub client counted during
 // one invocation. Lambda runs one invocation at a time per execution
@@ -39,7 +45,8 @@ func (a *App) startMetrics() *invocationMetrics {
 }
 
 // flush adds the GitHub metrics (runfleet_github_calls_total by operation
-// and result, runfleet_github_rate_limit_remaining by installation) and
+// and result, runfleet_github_rate_limit_remaining by installation,
+// runfleet_github_app_refused by App) and
 // writes everything as EMF lines. A failed write is logged, never
 // returned: metrics must not fail the work.
 func (m *invocationMetrics) flush(ctx context.Context, log *slog.Logger) {
@@ -53,6 +60,11 @@ func (m *invocationMetrics) flush(ctx context.Context, log *slog.Logger) {
 		now := time.Now()
 		for id, rate := range m.gh.RateLimits() {
 			m.emf.GitHubRateLimitRemaining(strconv.FormatInt(id, 10), rate.RemainingAt(now))
+		}
+		if r, ok := m.gh.(githubRefusals); ok {
+			for app, n := range r.AppRefusals() {
+				m.emf.GitHubAppRefused(strconv.FormatInt(app, 10), n)
+			}
 		}
 	}
 	if err := m.emf.Flush(); err != nil {

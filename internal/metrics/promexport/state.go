@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,13 @@ type GitHubTelemetry interface {
 	RateLimits() map[int64]rest.RateLimit
 }
 
+// GitHubRefusals is what a GitHub client with Apps reports of GitHub
+// refusing them (rest.Client, spread.GitHub): by App id, the owners and
+// installations GitHub refuses it on.
+type GitHubRefusals interface {
+	AppRefusals() map[int64]int
+}
+
 // state is the collector of everything State reads.
 type state struct {
 	pools []string
@@ -52,8 +60,9 @@ type state struct {
 	// nil: none counted.
 	stuckRule atomic.Pointer[metrics.StuckFunc]
 
-	instances, stuck, openJobs, waiting, deadLetters, calls, remaining *prometheus.Desc
-	unmatched, oldest, maxRunners, build                               *prometheus.Desc
+	instances, stuck, openJobs, waiting, waits, deadLetters, calls *prometheus.Desc
+	remaining, refused                                             *prometheus.Desc
+	unmatched, oldest, maxRunners, build                           *prometheus.Desc
 }
 
 func newState(pools []string, src State) *state {
@@ -69,9 +78,11 @@ func newState(pools []string, src State) *state {
 		stuck:       desc(metrics.InstancesStuck),
 		openJobs:    desc(metrics.OpenJobs),
 		waiting:     desc(metrics.JobsWaitingForCapacity),
+		waits:       desc(metrics.JobsWaiting),
 		deadLetters: desc(metrics.DeadLetters),
 		calls:       desc(metrics.GitHubCalls),
 		remaining:   desc(metrics.GitHubRateLimitRemaining),
+		refused:     desc(metrics.GitHubAppRefused),
 		unmatched:   desc(metrics.JobsUnmatched),
 		oldest:      desc(metrics.OldestWaitingJob),
 		maxRunners:  desc(metrics.PoolMaxRunners),
@@ -80,7 +91,7 @@ func newState(pools []string, src State) *state {
 }
 
 func (s *state) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.deadLetters, s.calls, s.remaining,
+	for _, d := range []*prometheus.Desc{s.instances, s.stuck, s.openJobs, s.waiting, s.waits, s.deadLetters, s.calls, s.remaining, s.refused,
 		s.unmatched, s.oldest, s.maxRunners, s.build} {
 		ch <- d
 	}
@@ -123,6 +134,9 @@ func (s *state) collectFleet(ctx context.Context, ch chan<- prometheus.Metric) {
 			gauge(s.openJobs, fleet.OpenJobs[metrics.PoolAge{Pool: p, Age: a}], p, a)
 		}
 		gauge(s.waiting, fleet.Waiting[p], p)
+		for _, w := range metrics.WaitReasons {
+			gauge(s.waits, fleet.Waits[metrics.PoolWait{Pool: p, Wait: w}], p, string(w))
+		}
 		ch <- prometheus.MustNewConstMetric(s.oldest, prometheus.GaugeValue, fleet.OldestWaiting[p], p)
 		gauge(s.maxRunners, fleet.MaxRunners[p], p)
 	}
@@ -170,6 +184,13 @@ func (s *state) collectGitHub(ch chan<- prometheus.Metric) {
 	now := s.now()
 	for id, rate := range limits {
 		ch <- prometheus.MustNewConstMetric(s.remaining, prometheus.GaugeValue, float64(rate.RemainingAt(now)), installationLabel(id))
+	}
+	// Every App has its series, at 0 while GitHub accepts it; a personal
+	// access token or the simulated GitHub has none.
+	if r, ok := s.src.GitHub.(GitHubRefusals); ok {
+		for app, n := range r.AppRefusals() {
+			ch <- prometheus.MustNewConstMetric(s.refused, prometheus.GaugeValue, float64(n), strconv.FormatInt(app, 10))
+		}
 	}
 }
 

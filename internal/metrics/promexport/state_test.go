@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/github/rest"
 	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/metrics/promexport"
 	"github.com/runfleet/runfleet/internal/runner"
@@ -72,4 +73,23 @@ func gauge(t *testing.T, rec *promexport.Recorder, name string, labels map[strin
 		}
 	}
 	return -1
+}
+
+// refusingGitHub is a GitHub client of two Apps, GitHub refusing the
+// second on one owner.
+type refusingGitHub struct{}
+
+func (refusingGitHub) Calls() rest.CallCounts               { return rest.CallCounts{} }
+func (refusingGitHub) RateLimits() map[int64]rest.RateLimit { return nil }
+func (refusingGitHub) AppRefusals() map[int64]int           { return map[int64]int{100: 0, 101: 1} }
+
+// Each App of the client has its runfleet_github_app_refused series: 0
+// while GitHub accepts it, else what GitHub refuses it on.
+func TestRecorderShowsTheAppsGitHubRefuses(t *testing.T) {
+	rec := promexport.New([]string{"p"}, promexport.State{GitHub: refusingGitHub{}})
+	for app, want := range map[string]float64{"100": 0, "101": 1} {
+		if got := gauge(t, rec, metrics.GitHubAppRefused, map[string]string{metrics.LabelApp: app}); got != want {
+			t.Errorf("%s{app=%s} = %v, want %v", metrics.GitHubAppRefused, app, got, want)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/internal/store/storetest"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 func openQueued(t *testing.T, path string) *bolt.QueuedStore {
@@ -74,8 +75,8 @@ func TestOutboxSurvivesRestart(t *testing.T) {
 // on virtual time (the simulation's) sees it due at once.
 func TestOutboxDatesMessagesByTheQueueClock(t *testing.T) {
 	ctx := context.Background()
-	virtual := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-	s, err := bolt.OpenWithQueue(filepath.Join(t.TempDir(), "state.db"), local.Options{Now: func() time.Time { return virtual }})
+	virtual := testclock.At(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := bolt.OpenWithQueue(filepath.Join(t.TempDir(), "state.db"), local.Options{Now: virtual.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

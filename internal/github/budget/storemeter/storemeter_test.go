@@ -22,6 +22,7 @@ import (
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/internal/store/dynamodb"
+	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/testenv"
 )
 
@@ -264,7 +265,7 @@ func TestTwoMetersCannotSpendTheSamePoints(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			shared := st(t)
-			now := time.Date(2031, time.May, 1, 10, 0, 0, 0, time.UTC)
+			clock := testclock.At(time.Date(2031, time.May, 1, 10, 0, 0, 0, time.UTC))
 			var mu sync.Mutex
 			var waits []time.Duration
 			budgets := make([]*budget.Budget, 2)
@@ -272,7 +273,7 @@ func TestTwoMetersCannotSpendTheSamePoints(t *testing.T) {
 				b, err := budget.New(budget.Options{
 					Name: fmt.Sprintf("process %d", i), Limits: budget.Limits{PointsPerMinute: 60, Burst: budget.WriteCost},
 					Meter: storemeter.New(shared, "installation:777"),
-					Now:   func() time.Time { return now },
+					Now:   clock.Now,
 					Sleep: func(_ context.Context, d time.Duration) error {
 						mu.Lock()
 						defer mu.Unlock()
@@ -303,7 +304,7 @@ func TestTwoMetersCannotSpendTheSamePoints(t *testing.T) {
 			}
 			// Either process now sees both writes spent.
 			for _, b := range budgets {
-				if at, err := b.ReadyAt(context.Background(), budget.WriteCost); err != nil || !at.After(now.Add(10*time.Second)) {
+				if at, err := b.ReadyAt(context.Background(), budget.WriteCost); err != nil || !at.After(clock.Now().Add(10*time.Second)) {
 					t.Errorf("next write at %s (%v), want after both spent their points", at, err)
 				}
 			}
@@ -316,8 +317,8 @@ func TestTwoMetersCannotSpendTheSamePoints(t *testing.T) {
 func TestReadsWriteNothingAndUnreadableStateStartsAfresh(t *testing.T) {
 	ctx := context.Background()
 	st := boltStore(t)
-	now := time.Date(2031, time.May, 1, 10, 0, 0, 0, time.UTC)
-	b, err := budget.New(budget.Options{Name: "test", Meter: storemeter.New(st, "app"), Now: func() time.Time { return now }})
+	clock := testclock.At(time.Date(2031, time.May, 1, 10, 0, 0, 0, time.UTC))
+	b, err := budget.New(budget.Options{Name: "test", Meter: storemeter.New(st, "app"), Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
