@@ -39,6 +39,11 @@ type job struct {
 	requestID    int64
 	reassignLeft int
 	assignedAt   time.Time
+	// cancelAfter: GitHub cancels the job for good this long after its
+	// assignment if no runner took it by then (0: never); canceledAt is
+	// when it did.
+	cancelAfter time.Duration
+	canceledAt  time.Time
 }
 
 // Delivery indexes into job.delivery.

@@ -58,6 +58,7 @@ func newPlan(s settings) plan {
 	slices.SortFunc(p.jobs, func(a, b *job) int { return int(a.arriveAt - b.arriveAt) })
 	if s.intake == intakeScaleSet && s.actionsFaults {
 		planReassignments(p.jobs, s.seed)
+		planCancellations(p.jobs, s.seed)
 	}
 	if s.replicas > 1 {
 		p.replicas.kills = planReplicaKills(rng, s.kills, s.replicas, s.arrival)
@@ -115,6 +116,24 @@ func deliveryIDs(rng *rand.Rand) [3]string {
 // GitHub takes back (JobCompleted canceled, then JobAssigned again) while
 // no runner has taken them: once to MaxReassignments times each.
 const reassignShare = 0.10
+
+// cancelShare is the share of a scale set's jobs GitHub cancels for good
+// while assigned and not taken by a runner (issue #36): JobCompleted,
+// canceled, no runner — the message a taken-back assignment sends too —
+// and nothing after it.
+const cancelShare = 0.05
+
+// planCancellations draws which jobs are canceled, and how long after
+// their assignment, from a stream of its own: the other plans stay the
+// same with or without it.
+func planCancellations(jobs []*job, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0xca7ce1))
+	for _, j := range jobs {
+		if rng.Float64() < cancelShare {
+			j.cancelAfter = time.Duration(100+rng.IntN(1400)) * time.Millisecond
+		}
+	}
+}
 
 // planReassignments draws each job's re-assignments from a stream of its
 // own, so the webhook run's plan is the same with or without it.

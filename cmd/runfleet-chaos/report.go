@@ -41,11 +41,14 @@ type report struct {
 type counts struct {
 	served0, served1, served2 []int64
 	interrupted               []int64
-	twiceLive                 []string
-	leaked                    []externaltest.Machine
-	peak                      int
-	peakAt                    time.Time
-	outstanding               int
+	// canceled are the jobs GitHub canceled for good before any runner
+	// took them: not owed a runner.
+	canceled    []int64
+	twiceLive   []string
+	leaked      []externaltest.Machine
+	peak        int
+	peakAt      time.Time
+	outstanding int
 }
 
 // listed is how many items of a list a report line names.
@@ -56,6 +59,8 @@ func (r *report) check() {
 	o, c := r.obs, &r.counts
 	for _, j := range o.jobs {
 		switch {
+		case j.served == 0 && !j.canceledAt.IsZero():
+			c.canceled = append(c.canceled, j.id)
 		case j.served == 0:
 			c.served0 = append(c.served0, j.id)
 		case j.served == 1:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // scaleSetObservation is what the Actions service holds at the end of a
@@ -55,7 +56,14 @@ func (r *report) checkScaleSet(v func(format string, args ...any)) {
 		v("runfleet's listener never made the scale set %s", chaosScaleSet)
 	}
 	if len(o.runners) > 0 {
-		v("%d runner(s) still registered in the scale set", len(o.runners))
+		var left []string
+		for _, rr := range o.runners {
+			left = append(left, fmt.Sprintf("%s (id %d, busy %v)", rr.Name, rr.ID, rr.Busy))
+		}
+		v("%d runner(s) still registered in the scale set: %s", len(o.runners), names(left))
+	}
+	if late := r.madeForFinished(); len(late) > 0 {
+		v("%d machine(s) made for a job GitHub had finished more than %s before: %s", len(late), finishedGrace, names(late))
 	}
 	for i, rl := range r.relisten {
 		switch {
@@ -68,6 +76,37 @@ func (r *report) checkScaleSet(v func(format string, args ...any)) {
 	}
 }
 
+// finishedGrace is how long after GitHub finished a job a machine made
+// for it is still excused: runfleet hears of the finish through its
+// listener, which a kill -9 may keep from polling for up to
+// relistenLimit, and a create decided just before may still launch.
+const finishedGrace = 2 * relistenLimit
+
+// madeForFinished names the machines first seen more than finishedGrace
+// after GitHub finished the job they were made for (completed on a runner,
+// or canceled before any took it): a job reopened by a late copy of its
+// messages gets one machine after another (issue #36).
+func (r *report) madeForFinished() []string {
+	var out []string
+	for _, j := range r.obs.jobs {
+		finished := j.canceledAt
+		if finished.IsZero() && j.state == jobDone {
+			finished = j.finishAt
+		}
+		if j.requestID == 0 || finished.IsZero() {
+			continue
+		}
+		first := runner.InstanceName(chaosPool, runner.ScaleSetJobID(j.requestID), 1)
+		for _, m := range r.obs.machines {
+			name := m.Instance.Name
+			if (name == first || strings.HasPrefix(name, first+"-r")) && m.seenAt.After(finished.Add(finishedGrace)) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
 // printScaleSet adds a scale-set run's lines to the report.
 func (r *report) printScaleSet(w io.Writer) {
 	o := r.obs.scaleSet
@@ -76,6 +115,8 @@ func (r *report) printScaleSet(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nscale set %s: %d runner(s) left, %d message(s) never acknowledged; %d assignment(s) taken back and made again\n",
 		chaosScaleSet, len(o.runners), o.unacknowledged, r.obs.world.reassignments)
+	fmt.Fprintf(w, "jobs canceled for good while assigned: %d; earlier messages delivered again late: %d; machines made for a finished job: %d\n",
+		r.obs.world.cancellations, r.obs.world.lateCopies, len(r.madeForFinished()))
 	fmt.Fprintf(w, "listener polling again after each restart (first poll answered; limit %s): %s\n", relistenLimit, relistenSummary(r.relisten))
 	fmt.Fprintf(w, "Actions service faults armed: %s\n", actionSummary(r.actionsFaults))
 	fmt.Fprintf(w, "Actions service answers: %s\n", opSummary(o.calls))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/github/scaleset/scalesettest"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 func TestRelistenTimesMeasureEachRestartToItsFirstAnsweredPoll(t *testing.T) {
@@ -72,6 +73,32 @@ func TestCheckNamesAScaleSetRunsViolations(t *testing.T) {
 	}
 }
 
+// A job canceled before any runner took it is not owed one; a machine
+// made for it well after the cancel is a violation (issue #36), one made
+// before or just after is not.
+func TestCheckNamesAMachineMadeForAFinishedJob(t *testing.T) {
+	at := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
+	o := observed()
+	o.scaleSet = &scaleSetObservation{found: true}
+	o.jobs = append(o.jobs, job{id: 3, requestID: 77, state: jobDone, canceledAt: at})
+	first := runner.InstanceName(chaosPool, runner.ScaleSetJobID(77), 1)
+	o.machines = []machine{{seenAt: at.Add(-time.Second)}, {seenAt: at.Add(time.Second)}}
+	o.machines[0].Instance.Name, o.machines[1].Instance.Name = first, first+"-r2"
+	r := &report{settings: testSettings(), obs: o}
+	r.check()
+	if len(r.violations) != 0 {
+		t.Fatalf("violations for a canceled job and its machines made before the grace ended: %v", r.violations)
+	}
+	late := machine{seenAt: at.Add(finishedGrace + time.Second)}
+	late.Instance.Name = first + "-r3"
+	o.machines = append(o.machines, late)
+	r = &report{settings: testSettings(), obs: o}
+	r.check()
+	if len(r.violations) != 1 || !strings.Contains(r.violations[0], "1 machine(s) made for a job GitHub had finished") || !strings.Contains(r.violations[0], first+"-r3") {
+		t.Fatalf("violations %q; want the machine made for the canceled job", r.violations)
+	}
+}
+
 func TestReassignmentsArePlannedWithoutChangingTheWebhookPlan(t *testing.T) {
 	s := testSettings()
 	s.intake = intakeWebhook
@@ -90,9 +117,12 @@ func TestReassignmentsArePlannedWithoutChangingTheWebhookPlan(t *testing.T) {
 		if j.reassignLeft > 0 {
 			reassigned++
 		}
-		j.reassignLeft = 0
+		if j.cancelAfter != b.jobs[i].cancelAfter {
+			t.Fatalf("job %d: cancellations differ between two plans of one seed", i)
+		}
+		j.reassignLeft, j.cancelAfter = 0, 0
 		if w != j {
-			t.Fatalf("job %d differs from the webhook plan beyond its re-assignments: %+v vs %+v", i, w, j)
+			t.Fatalf("job %d differs from the webhook plan beyond its re-assignments and cancellation: %+v vs %+v", i, w, j)
 		}
 		if w.reassignLeft != 0 {
 			t.Fatalf("a webhook job has re-assignments")

@@ -190,3 +190,53 @@ func presentMachines(state externaltest.State) map[string]bool {
 	}
 	return present
 }
+
+// cancelAssigned plays GitHub canceling for good (a user's cancel) the
+// jobs the plan says, once assigned that long with no runner taking them:
+// JobCompleted, canceled, no runner, and nothing after it. runfleet must
+// make no machine for such a job from then on (checkFinishedJobs).
+func (w *world) cancelAssigned(now time.Time) {
+	for _, j := range w.queuedJobs() {
+		if j.cancelAfter == 0 || now.Sub(j.assignedAt) < j.cancelAfter {
+			continue
+		}
+		j.cancelAfter = 0
+		if !w.gh.actions.CancelJob(j.requestID) {
+			continue
+		}
+		j.state, j.canceledAt = jobDone, now
+		w.stats.cancellations++
+		w.log.Info("job canceled for good while assigned, before any runner took it", "job_id", j.id, "runner_request_id", j.requestID)
+	}
+}
+
+// lateCopyEvery is how often the broker delivers an earlier message again.
+const lateCopyEvery = 1500 * time.Millisecond
+
+// deliverLate plays the broker delivering an earlier message again, late
+// — after later messages, after its acknowledgement, after its job
+// finished: the first JobAssigned of a job already completed or canceled,
+// which must change nothing (issue #36).
+func (w *world) deliverLate(now time.Time) {
+	setID, ok := w.gh.actions.scaleSet()
+	if !ok || now.Sub(w.stats.lastLateCopy) < lateCopyEvery {
+		return
+	}
+	w.stats.lastLateCopy = now
+	var finished []*job
+	for _, j := range w.jobs[:w.next] {
+		if j.state == jobDone {
+			finished = append(finished, j)
+		}
+	}
+	if len(finished) == 0 {
+		return
+	}
+	j := finished[w.rng.IntN(len(finished))]
+	ids := w.gh.actions.MessagesAbout(setID, j.requestID, "JobAssigned")
+	if len(ids) == 0 || !w.gh.actions.DeliverLate(setID, ids[0]) {
+		return
+	}
+	w.stats.lateCopies++
+	w.log.Info("message delivered again, late", "message_id", ids[0], "job_id", j.id, "runner_request_id", j.requestID, "canceled", !j.canceledAt.IsZero())
+}

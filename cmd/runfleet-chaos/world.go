@@ -47,6 +47,9 @@ type worldStats struct {
 	bootsReady, bootsRefused, bootsFailed, bootRetries int
 	startRaces                                         int // StartJob refused: the runner went away first
 	reassignments                                      int // assignments GitHub took back and made again (scale set)
+	cancellations                                      int // jobs canceled for good while assigned, not taken (scale set)
+	lateCopies                                         int // earlier messages the broker delivered again, late (scale set)
+	lastLateCopy                                       time.Time
 }
 
 func newWorld(log *slog.Logger, gh *gitHub, c externaltest.Config, send *senders, p plan, s settings) *world {
@@ -118,6 +121,8 @@ func (w *world) tick(ctx context.Context, now time.Time) error {
 func (w *world) playScaleSet(now time.Time) error {
 	w.mirrorRunners()
 	w.reassign(now)
+	w.cancelAssigned(now)
+	w.deliverLate(now)
 	if err := w.assignScaleSet(now); err != nil {
 		return err
 	}

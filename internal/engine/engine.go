@@ -183,6 +183,10 @@ const (
 	// ResultBackingOff: the job's last instance ended a moment ago; the
 	// next is made when its backoff is over.
 	ResultBackingOff = "backing_off"
+	// ResultStale: the event is older than what the ledger knows of its
+	// job (a scale-set message the broker delivered late), so it changes
+	// nothing; Reason says how it was told.
+	ResultStale = "stale"
 )
 
 // providerTimeout bounds a pool's provider calls other than create.

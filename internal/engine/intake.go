@@ -139,5 +139,7 @@ func (lg *Ledger) newJob(pool *runner.Pool, ev runner.JobEvent, status runner.Jo
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		StatusChangedAt: now,
+		ScaleSetSeq:     ev.Seq,
+		AssignedAt:      ev.AssignedAt,
 	}
 }

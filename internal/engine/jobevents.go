@@ -38,19 +38,44 @@ func (lg *Ledger) onQueued(ctx context.Context, log *slog.Logger, meta EventMeta
 	if job, err = lg.matchUnmatched(ctx, log, pool, job); err != nil {
 		return out, err
 	}
+	if stale := staleJobEvent(job, ev); stale != "" {
+		// A late duplicate: whatever made the job what it is now came
+		// after it, so it neither reopens the job nor asks for a runner.
+		logStale(log, job, ev, stale)
+		out.Result, out.Reason = ResultStale, stale
+		return out, nil
+	}
 	if job.Status == runner.JobWaiting {
-		job, _, err = lg.mutateJob(ctx, key, job, func(cur *runner.Job) (*runner.Job, error) {
-			if cur.Status != runner.JobWaiting {
+		reopened := false
+		job, reopened, err = lg.mutateJob(ctx, key, job, func(cur *runner.Job) (*runner.Job, error) {
+			// Judged again on the record being replaced: a newer event
+			// may have been applied since the read above.
+			if cur.Status != runner.JobWaiting || staleJobEvent(cur, ev) != "" {
 				return nil, errNoChange
 			}
-			return cur.Transition(runner.JobOpen, lg.now())
+			next, err := cur.Transition(runner.JobOpen, lg.now())
+			if err != nil {
+				return nil, err
+			}
+			noteScaleSetNews(next, ev)
+			return next, nil
 		})
 		if err != nil {
 			return out, fmt.Errorf("reopen job %s: %w", key, err)
 		}
-		log.Info("job queued again after waiting")
+		if reopened {
+			log.Info("job queued again after waiting", "scale_set_message", ev.Seq.MessageID, "assigned_at", ev.AssignedAt)
+		}
 	}
 	return lg.supply(ctx, log, job, supplyCall{event: meta})
+}
+
+// logStale says that ev changed nothing, being older than what job
+// records.
+func logStale(log *slog.Logger, job *runner.Job, ev runner.JobEvent, why string) {
+	log.Info("job event older than what the ledger knows of the job; nothing changed", "why", why, "status", job.Status,
+		"event_message", ev.Seq.MessageID, "event_index", ev.Seq.Index, "event_assigned_at", ev.AssignedAt,
+		"job_message", job.ScaleSetSeq.MessageID, "job_index", job.ScaleSetSeq.Index, "job_assigned_at", job.AssignedAt)
 }
 
 // onWaiting pauses demand while an environment's protection rules hold the
@@ -68,8 +93,14 @@ func (lg *Ledger) onWaiting(ctx context.Context, log *slog.Logger, pool *runner.
 		out.Result, out.Reason = ResultRefused, r.Reason
 		return out, nil
 	}
-	if _, err := lg.settleJob(ctx, pool, ev, runner.JobWaiting); err != nil {
+	job, err := lg.settleJob(ctx, pool, ev, runner.JobWaiting)
+	if err != nil {
 		return out, fmt.Errorf("record job %d waiting: %w", ev.JobID, err)
+	}
+	if stale := staleJobEvent(job, ev); stale != "" {
+		logStale(log, job, ev, stale)
+		out.Result, out.Reason = ResultStale, stale
+		return out, nil
 	}
 	log.Info("job waiting for approval; no runner until it is queued again")
 	return out, nil

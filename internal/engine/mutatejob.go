@@ -18,7 +18,8 @@ func (lg *Ledger) settleJob(ctx context.Context, pool *runner.Pool, ev runner.Jo
 	key := runner.JobKey(ev.JobID, ev.RunAttempt)
 	for range maxConflictRetries {
 		job, _, err := lg.mutateJob(ctx, key, nil, func(cur *runner.Job) (*runner.Job, error) {
-			if cur.Status == status || cur.Status.Final() || !runner.CanJobTransition(cur.Status, status) {
+			if cur.Status == status || cur.Status.Final() || !runner.CanJobTransition(cur.Status, status) ||
+				staleJobEvent(cur, ev) != "" {
 				return nil, errNoChange
 			}
 			next, err := cur.Transition(status, lg.now())
@@ -37,6 +38,7 @@ func (lg *Ledger) settleJob(ctx context.Context, pool *runner.Pool, ev runner.Jo
 			if status == runner.JobRerun && next.Interrupted == "" {
 				next.Interrupted = ev.RunnerName
 			}
+			noteScaleSetNews(next, ev)
 			return next, nil
 		})
 		if !errors.Is(err, store.ErrJobNotFound) {

@@ -65,6 +65,10 @@ func jobEvent(pool string, ev scaleset.Event) (runner.JobEvent, bool) {
 		Repository: repository(ref),
 		Labels:     append([]string(nil), ref.RequestLabels...),
 		Pool:       pool,
+		// The assignment the message is about: a copy of an earlier
+		// assignment's message, delivered after a later one, is stale
+		// (the ledger's staleJobEvent).
+		AssignedAt: ref.ScaleSetAssignTime.Time,
 	}
 	switch e := ev.(type) {
 	case *scaleset.JobAssigned:

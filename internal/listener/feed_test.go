@@ -68,7 +68,14 @@ func TestByJobKeepsEachJobsOrder(t *testing.T) {
 		{"unknown events together", []scaleset.Event{unknown, a1, unknown}, [][]scaleset.Event{{unknown, unknown}, {a1}}},
 	}
 	for _, tc := range cases {
-		got := byJob(tc.events)
+		var got [][]scaleset.Event
+		for _, group := range byJob(tc.events) {
+			var evs []scaleset.Event
+			for _, i := range group {
+				evs = append(evs, tc.events[i])
+			}
+			got = append(got, evs)
+		}
 		if !slices.EqualFunc(got, tc.want, func(x, y []scaleset.Event) bool { return slices.Equal(x, y) }) {
 			t.Errorf("%s: byJob = %v, want %v", tc.name, got, tc.want)
 		}
@@ -87,7 +94,7 @@ func TestFeedRunsJobsSideBySideEachInOrder(t *testing.T) {
 	for id := int64(1); id <= 40; id += 2 {
 		events = append(events, started(id), completed(id))
 	}
-	if err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events); err != nil {
+	if err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, runner.MessageSeq{}, events); err != nil {
 		t.Fatal(err)
 	}
 	if in.most < 2 || in.most > DefaultFeedParallel {
@@ -113,7 +120,7 @@ func TestFeedReportsAFailureAndFeedsTheOthers(t *testing.T) {
 		in := &recordingIntake{perJob: map[int64][]runner.JobAction{}, failFor: runner.ScaleSetJobID(2)}
 		l := &Listener{o: Options{Pool: runner.Pool{Name: "p"}, Intake: in, FeedParallel: parallel}}
 		events := []scaleset.Event{assigned(1), assigned(2), started(2), assigned(3)}
-		err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events)
+		err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, runner.MessageSeq{}, events)
 		if err == nil {
 			t.Fatalf("FeedParallel %d: a failed event was not reported", parallel)
 		}
@@ -129,7 +136,7 @@ func TestFeedOneAtATimeKeepsTheMessagesOrder(t *testing.T) {
 	in := &recordingIntake{perJob: map[int64][]runner.JobAction{}}
 	l := &Listener{o: Options{Pool: runner.Pool{Name: "p"}, Intake: in, FeedParallel: 1}}
 	events := []scaleset.Event{assigned(1), assigned(2), started(1), completed(1)}
-	if err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, events); err != nil {
+	if err := l.feed(context.Background(), slog.New(slog.DiscardHandler), engine.EventMeta{}, runner.MessageSeq{}, events); err != nil {
 		t.Fatal(err)
 	}
 	if in.most != 1 {

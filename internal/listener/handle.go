@@ -9,6 +9,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/github/scaleset"
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // handle puts every event of msg in the ledger, acknowledges msg, then
@@ -23,11 +24,19 @@ func (l *Listener) handle(ctx context.Context, sess Session, msg *scaleset.Messa
 		// keeps a job it carried from being stranded.
 		log.WarnContext(ctx, "scale-set message unreadable; acknowledged without events", "error", msg.Malformed)
 	}
-	if err := l.acquire(ctx, log, sess, msg); err != nil {
+	// A message at or below the last one acknowledged is a copy the
+	// broker delivered again: its jobs were acquired when it was first
+	// handled (acquire comes before the acknowledgement), and asking
+	// again for one GitHub has finished since is a call for nothing.
+	if acked := st.ScaleSetID == sess.ScaleSetID() && msg.ID <= st.LastMessageID; acked {
+		log.InfoContext(ctx, "scale-set message delivered again after its acknowledgement; its jobs are not acquired again",
+			"last_message_id", st.LastMessageID)
+	} else if err := l.acquire(ctx, log, sess, msg); err != nil {
 		return err
 	}
 	meta := engine.EventMeta{Source: SourceScaleSet, Key: KeyOf(sess.ScaleSetID(), msg.ID)}
-	if err := l.feed(ctx, log, meta, msg.Events); err != nil {
+	at := runner.MessageSeq{ScaleSetID: sess.ScaleSetID(), MessageID: msg.ID}
+	if err := l.feed(ctx, log, meta, at, msg.Events); err != nil {
 		return err
 	}
 	if err := sess.DeleteMessage(ctx, msg.ID); err != nil {
@@ -59,7 +68,11 @@ const DefaultFeedParallel = 16
 // Every event is tried; the first failure is returned, so the message is
 // not acknowledged and comes again, and the ledger absorbs what was
 // applied (it is idempotent by job).
-func (l *Listener) feed(ctx context.Context, log *slog.Logger, meta engine.EventMeta, events []scaleset.Event) error {
+//
+// at is the message's place in its scale set's queue; each event is
+// handed to the ledger with its own index in the message added, which is
+// how the ledger tells a copy delivered late from news.
+func (l *Listener) feed(ctx context.Context, log *slog.Logger, meta engine.EventMeta, at runner.MessageSeq, events []scaleset.Event) error {
 	parallel := cmp.Or(l.o.FeedParallel, DefaultFeedParallel)
 	if parallel == 1 {
 		// In the caller's goroutine: the simulation runs every port call
@@ -67,8 +80,8 @@ func (l *Listener) feed(ctx context.Context, log *slog.Logger, meta engine.Event
 		// start would run outside its schedule.
 		var first error
 		for _, group := range byJob(events) {
-			for _, ev := range group {
-				if err := l.feedOne(ctx, log, meta, ev); err != nil {
+			for _, i := range group {
+				if err := l.feedOne(ctx, log, meta, placed(at, i), events[i]); err != nil {
 					first = cmp.Or(first, err)
 					break // this job's later events wait for the message to come again
 				}
@@ -86,8 +99,8 @@ func (l *Listener) feed(ctx context.Context, log *slog.Logger, meta engine.Event
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			for _, ev := range group {
-				if err := l.feedOne(ctx, log, meta, ev); err != nil {
+			for _, i := range group {
+				if err := l.feedOne(ctx, log, meta, placed(at, i), events[i]); err != nil {
 					mu.Lock()
 					if first == nil {
 						first = err
@@ -102,27 +115,36 @@ func (l *Listener) feed(ctx context.Context, log *slog.Logger, meta engine.Event
 	return first
 }
 
-// byJob groups events by runnerRequestId, each group in the message's
-// order, the groups in the order of their first event.
-func byJob(events []scaleset.Event) [][]scaleset.Event {
-	var groups [][]scaleset.Event
+// byJob groups the indexes of events by runnerRequestId, each group in
+// the message's order, the groups in the order of their first event.
+func byJob(events []scaleset.Event) [][]int {
+	var groups [][]int
 	at := map[int64]int{}
-	for _, ev := range events {
+	for i, ev := range events {
 		id := ev.Job().RunnerRequestID
-		i, ok := at[id]
+		g, ok := at[id]
 		if !ok {
-			i = len(groups)
-			at[id] = i
+			g = len(groups)
+			at[id] = g
 			groups = append(groups, nil)
 		}
-		groups[i] = append(groups[i], ev)
+		groups[g] = append(groups[g], i)
 	}
 	return groups
 }
 
+// placed is the place of a message's index-th event: the message's, at.
+func placed(at runner.MessageSeq, index int) runner.MessageSeq {
+	if at.IsZero() {
+		return at
+	}
+	at.Index = index
+	return at
+}
+
 // feedOne hands one event to the ledger; an event the ledger does not act
 // on is skipped.
-func (l *Listener) feedOne(ctx context.Context, log *slog.Logger, meta engine.EventMeta, ev scaleset.Event) error {
+func (l *Listener) feedOne(ctx context.Context, log *slog.Logger, meta engine.EventMeta, seq runner.MessageSeq, ev scaleset.Event) error {
 	if u, ok := ev.(*scaleset.UnknownEvent); ok {
 		log.WarnContext(ctx, "scale-set job message of an unknown type; skipped", "type", u.Type, "error", u.Err)
 		return nil
@@ -131,12 +153,13 @@ func (l *Listener) feedOne(ctx context.Context, log *slog.Logger, meta engine.Ev
 	if !ok {
 		return nil
 	}
+	jev.Seq = seq
 	out, err := l.o.Intake.HandleJobEvent(ctx, jev, meta)
 	if err != nil {
 		return fmt.Errorf("job %d (runner request %d) %s: %w", jev.JobID, ev.Job().RunnerRequestID, jev.Action, err)
 	}
 	log.InfoContext(ctx, "scale-set job message handled", "job_id", jev.JobID, "runner_request_id", ev.Job().RunnerRequestID,
-		"action", string(jev.Action), "result", out.Result, "instance", out.Instance)
+		"action", string(jev.Action), "result", out.Result, "reason", out.Reason, "instance", out.Instance, "event_index", seq.Index)
 	return nil
 }
 

@@ -84,6 +84,16 @@ type Job struct {
 	UnmatchedReason string `json:"unmatched_reason,omitempty"`
 	UnmatchedDetail string `json:"unmatched_detail,omitempty"`
 
+	// ScaleSetSeq is the place in its scale set's queue of the latest
+	// scale-set event that moved the job's demand (queued, waiting), and
+	// AssignedAt the latest scaleSetAssignTime a JobAssigned gave it:
+	// what the ledger knows of the job's newest news. A late duplicate
+	// (the broker redelivers a message after later ones) comes from an
+	// earlier place or an earlier assignment, and changes nothing. Zero
+	// for a webhook job.
+	ScaleSetSeq MessageSeq `json:"scale_set_seq,omitzero"`
+	AssignedAt  time.Time  `json:"assigned_at,omitzero"`
+
 	// Version increases by one on every write; writes are compare-and-set.
 	Version         int64     `json:"version"`
 	CreatedAt       time.Time `json:"created_at"`

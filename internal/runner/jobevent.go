@@ -49,4 +49,11 @@ type JobEvent struct {
 	// an owner and labels to match. Empty (every webhook event): the pool
 	// is matched by the job's owner and labels.
 	Pool string
+	// Seq is where a scale-set event stood in its scale set's message
+	// queue, and AssignedAt the scaleSetAssignTime it carries: the
+	// assignment it is about. Both zero when the intake does not know
+	// them (every webhook event). They let the ledger tell a message the
+	// broker delivered late from news (staleJobEvent).
+	Seq        MessageSeq
+	AssignedAt time.Time
 }

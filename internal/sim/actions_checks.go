@@ -33,6 +33,15 @@ type ScaleSetFaults struct {
 	// Duplicate: a poll answers the message it answered last again,
 	// acknowledged or not.
 	Duplicate float64
+	// LateDuplicate: a poll answers a copy of any message delivered
+	// before — after later messages, after its acknowledgement, after
+	// the job it speaks of was canceled or completed (issue #36).
+	LateDuplicate float64
+	// CancelAssigned: per assignment, GitHub cancels the job for good
+	// (a user's cancel) 1–30 s later if no runner took it by then:
+	// JobCompleted, canceled, no runner — the message a taken-back
+	// assignment sends too, with no JobAssigned after it.
+	CancelAssigned float64
 	// TokenExpired: a queue call (poll, ack) meets an expired queue token
 	// (401), and the client refreshes the session; RefreshNotFound: such
 	// a refresh finds the session dropped (404).
@@ -53,7 +62,7 @@ func DefaultScaleSet() ScaleSetConfig {
 	return ScaleSetConfig{
 		Name: "rf-linux", Share: 0.4, MaxRunners: 6,
 		Faults: ScaleSetFaults{
-			ServerError: 0.04, ErrorAfterEffect: 0.02, Slow: 0.03, Duplicate: 0.05,
+			ServerError: 0.04, ErrorAfterEffect: 0.02, Slow: 0.03, Duplicate: 0.05, LateDuplicate: 0.05, CancelAssigned: 0.05,
 			TokenExpired: 0.03, RefreshNotFound: 0.3, SessionDropped: 0.01,
 			Reassign: 0.15, Deleted: 0.3,
 		},

@@ -60,9 +60,12 @@ type ssScaleSet struct {
 	// msgs are the messages held: not yet acknowledged, ascending ids.
 	msgs    []*ssMessage
 	nextMsg int64
-	// last is the message a poll answered last (a duplicate repeats it).
-	last    *ssMessage
-	session *ssSessionState
+	// last is the message a poll answered last (a duplicate repeats it);
+	// delivered are all the messages a poll ever answered, acknowledged
+	// or not, which a late duplicate copies.
+	last      *ssMessage
+	delivered []*ssMessage
+	session   *ssSessionState
 	// capacity is the X-ScaleSetMaxCapacity of the last poll: GitHub
 	// assigns the scale set no more jobs than that at once.
 	capacity int
@@ -90,6 +93,9 @@ type ssMessage struct {
 	events    []scaleset.Event
 	stats     scaleset.Statistics
 	delivered bool
+	// finished are the jobs whose final JobCompleted the message carries:
+	// its acknowledgement is runfleet hearing they finished.
+	finished []*ghJob
 }
 
 func newActionsService(w *world, cfg ScaleSetConfig) *actionsService {
@@ -141,10 +147,11 @@ func (s *actionsService) statistics(set *ssScaleSet) scaleset.Statistics {
 
 // post puts a job event in the scale set's queue: in the newest message
 // while no poll has answered it yet and it has room, else in a new one.
-// The message's statistics are those of the moment.
-func (s *actionsService) post(set *ssScaleSet, ev scaleset.Event, what string) {
+// The message's statistics are those of the moment. It returns the
+// message, nil when the scale set is gone.
+func (s *actionsService) post(set *ssScaleSet, ev scaleset.Event, what string) *ssMessage {
 	if set == nil || set.deleted {
-		return
+		return nil
 	}
 	var m *ssMessage
 	if n := len(set.msgs); n > 0 && !set.msgs[n-1].delivered && len(set.msgs[n-1].events) < ssMessageMax {
@@ -159,6 +166,7 @@ func (s *actionsService) post(set *ssScaleSet, ev scaleset.Event, what string) {
 	set.wakePoll()
 	s.w.stats.inc("scaleset.events." + what)
 	s.w.tr.add("actions: scale set %d message %d += %s rr %d (assigned %d running %d)", set.id, m.id, what, ev.Job().RunnerRequestID, m.stats.TotalAssignedJobs, m.stats.TotalRunningJobs)
+	return m
 }
 
 // next is the first held message after last.
@@ -175,9 +183,28 @@ func (m *ssMessage) message() *scaleset.Message {
 	return &scaleset.Message{ID: m.id, Type: scaleset.JobMessagesType, Statistics: m.stats, Events: slices.Clone(m.events)}
 }
 
-// ack deletes a held message.
-func (set *ssScaleSet) ack(id int64) {
-	set.msgs = slices.DeleteFunc(set.msgs, func(m *ssMessage) bool { return m.id == id })
+// ack deletes a held message; runfleet has heard of the jobs it says
+// finished.
+func (s *actionsService) ack(set *ssScaleSet, id int64) {
+	set.msgs = slices.DeleteFunc(set.msgs, func(m *ssMessage) bool {
+		if m.id != id {
+			return false
+		}
+		for _, j := range m.finished {
+			s.w.gh.heardFinished(j)
+		}
+		return true
+	})
+}
+
+// lateCopy is a copy of a message a poll answered before, chosen at
+// random: the broker delivering it again after later ones. It carries
+// the statistics of now, as every answer does.
+func (s *actionsService) lateCopy(set *ssScaleSet) *scaleset.Message {
+	m := set.delivered[s.w.rng.IntN(len(set.delivered))]
+	out := m.message()
+	out.Statistics = s.statistics(set)
+	return out
 }
 
 // ensure is EnsureScaleSet's effect: the scale set of the name, made anew

@@ -179,6 +179,12 @@ func (m *ssSession) GetMessage(ctx context.Context, lastMessageID int64, maxCapa
 		w.tr.add("actions: message %d delivered again", set.last.id)
 		return set.last.message(), nil
 	}
+	if w.faultsOn && len(set.delivered) > 1 && chance(w.rng, s.cfg.Faults.LateDuplicate) {
+		msg := s.lateCopy(set)
+		w.stats.inc("fault.scaleset.late_duplicate")
+		w.tr.add("actions: message %d delivered again, late (the newest delivered is %d)", msg.ID, set.last.id)
+		return msg, nil
+	}
 	if w.faultsOn && chance(w.rng, s.cfg.Faults.SessionDropped) {
 		// GitHub drops the session while the poll waits: the poll ends
 		// with a 401, and the client's refresh finds the session gone.
@@ -197,6 +203,9 @@ func (m *ssSession) GetMessage(ctx context.Context, lastMessageID int64, maxCapa
 			return nil, ssError("refresh message session", scaleset.ErrSessionNotFound, 404)
 		}
 		if msg := set.next(lastMessageID); msg != nil {
+			if !msg.delivered {
+				set.delivered = append(set.delivered, msg)
+			}
 			msg.delivered, set.last = true, msg
 			w.stats.inc("scaleset.messages_delivered")
 			return msg.message(), nil
@@ -225,13 +234,13 @@ func (m *ssSession) DeleteMessage(ctx context.Context, messageID int64) error {
 		if err == errKilled {
 			return s.died(err, func() {
 				if set := s.setByID(m.scaleSetID); set != nil && set.session == m.st {
-					set.ack(messageID)
+					s.ack(set, messageID)
 				}
 			})
 		}
 		return err
 	}
-	set.ack(messageID)
+	s.ack(set, messageID)
 	return s.afterEffect("delete_message", after)
 }
 

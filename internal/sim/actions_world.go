@@ -34,6 +34,9 @@ type ssJob struct {
 	counted, takeable bool
 	// cancels is how many assignments GitHub took back (at most three).
 	cancels int
+	// assignedAt is when GitHub last assigned the job to the scale set:
+	// the scaleSetAssignTime of every message about that assignment.
+	assignedAt time.Time
 }
 
 // ledgerID is the job's id in runfleet's ledger: its REST id, or for a
@@ -59,7 +62,7 @@ func (s *actionsService) ref(j *ghJob) scaleset.JobRef {
 	return scaleset.JobRef{
 		RunnerRequestID: j.ss.rr, RepositoryName: repoName(j.Repo), OwnerName: j.Org, JobID: fmt.Sprintf("guid-%d", j.ID),
 		WorkflowRunID: j.RunID, RequestLabels: append([]string(nil), j.Labels...),
-		QueueTime: scaleset.Timestamp{Time: j.QueuedAt},
+		QueueTime: scaleset.Timestamp{Time: j.QueuedAt}, ScaleSetAssignTime: scaleset.Timestamp{Time: j.ss.assignedAt},
 	}
 }
 
@@ -84,12 +87,30 @@ func (s *actionsService) assignToSet() {
 		if j.Status != jobQueued || j.ss.set != nil {
 			continue
 		}
-		j.ss.set, j.ss.counted, j.ss.takeable = set, true, true
+		j.ss.set, j.ss.counted, j.ss.takeable, j.ss.assignedAt = set, true, true, s.w.now()
 		inUse++
 		s.w.tr.add("github: job %d (rr %d) assigned to scale set %d", j.ID, j.ss.rr, set.id)
 		s.post(set, &scaleset.JobAssigned{JobRef: s.ref(j)}, "assigned")
 		s.maybeTakeBack(j)
+		s.maybeCancelAssigned(j)
 	}
+}
+
+// maybeCancelAssigned is a user canceling a job GitHub assigned to the
+// scale set before any runner took it: the JobCompleted (canceled, no
+// runner) a taken-back assignment sends too, and nothing after it.
+func (s *actionsService) maybeCancelAssigned(j *ghJob) {
+	w := s.w
+	if !w.faultsOn || !chance(w.rng, s.cfg.Faults.CancelAssigned) {
+		return
+	}
+	w.sched.after(between(w.rng, time.Second, 30*time.Second), 0, func() {
+		if j.Status != jobQueued || j.assigned != nil || j.ss.set == nil {
+			return
+		}
+		w.stats.inc("fault.scaleset.assigned_job_canceled")
+		w.gh.cancel(j, "cancelled")
+	})
 }
 
 // maybeTakeBack is GitHub's re-assignment: an assignment no runner took
@@ -114,7 +135,7 @@ func (s *actionsService) maybeTakeBack(j *ghJob) {
 			if j.Status != jobQueued || j.ss.set != set || set.deleted {
 				return
 			}
-			j.ss.takeable = true
+			j.ss.takeable, j.ss.assignedAt = true, w.now()
 			w.tr.add("github: job %d (rr %d) assigned to scale set %d again", j.ID, j.ss.rr, set.id)
 			s.post(set, &scaleset.JobAssigned{JobRef: s.ref(j)}, "assigned")
 			w.gh.assignSoon()
@@ -157,7 +178,9 @@ func (s *actionsService) completed(j *ghJob) {
 	if set == nil || !j.ss.counted && j.runner == nil {
 		return // never assigned to a scale set: it never heard of the job
 	}
-	s.post(set, ev, "completed")
+	if m := s.post(set, ev, "completed"); m != nil {
+		m.finished = append(m.finished, j)
+	}
 	s.w.gh.assignSoon() // the scale set has room for another job
 }
 

@@ -26,7 +26,10 @@ import (
 //     by another job, there is never more than one;
 //   - never a runner removed that runfleet did not register;
 //   - no spot create while the pool's spot breaker is open (checked as a
-//     create reaches the provider, spot_breaker.go).
+//     create reaches the provider, spot_breaker.go);
+//   - no machine is made for a job GitHub has finished: for an instance
+//     the ledger made after runfleet acknowledged that news (checked as
+//     the cloud launches a machine, finished_checks.go).
 //
 // Those that must hold once the world is quiet (faults off, every job
 // runfleet could serve served, several reconcile intervals later) are

@@ -63,6 +63,7 @@ func (c *cloud) launch(pool, poolID, name string) *machine {
 	c.machines = append(c.machines, m)
 	c.byPID[m.pid] = m
 	w.stats.inc("machines.made")
+	w.checkMadeForFinished(name)
 	if max := w.maxRunners(pool); c.counted(pool) > max {
 		var names, subjects []string
 		for _, m := range c.machines {

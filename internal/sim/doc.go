@@ -242,6 +242,11 @@
 // after it (2 %: a message acknowledged, a runner registered, a session
 // made that then holds the scale set), slow answers of 5–40 s (3 %), a
 // poll that answers the last message again, acknowledged or not (5 %),
+// a poll that answers a copy of any message delivered before — late:
+// after later messages, after its ack, after its job was canceled or
+// completed — with the statistics of now (5 %, issue #36), a job GitHub
+// assigned canceled for good 1–30 s later if no runner took it yet (5 %
+// of assignments: JobCompleted, canceled, no runner, nothing after),
 // an expired queue token (3 % of polls and acks: the client's refresh,
 // which finds the session dropped 30 % of the time), a session GitHub
 // drops while a poll waits (1 %), an assignment taken back —
@@ -270,7 +275,14 @@
 //     minutes when an Actions-service fault was injected meanwhile;
 //   - at quiescence, no scale-set job left queued — never excused: GitHub
 //     holds its messages until runfleet acknowledges them;
-//   - the listener acquires only jobs offered (none on github.com).
+//   - the listener acquires only jobs offered (none on github.com);
+//   - no machine is made for a job GitHub has finished: once runfleet
+//     acknowledged the news that a job finished (its completed webhook
+//     answered 2xx; for a scale-set job, the message with its final
+//     JobCompleted acknowledged), a machine launched for an instance the
+//     ledger made after that moment is a violation
+//     (finished_checks.go). TestInvariantsCatchMachinesForFinishedJobs
+//     shows it catches a ledger that cannot tell a late copy from news.
 //
 // Gaps: the HTTP client (token refresh, its own 401 handling, bodies) is
 // not in the loop — its wire tests are (scalesettest); the lease has one

@@ -96,6 +96,11 @@ type ghJob struct {
 	rerunOf        *ghJob
 	// ss is set for a job that targets the scale set (actions_world.go).
 	ss *ssJob
+	// finishHeard is when runfleet acknowledged GitHub's news that the
+	// job finished (its completed webhook answered 2xx, or the scale-set
+	// message carrying its final JobCompleted acknowledged): from then on
+	// runfleet must make no machine for it (checkMadeForFinished).
+	finishHeard time.Time
 }
 
 // jobEvent is one workflow_job event GitHub emitted for a job, in order.

@@ -103,6 +103,12 @@ func (g *githubWorld) deliverAfter(d time.Duration, id string, ev *jobEvent, pay
 			}
 			logAnswer(true)
 			ev.accepted = true
+			// A scale-set job's webhooks name it by its REST id, another
+			// ledger record than the one its listener keeps (F21): only
+			// its scale set's message tells that record it finished.
+			if j := g.jobByID[payload.JobID]; payload.Action == runner.ActionCompleted && j != nil && j.ss == nil {
+				g.heardFinished(j)
+			}
 			w.tr.add("webhook %s (%s job %d): %s", id, payload.Action, payload.JobID, result)
 		})
 	})

@@ -51,6 +51,10 @@ type jobRecord struct {
 	DeliverySource string   `dynamodbav:"delivery_source,omitempty"`
 	Unmatched      string   `dynamodbav:"unmatched_reason,omitempty"`
 	UnmatchedWords string   `dynamodbav:"unmatched_detail,omitempty"`
+	SeqScaleSet    int64    `dynamodbav:"seq_scale_set,omitempty"`
+	SeqMessage     int64    `dynamodbav:"seq_message,omitempty"`
+	SeqIndex       int      `dynamodbav:"seq_index,omitempty"`
+	AssignedAt     string   `dynamodbav:"assigned_at,omitempty"`
 	Version        int64    `dynamodbav:"version"`
 
 	CreatedAt       string `dynamodbav:"created_at,omitempty"`
@@ -100,6 +104,10 @@ func marshalJob(j *runner.Job, writeID string) (map[string]types.AttributeValue,
 		DeliverySource:  j.DeliverySource,
 		Unmatched:       j.UnmatchedReason,
 		UnmatchedWords:  j.UnmatchedDetail,
+		SeqScaleSet:     j.ScaleSetSeq.ScaleSetID,
+		SeqMessage:      j.ScaleSetSeq.MessageID,
+		SeqIndex:        j.ScaleSetSeq.Index,
+		AssignedAt:      formatTime(j.AssignedAt),
 		Version:         j.Version,
 		CreatedAt:       formatTime(j.CreatedAt),
 		UpdatedAt:       formatTime(j.UpdatedAt),
@@ -159,6 +167,7 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 		DeliverySource:  rec.DeliverySource,
 		UnmatchedReason: rec.Unmatched,
 		UnmatchedDetail: rec.UnmatchedWords,
+		ScaleSetSeq:     runner.MessageSeq{ScaleSetID: rec.SeqScaleSet, MessageID: rec.SeqMessage, Index: rec.SeqIndex},
 		Version:         rec.Version,
 	}
 	var err error
@@ -175,6 +184,7 @@ func unmarshalJob(item map[string]types.AttributeValue) (*runner.Job, error) {
 		{&j.UpdatedAt, rec.UpdatedAt},
 		{&j.StatusChangedAt, rec.StatusChangedAt},
 		{&j.ExpiresAt, rec.ExpiresAt},
+		{&j.AssignedAt, rec.AssignedAt},
 	} {
 		if *f.dst, err = parseTime(f.src); err != nil {
 			return nil, fmt.Errorf("job %s: %w", rec.PK, err)

@@ -59,6 +59,8 @@ func fullJob(pool string) *runner.Job {
 		DeliverySource:   "delivery_log",
 		UnmatchedReason:  "labels",
 		UnmatchedDetail:  "no pool has the label gpu",
+		ScaleSetSeq:      runner.MessageSeq{ScaleSetID: 4_294_967_301, MessageID: 9_007_199_254_740_993, Index: 49},
+		AssignedAt:       base.Add(-30 * time.Minute),
 		CreatedAt:        base,
 		UpdatedAt:        base.Add(time.Millisecond),
 		StatusChangedAt:  base.Add(2 * time.Millisecond),

@@ -129,7 +129,7 @@ func (s *Server) acquireJobs(w http.ResponseWriter, r *http.Request) {
 	acquired := []int64{}
 	for _, id := range ids {
 		if j := s.jobs[id]; j != nil && j.setID == set.id && j.state == jobAvailable {
-			j.state = jobAssigned
+			j.state, j.assigned = jobAssigned, s.nowLocked()
 			acquired = append(acquired, id)
 			s.enqueueLocked(set, s.eventLocked(j, "JobAssigned", nil))
 		}

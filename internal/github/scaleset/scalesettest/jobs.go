@@ -37,6 +37,8 @@ func (s *Server) QueueJob(setID int64, spec JobSpec) int64 {
 	kind := "JobAssigned"
 	if s.opts.AcquireRequired {
 		j.state, kind = jobAvailable, "JobAvailable"
+	} else {
+		j.assigned = j.queued
 	}
 	s.jobs[j.requestID] = j
 	s.enqueueLocked(set, s.eventLocked(j, kind, nil))
@@ -97,8 +99,68 @@ func (s *Server) CancelAssignment(requestID int64) bool {
 	}
 	j.reassignments++
 	s.enqueueLocked(set, s.eventLocked(j, "JobCompleted", map[string]any{"result": "canceled", "runnerId": 0, "runnerName": ""}))
+	j.assigned = s.nowLocked()
 	s.enqueueLocked(set, s.eventLocked(j, "JobAssigned", nil))
 	return true
+}
+
+// CancelJob plays a job canceled for good (a user's cancel, or the 24 h
+// limit) while assigned or available and not yet taken by a runner:
+// JobCompleted, result canceled, no runner — the same message as a taken
+// back assignment, and no JobAssigned after it. It returns false for a
+// job a runner took or that is done.
+func (s *Server) CancelJob(requestID int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, set, err := s.jobLocked(requestID)
+	if err != nil || j.state != jobAssigned && j.state != jobAvailable {
+		return false
+	}
+	j.state = jobDone
+	s.enqueueLocked(set, s.eventLocked(j, "JobCompleted", map[string]any{"result": "canceled", "runnerId": 0, "runnerName": ""}))
+	return true
+}
+
+// DeliverLate makes the scale set's message messageID, delivered before
+// and maybe acknowledged, come again on the next poll, whatever
+// lastMessageId says: the broker redelivering a message late, after later
+// messages, after its acknowledgement, after the job it speaks of was
+// canceled or completed. It returns false for a message never queued.
+func (s *Server) DeliverLate(setID, messageID int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := s.sets[setID]
+	if set == nil {
+		return false
+	}
+	for _, q := range set.queue {
+		if q.id == messageID && q.deliveries > 0 {
+			s.redeliver = q
+			s.notifyLocked()
+			return true
+		}
+	}
+	return false
+}
+
+// MessagesAbout lists the ids of the scale set's messages, delivered or
+// not, that carry an event of kind (JobAssigned, JobAvailable …) about
+// the job, oldest first: what a test redelivers late.
+func (s *Server) MessagesAbout(setID, requestID int64, kind string) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	if set := s.sets[setID]; set != nil {
+		for _, q := range set.queue {
+			for _, ev := range q.events {
+				if ev["messageType"] == kind && ev["runnerRequestId"] == requestID {
+					ids = append(ids, q.id)
+					break
+				}
+			}
+		}
+	}
+	return ids
 }
 
 func (s *Server) jobLocked(requestID int64) (*job, *scaleSet, error) {
@@ -124,8 +186,10 @@ func (s *Server) eventLocked(j *job, kind string, extra map[string]any) map[stri
 		"messageType": kind, "runnerRequestId": j.requestID, "repositoryName": repo, "ownerName": org,
 		"jobId": j.jobID, "jobWorkflowRef": j.repo + "/.github/workflows/ci.yml@refs/heads/main",
 		"jobDisplayName": "build", "workflowRunId": j.runID, "eventName": "push", "requestLabels": j.labels,
-		"queueTime":          j.queued.UTC().Format(time.RFC3339Nano),
-		"scaleSetAssignTime": s.nowLocked().UTC().Format(time.RFC3339Nano),
+		"queueTime": j.queued.UTC().Format(time.RFC3339Nano),
+		// The assignment the message is about, so that a copy delivered
+		// late still names the assignment it was written for.
+		"scaleSetAssignTime": dotNetTime(j.assigned),
 		// guess: an unset time as .NET writes its default, without a zone.
 		"runnerAssignTime": "0001-01-01T00:00:00",
 		"finishTime":       nil,
@@ -137,6 +201,15 @@ func (s *Server) eventLocked(j *job, kind string, extra map[string]any) map[stri
 		ev[k] = v
 	}
 	return ev
+}
+
+// dotNetTime is a time as the service writes it: RFC 3339, and an unset
+// one as .NET's default, without a zone (a guess, as runnerAssignTime).
+func dotNetTime(at time.Time) string {
+	if at.IsZero() {
+		return "0001-01-01T00:00:00"
+	}
+	return at.UTC().Format(time.RFC3339Nano)
 }
 
 // enqueueLocked adds a job message to the scale set's queue: to the last

@@ -69,6 +69,9 @@ type job struct {
 	runID         int64
 	jobID         string
 	queued        time.Time
+	// assigned is when GitHub last assigned the job to its scale set (its
+	// messages' scaleSetAssignTime); zero while only available.
+	assigned time.Time
 }
 
 // AddRunnerGroup adds a runner group and returns its id.
