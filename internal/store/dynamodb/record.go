@@ -57,7 +57,11 @@ type instanceRecord struct {
 	NextAttemptAt string      `dynamodbav:"next_attempt_at,omitempty"`
 	WaitingGitHub string      `dynamodbav:"waiting_for_github,omitempty"`
 	CreateAttempt int         `dynamodbav:"create_attempt"`
-	Version       int64       `dynamodbav:"version"`
+	// Claim and ClaimUntil name the work holding the instance in creating
+	// or deleting, and when it has stopped for certain (engine's takeover).
+	Claim      string `dynamodbav:"claim,omitempty"`
+	ClaimUntil string `dynamodbav:"claim_until,omitempty"`
+	Version    int64  `dynamodbav:"version"`
 
 	CreatedAt       string `dynamodbav:"created_at,omitempty"`
 	UpdatedAt       string `dynamodbav:"updated_at,omitempty"`
@@ -116,6 +120,8 @@ func marshalInstance(inst *runner.Instance, writeID string) (map[string]types.At
 		NextAttemptAt:   formatTime(inst.NextAttemptAt),
 		WaitingGitHub:   formatTime(inst.WaitingForGitHub),
 		CreateAttempt:   inst.CreateAttempt,
+		Claim:           inst.Claim,
+		ClaimUntil:      formatTime(inst.ClaimUntil),
 		Version:         inst.Version,
 		CreatedAt:       formatTime(inst.CreatedAt),
 		UpdatedAt:       formatTime(inst.UpdatedAt),
@@ -166,6 +172,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 		ProviderFault:    rec.ProviderFault,
 		Attempts:         rec.Attempts,
 		CreateAttempt:    rec.CreateAttempt,
+		Claim:            rec.Claim,
 		Version:          rec.Version,
 		Repository:       rec.Repository,
 		MachineType:      rec.MachineType,
@@ -181,6 +188,7 @@ func unmarshalInstance(item map[string]types.AttributeValue) (*runner.Instance, 
 	}{
 		{&inst.NextAttemptAt, rec.NextAttemptAt},
 		{&inst.WaitingForGitHub, rec.WaitingGitHub},
+		{&inst.ClaimUntil, rec.ClaimUntil},
 		{&inst.NotBusySince, rec.NotBusySince},
 		{&inst.InterruptedAt, rec.InterruptedAt},
 		{&inst.InterruptedSince, rec.InterruptFrom},

@@ -76,6 +76,8 @@ func fullInstance(pool string) *runner.Instance {
 		NextAttemptAt:    base.Add(90 * time.Second),
 		WaitingForGitHub: base.Add(95 * time.Second),
 		CreateAttempt:    2,
+		Claim:            "message 9f3c/ünï#2",
+		ClaimUntil:       base.Add(100 * time.Second),
 		Version:          0,
 		CreatedAt:        base,
 		UpdatedAt:        base.Add(time.Millisecond),
