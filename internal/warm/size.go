@@ -89,3 +89,10 @@ func Size(need int, target time.Duration, k Kinds, l Limits) Decision {
 	}
 	return d
 }
+
+// AimPercentile is the percentile the forecast is asked for to meet a
+// target at percentile p: half-way from p to 100. A forecast misses both
+// ways; aiming above the target leaves room for the hours it
+// under-forecasts, which cost a cold launch each, while an over-forecast
+// costs only idle minutes.
+func AimPercentile(p float64) float64 { return p + (100-p)/2 }
