@@ -73,12 +73,17 @@ type Params struct {
 	// repository with no past weeks at all).
 	Recent       time.Duration
 	RecentWeight float64
+	// Spread widens the span the burst rate is read from, on both sides:
+	// a half hour of a few weeks holds too few bursts to tell its rate
+	// from chance; two and a half hours hold enough, and still tell 08:00
+	// from 03:00.
+	Spread time.Duration
 }
 
 // Defaults are the forecast's parameters when the operator set only a
 // target: four weeks halving, the coming 30 minutes, the last hour.
 func Defaults() Params {
-	return Params{Weeks: 4, WeekDecay: 0.5, Ahead: 30 * time.Minute, Recent: time.Hour, RecentWeight: 1}
+	return Params{Weeks: 4, WeekDecay: 0.5, Ahead: 30 * time.Minute, Recent: time.Hour, RecentWeight: 1, Spread: time.Hour}
 }
 
 // Forecast is what the history says of the coming steps.
@@ -95,6 +100,11 @@ type Forecast struct {
 	PerStep float64
 	Samples int
 	Jobs    int
+	// Level is the last hour over what the past weeks foretold for it
+	// (1: as foretold); Threshold the plan's least worth of a machine
+	// kept (Plan).
+	Level     float64
+	Threshold float64
 }
 
 // sample is one step read: its arrivals and its weight.
@@ -103,31 +113,43 @@ type sample struct {
 	weight float64
 }
 
-// Predict forecasts the steps after now from h at the given percentile
-// (0 < percentile < 100). Steps with no history (before h.Start, or not yet
-// counted) are not read.
+// Predict forecasts the steps after now from h, for the percentile
+// (0 < percentile < 100) of the coming week's jobs to find a warm machine:
+// it plans the week (PlanWeek) and reads the coming steps against the plan.
+// Steps with no history (before h.Start, or not yet counted) are not read.
 func Predict(h History, now time.Time, percentile float64, p Params) Forecast {
+	return PlanWeek(h, now, percentile, p).Forecast(h, now, percentile, p)
+}
+
+// read appends the steps of h in [from, to) that began before now, each
+// with weight w.
+func (h History) read(samples []sample, from, to, now time.Time, w float64) []sample {
+	if h.Step <= 0 {
+		return samples
+	}
+	for t := from; t.Before(to); t = t.Add(h.Step) {
+		if !t.Before(now) {
+			break // the future is not history
+		}
+		if i, ok := h.index(t); ok {
+			samples = append(samples, sample{h.Counts[i], w})
+		}
+	}
+	return samples
+}
+
+// past reads the span of length span starting at the same time as at in
+// each of the past p.Weeks periods (weeks; days for a pool with no past
+// week), the nearer weighing more.
+func (h History) past(at time.Time, span time.Duration, now time.Time, period time.Duration, p Params) []sample {
 	var samples []sample
-	read := func(from, to time.Time, w float64) {
-		for t := from; t.Before(to); t = t.Add(h.Step) {
-			if !t.Before(now) {
-				return // the future is not history
-			}
-			if i, ok := h.index(t); ok {
-				samples = append(samples, sample{h.Counts[i], w})
-			}
-		}
+	w := 1.0
+	for k := 1; k <= p.Weeks; k++ {
+		from := at.Add(-time.Duration(k) * period)
+		samples = h.read(samples, from, from.Add(span), now, w)
+		w *= p.WeekDecay
 	}
-	if h.Step > 0 {
-		w := 1.0
-		for k := 1; k <= p.Weeks; k++ {
-			at := now.Add(-time.Duration(k) * Week)
-			read(at, at.Add(p.Ahead), w)
-			w *= p.WeekDecay
-		}
-		read(now.Add(-p.Recent), now, p.RecentWeight)
-	}
-	return fromSamples(samples, percentile)
+	return samples
 }
 
 // fromSamples is the forecast's arithmetic, apart from which steps are read.

@@ -24,6 +24,13 @@ func TestPredict(t *testing.T) {
 	p := Params{Weeks: 2, WeekDecay: 0.5, Ahead: 5 * time.Minute, Recent: 5 * time.Minute, RecentWeight: 1}
 	// at places n arrivals at an offset from now.
 	type arrivals map[time.Duration]int
+	// singles places one arrival a minute for n minutes from off.
+	singles := func(a arrivals, off time.Duration, n int) arrivals {
+		for i := range n {
+			a[off+time.Duration(i)*time.Minute] = 1
+		}
+		return a
+	}
 	cases := []struct {
 		name       string
 		start      time.Duration // the history's start, relative to now
@@ -34,31 +41,24 @@ func TestPredict(t *testing.T) {
 	}{
 		{"no history at all", 0, nil, 90, 0, 0},
 		{"quiet weeks: scale to zero", -3 * Week, nil, 90, 0, 0},
-		{"one job a minute last week's coming minutes", -3 * Week, arrivals{
-			-Week: 1, -Week + time.Minute: 1, -Week + 2*time.Minute: 1, -Week + 3*time.Minute: 1, -Week + 4*time.Minute: 1,
-		}, 90, 1, 5},
+		{"one job a minute last week's coming minutes", -3 * Week, singles(arrivals{}, -Week, 5), 90, 1, 5},
 		{"a matrix of 40 in one second is a burst of 40, not 8 a minute", -3 * Week, arrivals{
 			-Week + time.Second: 40,
-		}, 90, 36, 40},
-		{"the percentile is of jobs: 40-job bursts among single jobs", -3 * Week, arrivals{
-			-Week: 40, -Week + time.Minute: 1, -Week + 2*time.Minute: 1,
-		}, 50, 19, 42},
-		{"after the window: the hour after is not read", -3 * Week, arrivals{
-			-Week + 10*time.Minute: 30,
+		}, 90, 40, 40},
+		{"a burst later in the week is planned for then, not now", -3 * Week, arrivals{
+			-Week + time.Hour: 40,
 		}, 90, 0, 0},
-		{"the last minutes count when weeks are quiet (release day)", -3 * Week, arrivals{
-			-time.Minute: 10, -2 * time.Minute: 10,
-		}, 90, 9, 20},
-		{"a new repository: only the last minutes, no quiet weeks diluting them", -10 * time.Minute, arrivals{
+		// 5 jobs at this time last week, one at night: 5 of 6 jobs is
+		// more than 75%, so the night job is left to a cold launch, and
+		// this hour keeps one machine (the next case reads the night).
+		{"the percentile is of the week's jobs: a night job is left cold", -3 * Week, singles(arrivals{-Week + 15*time.Hour: 1}, -Week, 5), 75, 1, 5},
+		{"night: the same week, read at the night job's hour", -3*Week - 15*time.Hour, singles(arrivals{-Week: 1}, -Week-15*time.Hour, 20), 90, 0, 1},
+		{"a new repository: only the last minutes", -10 * time.Minute, arrivals{
 			-time.Minute: 4,
 		}, 90, 4, 4},
 		{"the future is never read", -3 * Week, arrivals{
 			time.Minute: 50,
 		}, 90, 0, 0},
-		// Weighted, 2 + 10/2 = 7 jobs: half is 3.5, which 2 + 3/2 meets.
-		{"two weeks back weighs half of last week", -3 * Week, arrivals{
-			-Week: 2, -2 * Week: 10,
-		}, 50, 3, 12},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,6 +72,38 @@ func TestPredict(t *testing.T) {
 			f := Predict(h, now, c.percentile, p)
 			if f.Need != c.want || f.Jobs != c.wantJobs {
 				t.Errorf("Need %d from %d jobs, want %d from %d (%+v)", f.Need, f.Jobs, c.want, c.wantJobs, f)
+			}
+		})
+	}
+}
+
+func TestLevel(t *testing.T) {
+	steps := func(bursts, of int) []sample {
+		s := make([]sample, of)
+		for i := range bursts {
+			s[i].count = 1
+		}
+		for i := range s {
+			s[i].weight = 1
+		}
+		return s
+	}
+	cases := []struct {
+		name           string
+		last, foretold []sample
+		want           float64
+	}{
+		{"as foretold", steps(6, 60), steps(6, 60), 1},
+		{"quiet as foretold: 1, not 0/0", steps(0, 60), steps(0, 60), 1},
+		{"one burst more is chance", steps(3, 60), steps(2, 60), 1.2},
+		{"a release day: four times the bursts", steps(24, 60), steps(6, 60), 3},
+		{"a quiet week", steps(0, 60), steps(27, 60), 0.1},
+		{"at most five times", steps(60, 60), steps(1, 60), 5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := level(c.last, c.foretold); got != c.want {
+				t.Errorf("level = %v, want %v", got, c.want)
 			}
 		})
 	}

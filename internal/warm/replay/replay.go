@@ -61,13 +61,20 @@ func Cron(n int) Strategy {
 	}}
 }
 
-// Adaptive sizes the pool as the reconciler does: warm.Predict over what
-// arrived, then warm.Size for the target (hot runners only: a stopped
-// machine's 10–15 s misses a 10 s target).
+// Adaptive sizes the pool as the reconciler does: warm.PlanWeek over what
+// arrived, then the plan's forecast and warm.Size for the target (hot
+// runners only: a stopped machine's 10–15 s misses a 10 s target). The
+// plan is made once an hour here, to replay weeks quickly; the reconciler
+// makes it every pass, which only makes it fresher.
 func Adaptive(target time.Duration, percentile float64, maxIdle int) Strategy {
-	kinds, params := warm.DefaultKinds(false), warm.Defaults()
+	kinds, params, aim := warm.DefaultKinds(false), warm.Defaults(), warm.AimPercentile(percentile)
+	var plan warm.Plan
+	var planned time.Time
 	return Strategy{Name: fmt.Sprintf("adaptive p%g ≤ %s", percentile, target), Size: func(h *warm.History, t time.Time) int {
-		f := warm.Predict(*h, t, warm.AimPercentile(percentile), params)
+		if planned.IsZero() || t.Sub(planned) >= time.Hour || t.Before(planned) {
+			plan, planned = warm.PlanWeek(*h, t, aim, params), t
+		}
+		f := plan.Forecast(*h, t, aim, params)
 		return warm.Size(f.Need, target, kinds, warm.Limits{MaxIdle: maxIdle}).Hot
 	}}
 }

@@ -33,7 +33,7 @@ type Shape struct {
 	Weeks  int // of history before the measured week
 	New    bool
 	Pushes func(t time.Time, measured bool) float64
-	Matrix func(r *rand.Rand) int
+	Matrix func(r *rand.Rand, t time.Time) int
 }
 
 // Draw makes a trace of s starting at start (a Monday 00:00): Weeks weeks
@@ -49,7 +49,7 @@ func Draw(s Shape, start time.Time, seed uint64) Trace {
 	for m := from; m.Before(tr.End); m = m.Add(time.Minute) {
 		for range poisson(r, s.Pushes(m, !m.Before(tr.Measure))) {
 			at := m.Add(time.Duration(r.Int64N(int64(time.Minute))))
-			for j := range s.Matrix(r) {
+			for j := range s.Matrix(r, m) {
 				// A matrix's jobs are queued together; GitHub spreads
 				// them over a second or two.
 				tr.Arrivals = append(tr.Arrivals, at.Add(time.Duration(j)*50*time.Millisecond))
@@ -81,20 +81,17 @@ func poisson(r *rand.Rand, lambda float64) int {
 // morning, with a trickle of scheduled jobs at night and at weekends.
 func office(peak, trickle float64) func(time.Time, bool) float64 {
 	return func(t time.Time, _ bool) float64 {
-		if t.Weekday() == time.Saturday || t.Weekday() == time.Sunday {
+		if !working(t) {
 			return trickle
 		}
 		h := float64(t.Hour()) + float64(t.Minute())/60
-		if h < 8 || h >= 18 {
-			return trickle
-		}
 		// A bell over the working day: 10:00–12:00 and 14:00–16:00 busiest.
 		return trickle + peak*(0.6+0.4*math.Sin(math.Pi*(h-8)/5)*math.Sin(math.Pi*(h-8)/5))
 	}
 }
 
 // smallMatrices: most pushes make one job, some a few, rarely ten.
-func smallMatrices(r *rand.Rand) int {
+func smallMatrices(r *rand.Rand, _ time.Time) int {
 	switch x := r.Float64(); {
 	case x < 0.6:
 		return 1
@@ -105,12 +102,21 @@ func smallMatrices(r *rand.Rand) int {
 	}
 }
 
-// bigMatrices: a fifth of pushes fan out into 40 jobs at once.
-func bigMatrices(r *rand.Rand) int {
+// bigMatrices: a fifth of the working day's pushes fan out into 40 jobs
+// at once; nights and weekends hold scheduled jobs, one at a time.
+func bigMatrices(r *rand.Rand, t time.Time) int {
+	if !working(t) {
+		return 1
+	}
 	if r.Float64() < 0.2 {
 		return 40
 	}
-	return smallMatrices(r)
+	return smallMatrices(r, t)
+}
+
+// working says whether t is in a weekday's 08:00–18:00 UTC.
+func working(t time.Time) bool {
+	return t.Weekday() != time.Saturday && t.Weekday() != time.Sunday && t.Hour() >= 8 && t.Hour() < 18
 }
 
 // Shapes are the traces of the report: weekday/weekend and day/night,
@@ -120,9 +126,14 @@ func Shapes(weeks int) []Shape {
 	base := office(0.25, 0.01)
 	return []Shape{
 		{Name: "weekday office", Weeks: weeks, Pushes: base, Matrix: smallMatrices},
-		{Name: "round the clock", Weeks: weeks, Matrix: smallMatrices, Pushes: func(t time.Time, _ bool) float64 {
-			// Teams in several time zones: a day/night swing, no weekend.
-			return 0.08 + 0.07*math.Sin(2*math.Pi*float64(t.Hour())/24)
+		{Name: "day and night", Weeks: weeks, Matrix: smallMatrices, Pushes: func(t time.Time, _ bool) float64 {
+			// An open-source project: contributors in several time zones
+			// every day of the week, busiest 06:00–22:00 UTC, a trough at
+			// night.
+			if h := t.Hour(); h < 6 || h >= 22 {
+				return 0.01
+			}
+			return 0.02 + 0.2*math.Sin(math.Pi*float64(t.Hour()-6)/16)
 		}},
 		{Name: "matrix bursts", Weeks: weeks, Pushes: office(0.05, 0.002), Matrix: bigMatrices},
 		{Name: "release day", Weeks: weeks, Matrix: smallMatrices, Pushes: func(t time.Time, measured bool) float64 {

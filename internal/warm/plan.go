@@ -1,0 +1,225 @@
+package warm
+
+import (
+	"sort"
+	"time"
+)
+
+// Arrivals come in bursts: a push fans out into a matrix whose jobs are
+// queued within a second or two. The forecast reads a step with arrivals
+// as one burst, and models the coming steps as bursts at a rate that
+// follows the hour of the week, of sizes drawn from the pool's own
+// history. The rate is read from the same half hour of past weeks (a
+// hundred steps or so: enough to tell a busy hour from a quiet one); the
+// sizes from every burst the history holds (too few big matrices fall in
+// any one half hour to tell when the next comes, but enough in a week to
+// say how big they come).
+
+// bursts is what the history says of burst sizes: worth[n-1] is the share
+// of bursts of n or more jobs, which is the share of bursts in which an
+// n-th warm machine serves a job.
+type bursts struct {
+	atLeast []float64
+	mean    float64
+}
+
+// burstSizes reads every burst in h before now, the recent weighing more
+// (by p.WeekDecay a week, as the weeks themselves).
+func (h History) burstSizes(now time.Time, p Params) bursts {
+	var samples []sample
+	for k := 0; k <= p.Weeks; k++ {
+		to := now.Add(-time.Duration(k) * Week)
+		w := 1.0
+		for range k {
+			w *= p.WeekDecay
+		}
+		for _, s := range h.read(nil, to.Add(-Week), to, now, w) {
+			if s.count > 0 {
+				samples = append(samples, s)
+			}
+		}
+	}
+	return bursts{atLeast: atLeast(samples), mean: mean(samples)}
+}
+
+// rateAt is the burst rate foretold for the half hour from at: the past
+// weeks' around it (Spread).
+func (h History) rateAt(at, now time.Time, period time.Duration, p Params) float64 {
+	return rate(h.past(at.Add(-p.Spread), p.Ahead+2*p.Spread, now, period, p))
+}
+
+// rate is the weighted share of samples with a burst: bursts a step.
+func rate(samples []sample) float64 {
+	var w, b float64
+	for _, s := range samples {
+		w += s.weight
+		if s.count > 0 {
+			b += s.weight
+		}
+	}
+	if w == 0 {
+		return 0
+	}
+	return b / w
+}
+
+// Plan spends warm machines where they serve the most jobs. A percentile
+// of jobs is a target over the week, not over every half hour: a trickle
+// of night jobs is best left to cold launches while the same machines
+// would serve dozens of jobs by day. The n-th warm machine kept during a
+// step serves a job when a burst of n or more arrives in it, so its worth
+// is rate × share of bursts of n or more (jobs a machine-step). PlanWeek
+// ranks every (half hour of the coming week, n) by worth and keeps the
+// best until the percentile of the week's jobs is served: Threshold is the
+// worth of the last one kept. Forecast keeps, now, every machine worth as
+// much.
+type Plan struct {
+	// Threshold is the least worth (jobs a machine-step) of a warm machine
+	// kept; Jobs the week's jobs the past weeks foretell.
+	Threshold float64
+	Jobs      float64
+	// OK is false when no past week holds a job: a new repository, whose
+	// forecast falls back to its last hour (Forecast).
+	OK     bool
+	bursts bursts
+	// Period is what the plan repeats on: a week, or a day for a pool
+	// with less than a week of history (a new repository's second day is
+	// foretold by its first).
+	Period time.Duration
+}
+
+// PlanWeek plans the week after now from the weeks of h before it, or the
+// day after now from the days before it when h holds less than a week or
+// no past week holds a job.
+func PlanWeek(h History, now time.Time, percentile float64, p Params) Plan {
+	if !h.Start.After(now.Add(-Week)) {
+		if pl := plan(h, now, percentile, p, Week); pl.OK {
+			return pl
+		}
+	}
+	return plan(h, now, percentile, p, Day)
+}
+
+// Day is the period of a pool with less than a week of history.
+const Day = 24 * time.Hour
+
+func plan(h History, now time.Time, percentile float64, p Params, period time.Duration) Plan {
+	pl := Plan{bursts: h.burstSizes(now, p), Period: period}
+	if h.Step <= 0 || p.Ahead <= 0 || len(pl.bursts.atLeast) == 0 {
+		return pl
+	}
+	type unit struct{ worth, jobs float64 }
+	var units []unit
+	steps := float64(p.Ahead / h.Step)
+	for at := now; at.Before(now.Add(period)); at = at.Add(p.Ahead) {
+		r := h.rateAt(at, now, period, p)
+		if r == 0 {
+			continue
+		}
+		for _, s := range pl.bursts.atLeast {
+			units = append(units, unit{r * s, r * s * steps})
+			pl.Jobs += r * s * steps
+		}
+	}
+	if pl.Jobs == 0 {
+		return pl
+	}
+	sort.Slice(units, func(i, j int) bool { return units[i].worth > units[j].worth })
+	want, served := pl.Jobs*percentile/100, 0.0
+	pl.OK = true
+	for _, u := range units {
+		served += u.jobs
+		pl.Threshold = u.worth
+		if served >= want*(1-1e-9) {
+			break
+		}
+	}
+	return pl
+}
+
+// atLeast is, for n = 1, 2, …, the weighted share of samples with n or
+// more arrivals. It falls as n grows and ends at the largest count seen.
+func atLeast(samples []sample) []float64 {
+	var weight float64
+	most := 0
+	for _, s := range samples {
+		weight += s.weight
+		most = max(most, s.count)
+	}
+	if weight == 0 {
+		return nil
+	}
+	g := make([]float64, most)
+	for _, s := range samples {
+		for n := range s.count {
+			g[n] += s.weight
+		}
+	}
+	for n := range g {
+		g[n] /= weight
+	}
+	return g
+}
+
+// Forecast is the plan read now. The coming steps' burst rate is the same
+// half hour's in the past weeks, scaled by Level: how the last hour
+// compares with what those weeks foretold for it (a release day runs
+// above it, a quiet week below). Every machine whose worth reaches the
+// plan's Threshold is kept. Without a past week (a new repository) the
+// last hour alone is read, and Need is what serves the percentile of its
+// jobs.
+func (pl Plan) Forecast(h History, now time.Time, percentile float64, p Params) Forecast {
+	week := h.past(now, p.Ahead, now, pl.Period, p)
+	last := h.read(nil, now.Add(-p.Recent), now, now, p.RecentWeight)
+	if !pl.OK || len(week) == 0 {
+		f := fromSamples(append(week, last...), percentile)
+		f.Level = 1
+		return f
+	}
+	f := fromSamples(week, percentile)
+	f.Level = level(last, h.past(now.Add(-p.Recent), p.Recent, now, pl.Period, p))
+	f.PerStep *= f.Level
+	f.Threshold = pl.Threshold
+	f.Need = 0
+	r := h.rateAt(now, now, pl.Period, p) * max(f.Level, 1)
+	for _, s := range pl.bursts.atLeast {
+		if r*s < pl.Threshold {
+			break
+		}
+		f.Need++
+	}
+	return f
+}
+
+// Level bounds: a last hour ten times quieter or five times busier than
+// foretold is believed no further, since an hour is few bursts.
+const (
+	minLevel = 0.1
+	maxLevel = 5
+	// levelPrior is the bursts added to both sides of the level's ratio:
+	// an hour of three bursts where two were foretold is chance, not a
+	// release day; ten where two were foretold is not.
+	levelPrior = 3
+)
+
+// level is the last hour's bursts over what the past weeks foretold for
+// it. Bursts, not jobs: one 40-job matrix more or less is not a busier or
+// quieter day.
+func level(last, foretold []sample) float64 {
+	n := float64(len(last))
+	got, want := rate(last)*n, rate(foretold)*n
+	return min(max((got+levelPrior)/(want+levelPrior), minLevel), maxLevel)
+}
+
+// mean is the weighted mean count of samples (0 for none).
+func mean(samples []sample) float64 {
+	var w, c float64
+	for _, s := range samples {
+		w += s.weight
+		c += s.weight * float64(s.count)
+	}
+	if w == 0 {
+		return 0
+	}
+	return c / w
+}
