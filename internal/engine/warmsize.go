@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/warm"
+)
+
+// WarmSize is what a reconcile pass decided for one pool with a
+// queue-time target (pools[].warm): the forecast and the warm runners it
+// keeps. Status pages and logs show it beside what arrived.
+type WarmSize struct {
+	Pool string `json:"pool"`
+	// Need is how many jobs the forecast says must find a warm runner at
+	// once; PerMinute the arrivals a minute it foretells (Level included)
+	// and ArrivedLastHour what came in the last hour, to read beside it.
+	Need            int     `json:"forecast_need"`
+	PerMinute       float64 `json:"forecast_per_minute"`
+	Level           float64 `json:"forecast_level"`
+	ArrivedLastHour int     `json:"arrived_last_hour"`
+	// Hot is the warm runners kept (the pool's effective min_idle), Reason
+	// why (warm.Reason…).
+	Hot    int    `json:"hot"`
+	Reason string `json:"reason"`
+}
+
+// warmSizes remembers each adaptive pool's last decision, for the rules
+// that read a pool's warm size later in the pass (warmKeepers, the idle
+// surplus rule) and for the next pass should the ledger not answer.
+type warmSizes struct {
+	mu   sync.Mutex
+	hot  map[string]int
+	last map[string]WarmSize
+}
+
+func (w *warmSizes) set(s WarmSize) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hot == nil {
+		w.hot, w.last = map[string]int{}, map[string]WarmSize{}
+	}
+	w.hot[s.Pool], w.last[s.Pool] = s.Hot, s
+}
+
+func (w *warmSizes) lastOf(pool string) (WarmSize, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.last[pool]
+	return s, ok
+}
+
+func (w *warmSizes) get(pool string) (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, ok := w.hot[pool]
+	return n, ok
+}
+
+// warmHistory is how far back the forecast reads: the weeks it weighs and
+// the spans it reads around each.
+func warmHistory(p warm.Params) time.Duration {
+	return time.Duration(p.Weeks)*warm.Week + p.Ahead + 2*p.Spread
+}
+
+// minIdle is the pool's warm runner count for this pass: its static
+// min_idle, or the adaptive decision (never below min_idle) once one was
+// made.
+func (e *Engine) minIdle(pool *runner.Pool) int {
+	if pool.Warm == nil {
+		return pool.MinIdle
+	}
+	if n, ok := e.memory.warm.get(pool.Name); ok {
+		return n
+	}
+	return pool.MinIdle
+}
+
+// decideWarm sizes every pool with a queue-time target from its job
+// ledger: the effects (reading the ledger, remembering, logging) are here;
+// the decision is warm.Predict and warm.Size.
+func (e *Engine) decideWarm(ctx context.Context, now time.Time, rep *ReconcileReport) error {
+	src, ok := e.store.(store.Arrivals)
+	var errs []error
+	for i := range e.pools {
+		pool := &e.pools[i]
+		if pool.Warm == nil {
+			continue
+		}
+		log := e.log.With("pool", pool.Name, "reconciler", true)
+		if !ok {
+			// A store that cannot list arrivals keeps the static floor:
+			// warm runners are never guessed.
+			log.Warn("the store cannot list the job ledger's arrivals; the pool keeps min_idle", "min_idle", pool.MinIdle)
+			continue
+		}
+		params := warm.Defaults()
+		arrivals, err := src.ListArrivals(ctx, pool.Name, now.Add(-warmHistory(params)))
+		if err != nil {
+			// The last decision stands for this pass (minIdle).
+			errs = append(errs, fmt.Errorf("warm size of pool %s: %w", pool.Name, err))
+			continue
+		}
+		size := decideWarmSize(pool, arrivals, now, params)
+		if prev, had := e.memory.warm.lastOf(pool.Name); !had || prev.Hot != size.Hot || prev.Reason != size.Reason {
+			log.Info("warm size decided", "hot", size.Hot, "forecast_need", size.Need, "forecast_per_minute", size.PerMinute,
+				"forecast_level", size.Level, "arrived_last_hour", size.ArrivedLastHour, "reason", size.Reason, "min_idle", pool.MinIdle)
+		}
+		e.memory.warm.set(size)
+		rep.Warm = append(rep.Warm, size)
+	}
+	return errors.Join(errs...)
+}
+
+// decideWarmSize is the decision for one pool: pure, from the pool's
+// arrivals (queued times) at now.
+func decideWarmSize(pool *runner.Pool, arrivals []time.Time, now time.Time, p warm.Params) WarmSize {
+	start := now
+	for _, a := range arrivals {
+		if a.Before(start) {
+			start = a
+		}
+	}
+	// The history begins with the pool's oldest job the ledger keeps: what
+	// came before is unknown, not quiet (a new pool is not forecast idle).
+	h := warm.NewHistory(start.Truncate(time.Minute), now.Add(time.Minute), time.Minute, arrivals)
+	f := warm.Predict(h, now, warm.AimPercentile(pool.Warm.Percentile), p)
+	d := warm.Size(f.Need, pool.Warm.Target, warm.DefaultKinds(false),
+		warm.Limits{MinIdle: pool.MinIdle, MaxIdle: pool.Warm.MaxIdle, MaxRunners: pool.MaxRunners})
+	size := WarmSize{Pool: pool.Name, Need: f.Need, PerMinute: f.PerStep, Level: f.Level, Hot: d.Hot, Reason: d.Reason}
+	for _, a := range arrivals {
+		if !a.Before(now.Add(-time.Hour)) && !a.After(now) {
+			size.ArrivedLastHour++
+		}
+	}
+	return size
+}
