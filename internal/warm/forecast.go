@@ -124,18 +124,48 @@ func Predict(h History, now time.Time, percentile float64, p Params) Forecast {
 // read appends the steps of h in [from, to) that began before now, each
 // with weight w.
 func (h History) read(samples []sample, from, to, now time.Time, w float64) []sample {
-	if h.Step <= 0 {
-		return samples
-	}
-	for t := from; t.Before(to); t = t.Add(h.Step) {
-		if !t.Before(now) {
-			break // the future is not history
-		}
-		if i, ok := h.index(t); ok {
-			samples = append(samples, sample{h.Counts[i], w})
-		}
+	i0, i1 := h.steps(from, to, now)
+	for _, c := range h.Counts[i0:i1] {
+		samples = append(samples, sample{c, w})
 	}
 	return samples
+}
+
+// steps is the index range [i0, i1) of the steps read from [from, to):
+// one a Step from from, those that began before now and fall in h. It is
+// arithmetic rather than a walk in time because the plan reads a week of
+// spans every pass.
+func (h History) steps(from, to, now time.Time) (int, int) {
+	if h.Step <= 0 {
+		return 0, 0
+	}
+	end := to
+	if now.Before(end) {
+		end = now // the future is not history
+	}
+	n := ceilSteps(end.Sub(from), h.Step)
+	k0 := 0
+	if from.Before(h.Start) {
+		k0 = ceilSteps(h.Start.Sub(from), h.Step)
+	}
+	if n <= k0 {
+		return 0, 0
+	}
+	i0 := int(from.Add(time.Duration(k0) * h.Step).Sub(h.Start) / h.Step)
+	i1 := min(i0+n-k0, len(h.Counts))
+	if i0 >= i1 {
+		return 0, 0
+	}
+	return i0, i1
+}
+
+// ceilSteps is how many steps of step start in a span of length d (0 for
+// none).
+func ceilSteps(d, step time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + step - 1) / step)
 }
 
 // past reads the span of length span starting at the same time as at in
