@@ -84,6 +84,8 @@ type Result struct {
 	Trace, Strategy string
 	Jobs            int
 	P50, P90, P99   time.Duration
+	// Within10s is the share of jobs that started within 10 s.
+	Within10s float64
 	// IdleMinutes is machine-minutes of runners launched for no job or
 	// left with none (idle or booting): what warmth costs.
 	IdleMinutes float64
@@ -166,6 +168,14 @@ func Run(tr Trace, s Strategy, m Model, seed uint64) Result {
 	advance(tr.End)
 	res := Result{Trace: tr.Name, Strategy: s.Name, Jobs: len(waits), IdleMinutes: idleSec / 60}
 	res.P50, res.P90, res.P99 = percentile(waits, 50), percentile(waits, 90), percentile(waits, 99)
+	for _, w := range waits {
+		if w <= 10*time.Second {
+			res.Within10s++
+		}
+	}
+	if len(waits) > 0 {
+		res.Within10s /= float64(len(waits))
+	}
 	return res
 }
 
@@ -192,15 +202,15 @@ func (h *readyHeap) Pop() any {
 	return x
 }
 
-// Strategies are the report's columns: no warm pool, static sizes, cron
-// schedules at the same sizes, and the adaptive pool at p90 ≤ 10 s.
+// Strategies are the report's rows besides the adaptive pool: no warm
+// pool, static sizes, and cron schedules at some of the same sizes.
 func Strategies() []Strategy {
-	out := []Strategy{Static(0)}
-	for _, n := range []int{1, 2, 4, 8, 16, 32, 48} {
+	var out []Strategy
+	for _, n := range []int{0, 1, 2, 4, 6, 8, 12, 16, 24, 32, 48} {
 		out = append(out, Static(n))
 	}
-	for _, n := range []int{4, 16, 48} {
+	for _, n := range []int{4, 8, 16, 48} {
 		out = append(out, Cron(n))
 	}
-	return append(out, Adaptive(10*time.Second, 90, 60))
+	return out
 }

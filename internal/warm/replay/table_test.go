@@ -16,12 +16,32 @@ func TestTable(t *testing.T) {
 		t.Skip("the full table: go test ./internal/warm/replay -run TestTable -table -v")
 	}
 	start := mondayMidnight(t)
+	target := 10 * time.Second
+	adaptive := Adaptive(target, 90, 60)
+	fmt.Println("| trace | strategy | jobs | p50 | p90 | p99 | within 10 s | idle machine-min / job |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|")
+	var verdicts []Verdict
 	for i, s := range Shapes(3) {
 		tr := Draw(s, start, uint64(i+1))
-		for _, st := range Strategies() {
+		var results []Result
+		for _, st := range append(Strategies(), adaptive) {
 			res := Run(tr, st, DefaultModel(), 7)
-			fmt.Printf("| %s | %s | %d | %s | %s | %s | %.2f |\n", res.Trace, res.Strategy, res.Jobs, res.P50, res.P90, res.P99, res.IdlePerJob())
+			results = append(results, res)
+			fmt.Printf("| %s | %s | %d | %.1f s | %.1f s | %.1f s | %.1f%% | %.1f |\n", res.Trace, res.Strategy, res.Jobs,
+				res.P50.Seconds(), res.P90.Seconds(), res.P99.Seconds(), 100*res.Within10s, res.IdlePerJob())
 		}
+		v, err := Judge(results, adaptive.Name, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts = append(verdicts, v)
+	}
+	fmt.Println()
+	fmt.Println("| trace | adaptive p90 | adaptive idle min/job | cheapest static meeting p90 ≤ 10 s | its idle min/job | ratio | bar met |")
+	fmt.Println("|---|--:|--:|---|--:|--:|---|")
+	for _, v := range verdicts {
+		fmt.Printf("| %s | %.1f s | %.1f | %s | %.1f | %.2f | %v |\n", v.Trace, v.Adaptive.P90.Seconds(), v.Adaptive.IdlePerJob(),
+			v.Static.Strategy, v.Static.IdlePerJob(), v.Ratio, v.OK)
 	}
 }
 
