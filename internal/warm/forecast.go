@@ -151,7 +151,7 @@ func (h History) steps(from, to, now time.Time) (int, int) {
 	if n <= k0 {
 		return 0, 0
 	}
-	i0 := int(from.Add(time.Duration(k0) * h.Step).Sub(h.Start) / h.Step)
+	i0 := int(from.Add(time.Duration(k0)*h.Step).Sub(h.Start) / h.Step)
 	i1 := min(i0+n-k0, len(h.Counts))
 	if i0 >= i1 {
 		return 0, 0
