@@ -92,7 +92,7 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	e.reportBreakers(ctx)
 	// Before the walk and the outside comparison: the idle-surplus rule
 	// keeps each pool's warm size, so it must be this pass's.
-	if err := e.decideWarm(ctx, now, &rep); err != nil {
+	if err := e.decideWarm(ctx, live, now, &rep); err != nil {
 		errs = append(errs, err)
 	}
 	for _, inst := range live {

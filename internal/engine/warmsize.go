@@ -28,7 +28,17 @@ type WarmSize struct {
 	// why (warm.Reason…).
 	Hot    int    `json:"hot"`
 	Reason string `json:"reason"`
+	// Idle is the pool's idle runners the pass found, and IdleSeconds the
+	// machine-seconds they stood idle since the pool's last pass in this
+	// process (at most maxIdleGap of it): what warmth costs, counted.
+	Idle        int     `json:"idle"`
+	IdleSeconds float64 `json:"idle_seconds"`
 }
+
+// maxIdleGap bounds the gap one pass counts idle time over: after a
+// pause (a restart, a Lambda environment's first pass) the runners found
+// idle are not assumed idle for all of it.
+const maxIdleGap = 5 * time.Minute
 
 // warmSizes remembers each adaptive pool's last decision, for the rules
 // that read a pool's warm size later in the pass (warmKeepers, the idle
@@ -37,6 +47,7 @@ type warmSizes struct {
 	mu   sync.Mutex
 	hot  map[string]int
 	last map[string]WarmSize
+	at   map[string]time.Time // when the pool's idle runners were last counted
 }
 
 func (w *warmSizes) set(s WarmSize) {
@@ -46,6 +57,19 @@ func (w *warmSizes) set(s WarmSize) {
 		w.hot, w.last = map[string]int{}, map[string]WarmSize{}
 	}
 	w.hot[s.Pool], w.last[s.Pool] = s.Hot, s
+}
+
+// idleSince returns the time the pool's idle runners were last counted
+// and records now as the next one.
+func (w *warmSizes) idleSince(pool string, now time.Time) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.at == nil {
+		w.at = map[string]time.Time{}
+	}
+	prev, ok := w.at[pool]
+	w.at[pool] = now
+	return prev, ok
 }
 
 func (w *warmSizes) lastOf(pool string) (WarmSize, bool) {
@@ -84,8 +108,14 @@ func (e *Engine) minIdle(pool *runner.Pool) int {
 // decideWarm sizes every pool with a queue-time target from its job
 // ledger: the effects (reading the ledger, remembering, logging) are here;
 // the decision is warm.Predict and warm.Size.
-func (e *Engine) decideWarm(ctx context.Context, now time.Time, rep *ReconcileReport) error {
+func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now time.Time, rep *ReconcileReport) error {
 	src, ok := e.store.(store.Arrivals)
+	idle := map[string]int{}
+	for _, inst := range live {
+		if idleCandidate(inst) {
+			idle[inst.Pool]++
+		}
+	}
 	var errs []error
 	for i := range e.pools {
 		pool := &e.pools[i]
@@ -107,6 +137,10 @@ func (e *Engine) decideWarm(ctx context.Context, now time.Time, rep *ReconcileRe
 			continue
 		}
 		size := decideWarmSize(pool, arrivals, now, params)
+		size.Idle = idle[pool.Name]
+		if prev, ok := e.memory.warm.idleSince(pool.Name, now); ok && now.After(prev) {
+			size.IdleSeconds = float64(size.Idle) * min(now.Sub(prev), maxIdleGap).Seconds()
+		}
 		if prev, had := e.memory.warm.lastOf(pool.Name); !had || prev.Hot != size.Hot || prev.Reason != size.Reason {
 			log.Info("warm size decided", "hot", size.Hot, "forecast_need", size.Need, "forecast_per_minute", size.PerMinute,
 				"forecast_level", size.Level, "arrived_last_hour", size.ArrivedLastHour, "reason", size.Reason, "min_idle", pool.MinIdle)

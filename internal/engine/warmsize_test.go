@@ -65,6 +65,16 @@ func TestWarmSizeFromTheLedger(t *testing.T) {
 			if rep.WarmCreated != c.want || len(rep.Warm) != 1 || rep.Warm[0].Hot != c.want || rep.Warm[0].Reason != c.reason {
 				t.Fatalf("created %d warm runners, decided %+v; want %d (%s)", rep.WarmCreated, rep.Warm, c.want, c.reason)
 			}
+			// The next pass counts what the warm runners cost: each stood
+			// idle (no job) the 30 s between the passes.
+			clock.Advance(30 * time.Second)
+			rep, err = w.Engine.Reconcile(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.WarmCreated != 0 || rep.Warm[0].Idle != c.want || rep.Warm[0].IdleSeconds != float64(30*c.want) {
+				t.Fatalf("second pass: created %d, %+v; want none more and %d idle for 30 s each", rep.WarmCreated, rep.Warm[0], c.want)
+			}
 		})
 	}
 }
