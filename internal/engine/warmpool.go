@@ -22,6 +22,17 @@ func idleCandidate(inst *runner.Instance) bool {
 	return false
 }
 
+// idleByPool counts each pool's idle runners (idleCandidate).
+func idleByPool(live []*runner.Instance) map[string]int {
+	idle := map[string]int{}
+	for _, inst := range live {
+		if idleCandidate(inst) {
+			idle[inst.Pool]++
+		}
+	}
+	return idle
+}
+
 // warmKeepers picks, per pool, the min_idle youngest idle runners (the
 // decided warm size for a pool with a queue-time target): those the
 // idle-surplus rule leaves alone. Younger ones are kept so the pool renews
@@ -64,12 +75,7 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 	if err != nil {
 		return fmt.Errorf("list live instances: %w", err)
 	}
-	idle := map[string]int{}
-	for _, inst := range live {
-		if idleCandidate(inst) {
-			idle[inst.Pool]++
-		}
-	}
+	idle := idleByPool(live)
 	var errs []error
 	for i := range e.pools {
 		pool := &e.pools[i]

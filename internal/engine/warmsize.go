@@ -110,12 +110,7 @@ func (e *Engine) minIdle(pool *runner.Pool) int {
 // the decision is warm.Predict and warm.Size.
 func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now time.Time, rep *ReconcileReport) error {
 	src, ok := e.store.(store.Arrivals)
-	idle := map[string]int{}
-	for _, inst := range live {
-		if idleCandidate(inst) {
-			idle[inst.Pool]++
-		}
-	}
+	idle := idleByPool(live)
 	var errs []error
 	for i := range e.pools {
 		pool := &e.pools[i]

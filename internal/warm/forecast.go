@@ -16,6 +16,14 @@ import (
 // weekends, so the same hour of the week is the best predictor we have.
 const Week = 7 * 24 * time.Hour
 
+// WeekStart is the Monday 00:00 UTC on or before t: where an hour of the
+// week is counted from.
+func WeekStart(t time.Time) time.Time {
+	t = t.UTC()
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+}
+
 // History is a pool's arrivals counted per Step from Start: Counts[i] jobs
 // were queued in [Start+i·Step, Start+(i+1)·Step). Time before Start is
 // unknown, not quiet: a new repository has no history and must not be

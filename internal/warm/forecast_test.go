@@ -7,16 +7,27 @@ import (
 	"github.com/runfleet/runfleet/internal/testclock"
 )
 
-// monday10 is a Monday 10:00 UTC from a stopped clock: the tests place
-// arrivals relative to it, so a moved clock (RUNFLEET_TEST_CLOCK_SHIFT)
-// keeps every expectation.
+// monday10 is a Monday 10:00 UTC in the week of a stopped clock: the
+// tests place arrivals relative to it, so a moved clock
+// (RUNFLEET_TEST_CLOCK_SHIFT) keeps every expectation.
 func monday10(t *testing.T) time.Time {
 	t.Helper()
-	now := testclock.At(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)).Now()
-	if now.Weekday() != time.Monday || now.Hour() != 10 {
-		t.Fatalf("the clock is at %s, not a Monday 10:00", now)
+	return WeekStart(testclock.At(time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)).Now()).Add(10 * time.Hour)
+}
+
+func TestWeekStart(t *testing.T) {
+	monday := monday10(t).Add(-10 * time.Hour)
+	if monday.Weekday() != time.Monday || monday.Hour() != 0 || monday.Minute() != 0 {
+		t.Fatalf("WeekStart gave %s", monday)
 	}
-	return now
+	for d := range 7 {
+		for _, h := range []time.Duration{0, 23*time.Hour + 59*time.Minute} {
+			at := monday.AddDate(0, 0, d).Add(h)
+			if got := WeekStart(at); !got.Equal(monday) {
+				t.Errorf("WeekStart(%s) = %s, want %s", at, got, monday)
+			}
+		}
+	}
 }
 
 func TestPredict(t *testing.T) {

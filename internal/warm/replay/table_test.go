@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/testclock"
+	"github.com/runfleet/runfleet/internal/warm"
 )
 
 var table = flag.Bool("table", false, "replay the full traces and print the table")
@@ -45,13 +46,9 @@ func TestTable(t *testing.T) {
 	}
 }
 
-// mondayMidnight is a Monday 00:00 UTC from a stopped clock: traces start
-// on a Monday so hours of the week line up.
+// mondayMidnight is the Monday 00:00 UTC of a stopped clock's week:
+// traces start on a Monday so hours of the week line up.
 func mondayMidnight(t *testing.T) time.Time {
 	t.Helper()
-	now := testclock.At(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)).Now()
-	if now.Weekday() != time.Monday || now.Hour() != 0 {
-		t.Fatalf("the clock is at %s, not a Monday 00:00", now)
-	}
-	return now
+	return warm.WeekStart(testclock.At(time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)).Now())
 }
