@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,6 +81,9 @@ func (lg *Ledger) warmMiss(ctx context.Context, pool *runner.Pool, job *runner.J
 		return nil, nil
 	}
 	arrivals, err := src.ListArrivals(ctx, pool.Name, job.QueuedAt.Add(-warmHistory(warm.Defaults())))
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read pool %s arrivals: %w", pool.Name, err)
 	}

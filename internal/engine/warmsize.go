@@ -118,14 +118,18 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 			continue
 		}
 		log := e.log.With("pool", pool.Name, "reconciler", true)
-		if !ok {
+		var arrivals []time.Time
+		err := errors.ErrUnsupported
+		params := warm.Defaults()
+		if ok {
+			arrivals, err = src.ListArrivals(ctx, pool.Name, now.Add(-warmHistory(params)))
+		}
+		if errors.Is(err, errors.ErrUnsupported) {
 			// A store that cannot list arrivals keeps the static floor:
 			// warm runners are never guessed.
 			log.Warn("the store cannot list the job ledger's arrivals; the pool keeps min_idle", "min_idle", pool.MinIdle)
 			continue
 		}
-		params := warm.Defaults()
-		arrivals, err := src.ListArrivals(ctx, pool.Name, now.Add(-warmHistory(params)))
 		if err != nil {
 			// The last decision stands for this pass (minIdle).
 			errs = append(errs, fmt.Errorf("warm size of pool %s: %w", pool.Name, err))

@@ -13,6 +13,8 @@ type Arrivals interface {
 	// ListArrivals returns the QueuedAt of every job of the pool queued at
 	// or after since that the ledger still keeps (a settled job is kept
 	// DeletedRetention), in no particular order. Every run attempt is an
-	// arrival: a re-run wants a runner as much as the first run did.
+	// arrival: a re-run wants a runner as much as the first run did. A
+	// wrapper over a store that lacks the capability answers an error
+	// wrapping errors.ErrUnsupported, which callers read as its absence.
 	ListArrivals(ctx context.Context, pool string, since time.Time) ([]time.Time, error)
 }
