@@ -89,19 +89,13 @@ func TestPredict(t *testing.T) {
 }
 
 func TestLevel(t *testing.T) {
-	steps := func(bursts, of int) []sample {
-		s := make([]sample, of)
-		for i := range bursts {
-			s[i].count = 1
-		}
-		for i := range s {
-			s[i].weight = 1
-		}
-		return s
+	// steps sums of steps of weight 1, bursts of them with one job.
+	steps := func(bursts, of int) stepSum {
+		return stepSum{weight: float64(of), jobs: float64(bursts), bursts: float64(bursts), steps: of, count: bursts}
 	}
 	cases := []struct {
 		name           string
-		last, foretold []sample
+		last, foretold stepSum
 		want           float64
 	}{
 		{"as foretold", steps(6, 60), steps(6, 60), 1},

@@ -1,7 +1,8 @@
 package warm
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 )
 
@@ -26,20 +27,79 @@ type bursts struct {
 // burstSizes reads every burst in h before now, the recent weighing more
 // (by p.WeekDecay a week, as the weeks themselves).
 func (h History) burstSizes(now time.Time, p Params) bursts {
-	var samples []sample
+	// A weighted histogram of the counts, summed in place: the history is
+	// weeks of steps, read every time the week is planned.
+	var byCount []float64
+	var weight, jobs float64
 	for k := 0; k <= p.Weeks; k++ {
 		to := now.Add(-time.Duration(k) * Week)
 		w := 1.0
 		for range k {
 			w *= p.WeekDecay
 		}
-		for _, s := range h.read(nil, to.Add(-Week), to, now, w) {
-			if s.count > 0 {
-				samples = append(samples, s)
+		i0, i1 := h.steps(to.Add(-Week), to, now)
+		for _, c := range h.Counts[i0:i1] {
+			if c == 0 {
+				continue
 			}
+			for len(byCount) <= c {
+				byCount = append(byCount, 0)
+			}
+			byCount[c] += w
+			weight += w
+			jobs += w * float64(c)
 		}
 	}
-	return bursts{atLeast: atLeast(samples), mean: mean(samples)}
+	if weight == 0 {
+		return bursts{}
+	}
+	// atLeast[n-1]: the weighted share of bursts of n or more.
+	b := bursts{atLeast: make([]float64, len(byCount)-1), mean: jobs / weight}
+	var above float64
+	for c := len(byCount) - 1; c >= 1; c-- {
+		above += byCount[c]
+		b.atLeast[c-1] = above / weight
+	}
+	return b
+}
+
+// stepSum is what a span of steps adds up to, read without keeping the
+// steps: Forecast reads it every pass.
+type stepSum struct {
+	weight, jobs, bursts float64 // weighted
+	steps, count         int     // unweighted
+}
+
+func (a *stepSum) add(h History, from, to, now time.Time, w float64) {
+	i0, i1 := h.steps(from, to, now)
+	for _, c := range h.Counts[i0:i1] {
+		a.weight += w
+		a.jobs += w * float64(c)
+		a.steps++
+		a.count += c
+		if c > 0 {
+			a.bursts += w
+		}
+	}
+}
+
+// pastSum is past's spans, summed.
+func (h History) pastSum(at time.Time, span time.Duration, now time.Time, period time.Duration, p Params) stepSum {
+	var a stepSum
+	w := 1.0
+	for k := 1; k <= p.Weeks; k++ {
+		from := at.Add(-time.Duration(k) * period)
+		a.add(h, from, from.Add(span), now, w)
+		w *= p.WeekDecay
+	}
+	return a
+}
+
+func (a stepSum) rate() float64 {
+	if a.weight == 0 {
+		return 0
+	}
+	return a.bursts / a.weight
 }
 
 // rateAt is the burst rate foretold for the half hour from at: the past
@@ -64,21 +124,6 @@ func (h History) rateAt(at, now time.Time, period time.Duration, p Params) float
 		return 0
 	}
 	return bursts / steps
-}
-
-// rate is the weighted share of samples with a burst: bursts a step.
-func rate(samples []sample) float64 {
-	var w, b float64
-	for _, s := range samples {
-		w += s.weight
-		if s.count > 0 {
-			b += s.weight
-		}
-	}
-	if w == 0 {
-		return 0
-	}
-	return b / w
 }
 
 // Plan spends warm machines where they serve the most jobs. A percentile
@@ -142,7 +187,7 @@ func plan(h History, now time.Time, percentile float64, p Params, period time.Du
 	if pl.Jobs == 0 {
 		return pl
 	}
-	sort.Slice(units, func(i, j int) bool { return units[i].worth > units[j].worth })
+	slices.SortFunc(units, func(a, b unit) int { return cmp.Compare(b.worth, a.worth) })
 	want, served := pl.Jobs*percentile/100, 0.0
 	pl.OK = true
 	for _, u := range units {
@@ -155,30 +200,6 @@ func plan(h History, now time.Time, percentile float64, p Params, period time.Du
 	return pl
 }
 
-// atLeast is, for n = 1, 2, …, the weighted share of samples with n or
-// more arrivals. It falls as n grows and ends at the largest count seen.
-func atLeast(samples []sample) []float64 {
-	var weight float64
-	most := 0
-	for _, s := range samples {
-		weight += s.weight
-		most = max(most, s.count)
-	}
-	if weight == 0 {
-		return nil
-	}
-	g := make([]float64, most)
-	for _, s := range samples {
-		for n := range s.count {
-			g[n] += s.weight
-		}
-	}
-	for n := range g {
-		g[n] /= weight
-	}
-	return g
-}
-
 // Forecast is the plan read now. The coming steps' burst rate is the same
 // half hour's in the past weeks, scaled by Level: how the last hour
 // compares with what those weeks foretold for it (a release day runs
@@ -187,18 +208,18 @@ func atLeast(samples []sample) []float64 {
 // last hour alone is read, and Need is what serves the percentile of its
 // jobs.
 func (pl Plan) Forecast(h History, now time.Time, percentile float64, p Params) Forecast {
-	week := h.past(now, p.Ahead, now, pl.Period, p)
-	last := h.read(nil, now.Add(-p.Recent), now, now, p.RecentWeight)
-	if !pl.OK || len(week) == 0 {
-		f := fromSamples(append(week, last...), percentile)
+	week := h.pastSum(now, p.Ahead, now, pl.Period, p)
+	if !pl.OK || week.steps == 0 {
+		samples := h.past(now, p.Ahead, now, pl.Period, p)
+		f := fromSamples(h.read(samples, now.Add(-p.Recent), now, now, p.RecentWeight), percentile)
 		f.Level = 1
 		return f
 	}
-	f := fromSamples(week, percentile)
-	f.Level = level(last, h.past(now.Add(-p.Recent), p.Recent, now, pl.Period, p))
-	f.PerStep *= f.Level
-	f.Threshold = pl.Threshold
-	f.Need = 0
+	var last stepSum
+	last.add(h, now.Add(-p.Recent), now, now, p.RecentWeight)
+	f := Forecast{Samples: week.steps, Jobs: week.count, Threshold: pl.Threshold}
+	f.Level = level(last, h.pastSum(now.Add(-p.Recent), p.Recent, now, pl.Period, p))
+	f.PerStep = week.jobs / week.weight * f.Level
 	r := h.rateAt(now, now, pl.Period, p) * max(f.Level, 1)
 	for _, s := range pl.bursts.atLeast {
 		if r*s < pl.Threshold {
@@ -223,21 +244,8 @@ const (
 // level is the last hour's bursts over what the past weeks foretold for
 // it. Bursts, not jobs: one 40-job matrix more or less is not a busier or
 // quieter day.
-func level(last, foretold []sample) float64 {
-	n := float64(len(last))
-	got, want := rate(last)*n, rate(foretold)*n
+func level(last, foretold stepSum) float64 {
+	n := float64(last.steps)
+	got, want := last.rate()*n, foretold.rate()*n
 	return min(max((got+levelPrior)/(want+levelPrior), minLevel), maxLevel)
-}
-
-// mean is the weighted mean count of samples (0 for none).
-func mean(samples []sample) float64 {
-	var w, c float64
-	for _, s := range samples {
-		w += s.weight
-		c += s.weight * float64(s.count)
-	}
-	if w == 0 {
-		return 0
-	}
-	return c / w
 }

@@ -39,7 +39,8 @@ func DefaultModel() Model {
 }
 
 // Strategy is how many hot idle runners to keep at t, given the arrivals
-// so far (h counts only what has arrived before t).
+// so far (h counts only what has arrived before t). Size may keep state
+// between calls (Adaptive keeps its plan): one Strategy value per Run.
 type Strategy struct {
 	Name string
 	Size func(h *warm.History, t time.Time) int

@@ -25,7 +25,8 @@ func TestTable(t *testing.T) {
 	for i, s := range Shapes(3) {
 		tr := Draw(s, start, uint64(i+1))
 		var results []Result
-		for _, st := range append(Strategies(), adaptive) {
+		// A fresh adaptive strategy per trace: it keeps its plan.
+		for _, st := range append(Strategies(), Adaptive(target, 90, 60)) {
 			res := Run(tr, st, DefaultModel(), 7)
 			results = append(results, res)
 			fmt.Printf("| %s | %s | %d | %.1f s | %.1f s | %.1f s | %.1f%% | %.1f |\n", res.Trace, res.Strategy, res.Jobs,
