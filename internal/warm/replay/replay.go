@@ -25,16 +25,22 @@ type Model struct {
 	// Reconcile is how often the strategy's size is applied: surplus idle
 	// runners removed, the shortfall launched.
 	Reconcile time.Duration
+	// IdleGrace is how long a surplus idle runner stays before it is
+	// removed: runfleet's idle-surplus rule waits for the pool's
+	// bootstrap_timeout. 0 removes surplus at the next pass.
+	IdleGrace time.Duration
 }
 
 // DefaultModel: a hot runner takes its job in 2–6 s, a cold launch
 // 25–60 s; the reconciler runs every 30 s (engine.reconcile_interval's
-// default).
+// default) and removes a surplus idle runner after 20 minutes (the
+// default bootstrap_timeout, which the idle-surplus rule waits for).
 func DefaultModel() Model {
 	return Model{
 		Hot:       Boot{2 * time.Second, 6 * time.Second},
 		Cold:      Boot{25 * time.Second, 60 * time.Second},
 		Reconcile: 30 * time.Second,
+		IdleGrace: 20 * time.Minute,
 	}
 }
 
@@ -108,8 +114,8 @@ func Run(tr Trace, s Strategy, m Model, seed uint64) Result {
 	r := rand.New(rand.NewPCG(seed, 0xb007))
 	h := warm.NewHistory(tr.Known, tr.End, time.Minute, nil)
 	var (
-		booting readyHeap // launches no job has taken, by ready time
-		idle    int       // ready runners with no job
+		booting readyHeap   // launches no job has taken, by ready time
+		idle    []time.Time // ready runners with no job, by when they became ready
 		waits   []time.Duration
 		idleSec float64
 		now     = tr.Known
@@ -123,14 +129,13 @@ func Run(tr Trace, s Strategy, m Model, seed uint64) Result {
 				next = booting[0]
 			}
 			if !now.Before(tr.Measure) {
-				idleSec += float64(idle+booting.Len()) * next.Sub(now).Seconds()
+				idleSec += float64(len(idle)+booting.Len()) * next.Sub(now).Seconds()
 			} else if next.After(tr.Measure) {
-				idleSec += float64(idle+booting.Len()) * next.Sub(tr.Measure).Seconds()
+				idleSec += float64(len(idle)+booting.Len()) * next.Sub(tr.Measure).Seconds()
 			}
 			now = next
 			for booting.Len() > 0 && !booting[0].After(now) {
-				heap.Pop(&booting)
-				idle++
+				idle = append(idle, heap.Pop(&booting).(time.Time))
 			}
 		}
 	}
@@ -143,8 +148,10 @@ func Run(tr Trace, s Strategy, m Model, seed uint64) Result {
 			// The job's own launch: it may end up serving a later job.
 			heap.Push(&booting, at.Add(m.Cold.draw(r)))
 			var wait time.Duration
-			if idle > 0 {
-				idle--
+			if len(idle) > 0 {
+				// The youngest takes it; the engine keeps the youngest as
+				// warm keepers, so the oldest are the surplus it removes.
+				idle = idle[:len(idle)-1]
 				wait = m.Hot.draw(r)
 			} else {
 				ready := heap.Pop(&booting).(time.Time)
@@ -156,13 +163,21 @@ func Run(tr Trace, s Strategy, m Model, seed uint64) Result {
 		}
 		advance(tick)
 		want := s.Size(&h, tick)
-		// The reconciler removes surplus idle runners and launches the
-		// shortfall; booting launches count toward the size, as the
-		// engine's live instances do.
-		if idle > want {
-			idle = want
+		// The reconciler removes surplus idle runners — the oldest, once
+		// idle past IdleGrace — and launches the shortfall; booting
+		// launches count toward the size, as the engine's live instances
+		// do.
+		surplus := len(idle) - want
+		kept := idle[:0]
+		for _, since := range idle {
+			if surplus > 0 && tick.Sub(since) >= m.IdleGrace {
+				surplus--
+				continue
+			}
+			kept = append(kept, since)
 		}
-		for n := idle + booting.Len(); n < want; n++ {
+		idle = kept
+		for n := len(idle) + booting.Len(); n < want; n++ {
 			heap.Push(&booting, tick.Add(m.Cold.draw(r)))
 		}
 	}
