@@ -16,15 +16,8 @@ import (
 // to 10:40, so at 10:00 the forecast keeps three.
 func TestDecideWarmMiss(t *testing.T) {
 	now := testclock.At(time.Date(2026, 3, 4, 10, 5, 0, 0, time.UTC)).Now()
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	var history []time.Time
-	for d := 1; d <= 2; d++ {
-		for m := range 50 {
-			at := day.Add(-time.Duration(d)*24*time.Hour + 9*time.Hour + 50*time.Minute + time.Duration(m)*time.Minute)
-			history = append(history, at, at, at)
-		}
-	}
-	queued := day.Add(10 * time.Hour)
+	history := burstyDays(now)
+	queued := time.Date(now.Year(), now.Month(), now.Day(), 10, 0, 0, 0, time.UTC)
 	burst := func(n int) []time.Time {
 		out := append([]time.Time(nil), history...)
 		for range n {

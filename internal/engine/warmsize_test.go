@@ -43,19 +43,11 @@ func TestWarmSizeFromTheLedger(t *testing.T) {
 				}),
 			})
 			ctx := context.Background()
-			day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-			id := int64(1)
-			for d := 1; d <= 2; d++ {
-				for m := 0; m < 50; m++ {
-					at := day.Add(-time.Duration(d)*24*time.Hour + 9*time.Hour + 50*time.Minute + time.Duration(m)*time.Minute)
-					for range 3 {
-						job := &runner.Job{ID: id, RunAttempt: 1, Pool: enginetest.Pool, Owner: runner.Owner{Org: enginetest.Owner},
-							Status: runner.JobClosed, QueuedAt: at, ExpiresAt: now.Add(time.Hour)}
-						if err := w.Store.CreateJob(ctx, job); err != nil {
-							t.Fatal(err)
-						}
-						id++
-					}
+			for i, at := range burstyDays(now) {
+				job := &runner.Job{ID: int64(i + 1), RunAttempt: 1, Pool: enginetest.Pool, Owner: runner.Owner{Org: enginetest.Owner},
+					Status: runner.JobClosed, QueuedAt: at, ExpiresAt: now.Add(time.Hour)}
+				if err := w.Store.CreateJob(ctx, job); err != nil {
+					t.Fatal(err)
 				}
 			}
 			rep, err := w.Engine.Reconcile(ctx)
@@ -77,4 +69,19 @@ func TestWarmSizeFromTheLedger(t *testing.T) {
 			}
 		})
 	}
+}
+
+// burstyDays are the queued times of a pool whose jobs came, on the two
+// days before now's, in bursts of three every minute from 09:50 to 10:40,
+// and never otherwise.
+func burstyDays(now time.Time) []time.Time {
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	var out []time.Time
+	for d := 1; d <= 2; d++ {
+		for m := range 50 {
+			at := day.Add(-time.Duration(d)*24*time.Hour + 9*time.Hour + 50*time.Minute + time.Duration(m)*time.Minute)
+			out = append(out, at, at, at)
+		}
+	}
+	return out
 }
