@@ -68,7 +68,9 @@ func DecideWarmMiss(pool *runner.Pool, job *runner.Job, arrivals []time.Time, no
 			m.Came++
 		}
 	}
-	m.Kept = decideWarmSize(pool, before, job.QueuedAt, warm.Defaults()).Hot
+	// How many the forecast kept ready is the same whether they were hot
+	// runners or stopped machines, so it is decided as for hot ones.
+	m.Kept = decideWarmSize(pool, before, job.QueuedAt, warm.Defaults(), false).Hot
 	m.Missed = m.Came > m.Kept
 	return m, true
 }

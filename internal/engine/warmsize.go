@@ -10,6 +10,7 @@ import (
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/warm"
+	"github.com/runfleet/runfleet/providers"
 )
 
 // WarmSize is what a reconcile pass decided for one pool with a
@@ -24,10 +25,13 @@ type WarmSize struct {
 	PerMinute       float64 `json:"forecast_per_minute"`
 	Level           float64 `json:"forecast_level"`
 	ArrivedLastHour int     `json:"arrived_last_hour"`
-	// Hot is the warm runners kept (the pool's effective min_idle), Reason
-	// why (warm.Reason…).
-	Hot    int    `json:"hot"`
-	Reason string `json:"reason"`
+	// Hot is the warm runners kept (the pool's effective min_idle),
+	// Stopped the stopped machines asked of a provider that keeps them
+	// (providers.WarmSizer; warm_pool.size is its floor), Reason why
+	// (warm.Reason…).
+	Hot     int    `json:"hot"`
+	Stopped int    `json:"stopped,omitempty"`
+	Reason  string `json:"reason"`
 	// Idle is the pool's idle runners the pass found, and IdleSeconds the
 	// machine-seconds they stood idle since the pool's last pass in this
 	// process (at most maxIdleGap of it): what warmth costs, counted.
@@ -77,6 +81,14 @@ func (w *warmSizes) lastOf(pool string) (WarmSize, bool) {
 	defer w.mu.Unlock()
 	s, ok := w.last[pool]
 	return s, ok
+}
+
+// stopped is the pool's last decided stopped machines, if any decision.
+func (w *warmSizes) stopped(pool string) (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.last[pool]
+	return s.Stopped, ok
 }
 
 func (w *warmSizes) get(pool string) (int, bool) {
@@ -135,7 +147,8 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 			errs = append(errs, fmt.Errorf("warm size of pool %s: %w", pool.Name, err))
 			continue
 		}
-		size := decideWarmSize(pool, arrivals, now, params)
+		_, stoppedOK := providers.As[providers.WarmSizer](e.providers[pool.Name])
+		size := decideWarmSize(pool, arrivals, now, params, stoppedOK)
 		size.Idle = idle[pool.Name]
 		if prev, ok := e.memory.warm.idleSince(pool.Name, now); ok && now.After(prev) {
 			size.IdleSeconds = float64(size.Idle) * min(now.Sub(prev), maxIdleGap).Seconds()
@@ -152,7 +165,7 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 
 // decideWarmSize is the decision for one pool: pure, from the pool's
 // arrivals (queued times) at now.
-func decideWarmSize(pool *runner.Pool, arrivals []time.Time, now time.Time, p warm.Params) WarmSize {
+func decideWarmSize(pool *runner.Pool, arrivals []time.Time, now time.Time, p warm.Params, stoppedOK bool) WarmSize {
 	start := now
 	for _, a := range arrivals {
 		if a.Before(start) {
@@ -163,9 +176,9 @@ func decideWarmSize(pool *runner.Pool, arrivals []time.Time, now time.Time, p wa
 	// came before is unknown, not quiet (a new pool is not forecast idle).
 	h := warm.NewHistory(start.Truncate(time.Minute), now.Add(time.Minute), time.Minute, arrivals)
 	f := warm.Predict(h, now, warm.AimPercentile(pool.Warm.Percentile), p)
-	d := warm.Size(f.Need, pool.Warm.Target, warm.DefaultKinds(false),
+	d := warm.Size(f.Need, pool.Warm.Target, warm.DefaultKinds(stoppedOK),
 		warm.Limits{MinIdle: pool.MinIdle, MaxIdle: pool.Warm.MaxIdle, MaxRunners: pool.MaxRunners})
-	size := WarmSize{Pool: pool.Name, Need: f.Need, PerMinute: f.PerStep, Level: f.Level, Hot: d.Hot, Reason: d.Reason}
+	size := WarmSize{Pool: pool.Name, Need: f.Need, PerMinute: f.PerStep, Level: f.Level, Hot: d.Hot, Stopped: d.Stopped, Reason: d.Reason}
 	for _, a := range arrivals {
 		if !a.Before(now.Add(-time.Hour)) && !a.After(now) {
 			size.ArrivedLastHour++
