@@ -86,6 +86,9 @@ func (r *Recorder) JobWaited(pool string, stage engine.QueueStage, waited time.D
 // DeleteRetried implements engine.Observer; the page does not show it.
 func (r *Recorder) DeleteRetried(string) {}
 
+// WorkTakenOver implements engine.Observer; the page does not show it.
+func (r *Recorder) WorkTakenOver(*runner.Instance, string, time.Duration) {}
+
 // ReconcilePassed implements engine.Observer: the page shows each
 // adaptive pool's forecast beside what came.
 func (r *Recorder) ReconcilePassed(rep engine.ReconcileReport, _ time.Duration) {
