@@ -37,7 +37,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet release image lambdas run test test-dates test-short emulators chromium postgres bench lint fmt clean fuzz sim chaos chaos-replicas chaos-scaleset \
+.PHONY: all build runfleet release image lambdas run test test-dates test-short emulators chromium postgres bench warm-replay lint fmt clean fuzz sim chaos chaos-replicas chaos-scaleset \
 	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -166,6 +166,14 @@ test-dates: emulators chromium postgres
 ## sim: the fault simulation at scale: 1,000,000 job lifecycles (docs/reliability.md)
 sim:
 	time $(GO) test -count=1 -timeout 6h -run 'TestSimulation$$' ./internal/sim -lifecycles 1000000
+
+## warm-replay: the warm pool strategies side by side on the full traces
+## (three weeks of history, one measured): no warm pool, static min_idle,
+## cron, adaptive; the table docs/benchmarks.md#warm-pools shows, in
+## $(BIN)/warm-replay.md
+warm-replay:
+	@mkdir -p $(BIN)
+	$(GO) test -count=1 -run 'TestTable$$' ./internal/warm/replay -table -v | grep '^|' | tee $(BIN)/warm-replay.md
 
 ## chaos: kill -9 chaos run of bin/runfleet serve as a GitHub App: 350 jobs, a
 ## faulty external provider, 4 kills and a 60 s outage whose failed deliveries

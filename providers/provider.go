@@ -229,6 +229,16 @@ type WarmPool interface {
 	RefillWarm(ctx context.Context, pool, poolID string) (WarmRefill, error)
 }
 
+// WarmSizer is implemented by a WarmPool whose size the engine may set
+// each pass: a pool with a queue-time target (pools[].warm) keeps the
+// stopped machines its forecast asks for. The provider's own configured
+// size stays the floor.
+type WarmSizer interface {
+	// RefillWarmTo is RefillWarm to at least size stopped machines: the
+	// larger of size and the configured one.
+	RefillWarmTo(ctx context.Context, pool, poolID string, size int) (WarmRefill, error)
+}
+
 // WarmRefill is what one RefillWarm did.
 type WarmRefill struct {
 	Launched int // new warm machines

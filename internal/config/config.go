@@ -216,6 +216,9 @@ type Pool struct {
 	ScaleSet *ScaleSet `yaml:"scale_set"`
 	// Cost prices the pool's machines and sets its monthly budget.
 	Cost PoolCost `yaml:"cost"`
+	// Warm sizes the pool's warm machines from its job ledger (warm.go);
+	// absent = min_idle and warm_pool.size alone.
+	Warm *Warm `yaml:"warm"`
 }
 
 // SpotBreaker: after Interruptions spot interruptions within Window, the

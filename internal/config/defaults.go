@@ -43,6 +43,7 @@ func (c *Config) applyDefaults() {
 	for i := range c.Pools {
 		setDefault(&c.Pools[i].BootstrapTimeout, DefaultBootstrapTimeout)
 		setDefault(&c.Pools[i].ProviderTimeout, DefaultProviderTimeout)
+		c.Pools[i].Warm.applyDefaults()
 	}
 }
 

@@ -263,6 +263,7 @@ func (c *Config) validatePools(p *problems) {
 		pool.validateLabels(p, i)
 		pool.ScaleSet.validate(p, i, pool)
 		pool.Shapes.validate(p, i, pool.Provider.Type)
+		pool.Warm.validate(p, i, pool)
 		if pool.MaxRunners < 1 {
 			p.add(poolField(i, "max_runners"), "must be ≥ 1")
 		}

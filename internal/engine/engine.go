@@ -106,6 +106,8 @@ type Engine struct {
 type Memory struct {
 	downloads downloadsCache
 	breakers  breakerCache
+	// warm is each adaptive pool's last warm size (warmsize.go).
+	warm warmSizes
 }
 
 // NewMemory returns an empty Memory.

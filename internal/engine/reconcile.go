@@ -38,8 +38,12 @@ type ReconcileReport struct {
 	// StaleRechecked counts open jobs GitHub was asked about because their
 	// runner sat online past the bootstrap timeout without taking them.
 	StaleRechecked int `json:"stale_rechecked"`
-	// WarmCreated counts runners created to keep pools at min_idle.
+	// WarmCreated counts runners created to keep pools at min_idle (or
+	// the warm size decided for a pool with a queue-time target).
 	WarmCreated int `json:"warm_created"`
+	// Warm is the warm size decided for each pool with a queue-time
+	// target (pools[].warm), with the forecast it came from.
+	Warm []WarmSize `json:"warm,omitempty"`
 	// Interrupted counts instances newly found on machines their provider
 	// took back (spot interruptions, polled).
 	Interrupted int `json:"interrupted,omitempty"`
@@ -86,6 +90,11 @@ func (e *Engine) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		errs = append(errs, err)
 	}
 	e.reportBreakers(ctx)
+	// Before the walk and the outside comparison: the idle-surplus rule
+	// keeps each pool's warm size, so it must be this pass's.
+	if err := e.decideWarm(ctx, live, now, &rep); err != nil {
+		errs = append(errs, err)
+	}
 	for _, inst := range live {
 		rep.Examined++
 		log := e.log.With("instance", inst.Name, "pool", inst.Pool, "job_id", inst.JobID, "reconciler", true)

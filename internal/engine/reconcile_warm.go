@@ -10,7 +10,8 @@ import (
 
 // refillWarmMachines lets each pool whose provider keeps stopped warm
 // machines (providers.WarmPool) replace the ones that cannot serve and
-// launch the shortfall. Warm machines are not instances: nothing is
+// launch the shortfall: to warm_pool.size, or to the size a pool with a
+// queue-time target decided this pass (providers.WarmSizer). Warm machines are not instances: nothing is
 // recorded in the store and nothing counts against max_runners.
 func (e *Engine) refillWarmMachines(ctx context.Context) error {
 	var errs []error
@@ -22,7 +23,16 @@ func (e *Engine) refillWarmMachines(ctx context.Context) error {
 		}
 		log := e.log.With("pool", pool.Name, "reconciler", true)
 		rctx, cancel := context.WithTimeout(ctx, e.providerTimeout(pool.Name))
-		got, err := warm.RefillWarm(rctx, pool.Name, pool.ID)
+		var got providers.WarmRefill
+		var err error
+		sizer, canSize := providers.As[providers.WarmSizer](e.providers[pool.Name])
+		if stopped, decided := e.memory.warm.stopped(pool.Name); pool.Warm != nil && canSize && decided {
+			// A pool with a queue-time target: the stopped machines its
+			// forecast asks for, warm_pool.size the provider's floor.
+			got, err = sizer.RefillWarmTo(rctx, pool.Name, pool.ID, stopped)
+		} else {
+			got, err = warm.RefillWarm(rctx, pool.Name, pool.ID)
+		}
 		cancel()
 		if err != nil {
 			log.Warn("refilling the warm machines failed; the next pass retries", "error", err, "launched", got.Launched, "replaced", got.Replaced)

@@ -22,7 +22,19 @@ func idleCandidate(inst *runner.Instance) bool {
 	return false
 }
 
-// warmKeepers picks, per pool, the min_idle youngest idle runners: those the
+// idleByPool counts each pool's idle runners (idleCandidate).
+func idleByPool(live []*runner.Instance) map[string]int {
+	idle := map[string]int{}
+	for _, inst := range live {
+		if idleCandidate(inst) {
+			idle[inst.Pool]++
+		}
+	}
+	return idle
+}
+
+// warmKeepers picks, per pool, the min_idle youngest idle runners (the
+// decided warm size for a pool with a queue-time target): those the
 // idle-surplus rule leaves alone. Younger ones are kept so the pool renews
 // itself rather than keeping one machine forever.
 func (e *Engine) warmKeepers(live []*runner.Instance) map[string]bool {
@@ -35,11 +47,15 @@ func (e *Engine) warmKeepers(live []*runner.Instance) map[string]bool {
 	keep := map[string]bool{}
 	for poolName, idle := range byPool {
 		pool, ok := e.pool(poolName)
-		if !ok || pool.MinIdle == 0 {
+		if !ok {
+			continue
+		}
+		n := e.minIdle(pool)
+		if n == 0 {
 			continue
 		}
 		sort.SliceStable(idle, func(i, j int) bool { return idle[i].StatusChangedAt.After(idle[j].StatusChangedAt) })
-		for _, inst := range idle[:min(pool.MinIdle, len(idle))] {
+		for _, inst := range idle[:min(n, len(idle))] {
 			keep[inst.Name] = true
 		}
 	}
@@ -59,16 +75,12 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 	if err != nil {
 		return fmt.Errorf("list live instances: %w", err)
 	}
-	idle := map[string]int{}
-	for _, inst := range live {
-		if idleCandidate(inst) {
-			idle[inst.Pool]++
-		}
-	}
+	idle := idleByPool(live)
 	var errs []error
 	for i := range e.pools {
 		pool := &e.pools[i]
-		for n := idle[pool.Name]; n < pool.MinIdle; n++ {
+		want := e.minIdle(pool)
+		for n := idle[pool.Name]; n < want; n++ {
 			suffix := make([]byte, 4)
 			_, _ = io.ReadFull(e.opts.Rand, suffix)
 			name := runner.WarmInstanceName(pool.Name, hex.EncodeToString(suffix))
@@ -76,7 +88,7 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 			inst := e.newInstance(pool, nil, name)
 			err := e.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners}, EventMeta{})
 			if errors.Is(err, store.ErrPoolFull) {
-				log.Info("pool at max_runners; min_idle not reached", "min_idle", pool.MinIdle, "idle", n)
+				log.Info("pool at max_runners; min_idle not reached", "min_idle", want, "idle", n)
 				break
 			}
 			if err != nil {
@@ -84,7 +96,7 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 				break
 			}
 			rep.WarmCreated++
-			log.Info("warm runner admitted", "min_idle", pool.MinIdle)
+			log.Info("warm runner admitted", "min_idle", want)
 		}
 	}
 	return errors.Join(errs...)
@@ -92,7 +104,9 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 
 func (e *Engine) anyWarmPool() bool {
 	for _, p := range e.pools {
-		if p.MinIdle > 0 {
+		// A pool with a queue-time target may want warm runners whatever
+		// its min_idle.
+		if p.MinIdle > 0 || p.Warm != nil {
 			return true
 		}
 	}

@@ -31,6 +31,9 @@ type Timeline struct {
 	MaxRunners int       `json:"max_runners,omitempty"`
 	Usage      int       `json:"usage,omitempty"`
 	At         time.Time `json:"at"`
+	// Warm, for a pool with a queue-time target, says whether the latest
+	// attempt waited past it because the forecast missed (WarmMiss).
+	Warm *WarmMiss `json:"warm,omitempty"`
 }
 
 // maxWhyAttempts bounds the run attempts looked up for a job id: GitHub
@@ -93,6 +96,9 @@ func (lg *Ledger) why(ctx context.Context, jobID int64, takeover func(pool strin
 			tl.MaxRunners, tl.Usage = p.MaxRunners, usage
 			if takeover != nil {
 				facts.CreatingTakeover = takeover(tl.Pool)
+			}
+			if tl.Warm, err = lg.warmMiss(ctx, p, facts.Job, tl.At); err != nil {
+				return nil, err
 			}
 		}
 	}

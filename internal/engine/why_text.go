@@ -28,6 +28,9 @@ func (tl *Timeline) Text(w io.Writer) error {
 	if tl.MaxRunners > 0 {
 		fmt.Fprintf(&b, "Pool %s: %d of max_runners %d slots held now.\n", tl.Pool, tl.Usage, tl.MaxRunners)
 	}
+	if tl.Warm != nil {
+		fmt.Fprintf(&b, "Warm pool: %s.\n", tl.Warm.Sentence())
+	}
 	for _, j := range tl.Attempts {
 		fmt.Fprintf(&b, "\nLedger record %s (version %d), times as runfleet recorded them:\n", j.Key(), j.Version)
 		for _, ev := range ledgerEvents(j) {

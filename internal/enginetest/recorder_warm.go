@@ -15,3 +15,12 @@ func (r *Recorder) RefillWarm(ctx context.Context, pool, poolID string) (provide
 	}
 	return providers.WarmRefill{}, nil
 }
+
+// RefillWarmTo passes the optional providers.WarmSizer through likewise;
+// a provider that keeps warm machines of a fixed size refills to it.
+func (r *Recorder) RefillWarmTo(ctx context.Context, pool, poolID string, size int) (providers.WarmRefill, error) {
+	if sizer, ok := r.Provider.(providers.WarmSizer); ok {
+		return sizer.RefillWarmTo(ctx, pool, poolID, size)
+	}
+	return r.RefillWarm(ctx, pool, poolID)
+}

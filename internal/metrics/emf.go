@@ -100,6 +100,12 @@ func (e *EMF) ReconcilePassed(rep engine.ReconcileReport, took time.Duration) {
 		}
 	}
 	e.put(ReconcileLastPass, float64(e.now().Unix()))
+	for _, w := range rep.Warm {
+		e.put(WarmForecastPerMinute, w.PerMinute, w.Pool)
+		e.put(WarmForecastNeed, float64(w.Need), w.Pool)
+		e.put(WarmRunners, float64(w.Hot), w.Pool)
+		e.put(WarmIdleSeconds, w.IdleSeconds, w.Pool)
+	}
 }
 
 func (e *EMF) ReconcileResult(err error) { e.put(ReconcilePasses, 1, PassResult(err)) }

@@ -47,6 +47,10 @@ const (
 	ListenerPolls             = "runfleet_listener_polls_total"
 	ListenerSessionConflicts  = "runfleet_listener_session_conflicts_total"
 	ListenerLastPoll          = "runfleet_listener_last_poll_timestamp_seconds"
+	WarmForecastPerMinute     = "runfleet_warm_forecast_jobs_per_minute"
+	WarmForecastNeed          = "runfleet_warm_forecast_need"
+	WarmRunners               = "runfleet_warm_runners"
+	WarmIdleSeconds           = "runfleet_warm_idle_seconds_total"
 )
 
 // Label names; on EMF they are the dimension names.
@@ -146,6 +150,10 @@ var Families = []Family{
 	{ListenerPolls, "Polls of the pool's scale-set message session the Actions service answered, with a message or with an empty queue; none for 5 minutes is a listener that hears nothing (ListenerNotPollingAlarm).", Counter, []string{LabelPool}, nil},
 	{ListenerSessionConflicts, "Message sessions the pool's scale-set listener could not create because another session holds the scale set (409): a live replica's, or a dead listener's GitHub has not expired yet.", Counter, []string{LabelPool}, nil},
 	{ListenerLastPoll, "Unix time the Actions service last answered a poll of the pool's scale-set listener in this process, or when this process started the listener or took its lease, if later (runfleet serve; ListenerNotPollingAlarm takes the newest over every replica).", Gauge, []string{LabelPool}, nil},
+	{WarmForecastPerMinute, "Jobs a minute the pool's forecast foretells for the coming half hour (pools[].warm; docs/warm-pools.md), set each reconcile pass: read beside the jobs that came.", Gauge, []string{LabelPool}, nil},
+	{WarmForecastNeed, "Jobs the pool's forecast says must find a warm runner at once, set each reconcile pass (pools[].warm).", Gauge, []string{LabelPool}, nil},
+	{WarmRunners, "Idle runners the reconciler keeps warm for the pool this pass: the forecast's size within min_idle, max_idle and max_runners (pools[].warm).", Gauge, []string{LabelPool}, nil},
+	{WarmIdleSeconds, "Machine-seconds the pool's runners sat idle with no job, counted at each reconcile pass from the idle runners it found (pools[].warm): what warmth costs.", Counter, []string{LabelPool}, nil},
 	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
 }
 

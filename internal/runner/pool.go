@@ -37,11 +37,22 @@ type Pool struct {
 	// SpotBreaker turns spot off for the pool after repeated
 	// interruptions; the zero value is the defaults.
 	SpotBreaker SpotBreakerPolicy
+	// Warm, when set, sizes the pool's warm runners from its job ledger
+	// (internal/warm); MinIdle is then the floor. Nil: MinIdle alone.
+	Warm *WarmPolicy
 	// ScaleSet is the runner scale set that feeds the pool (its name), or
 	// "" for a pool fed by webhooks. A scale-set pool's jobs reach the
 	// ledger named by its listener (JobEvent.Pool), never matched by
 	// labels: see Pools.Match.
 	ScaleSet string
+}
+
+// WarmPolicy is a pool's queue-time target: Percentile percent of the
+// week's jobs start within Target, with at most MaxIdle warm machines.
+type WarmPolicy struct {
+	Target     time.Duration
+	Percentile float64
+	MaxIdle    int
 }
 
 // selfHosted is the label GitHub gives every self-hosted runner.

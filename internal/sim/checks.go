@@ -157,8 +157,14 @@ func (w *world) checkQuiescence() {
 		idle[inst.Pool]++
 	}
 	for _, pool := range w.pools {
-		if idle[pool.Name] > pool.MinIdle {
-			w.violate("no live instance that nothing needs beyond min_idle", "pool %s keeps %d instances no job needs (min_idle %d)", pool.Name, idle[pool.Name], pool.MinIdle)
+		// A pool with a queue-time target keeps what its forecast asks
+		// for, which max_idle bounds (and min_idle floors).
+		keep := pool.MinIdle
+		if pool.Warm != nil {
+			keep = max(keep, pool.Warm.MaxIdle)
+		}
+		if idle[pool.Name] > keep {
+			w.violate("no live instance that nothing needs beyond min_idle", "pool %s keeps %d instances no job needs (min_idle %d, warm %v)", pool.Name, idle[pool.Name], pool.MinIdle, pool.Warm != nil)
 		}
 	}
 

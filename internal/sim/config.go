@@ -3,6 +3,8 @@ package sim
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 // Config is one simulation run: its size, its world and its fault rates.
@@ -47,6 +49,9 @@ type Config struct {
 
 	// MinIdle is the linux pool's min_idle (warm runners).
 	MinIdle int
+	// Warm, when set, is the linux pool's queue-time target: its warm
+	// runners sized from the job ledger (internal/warm), MinIdle the floor.
+	Warm *runner.WarmPolicy
 	// Roomy gives the pools room for every job at once (max_runners 30),
 	// so no job waits for capacity: the real-time run's budget.
 	Roomy bool

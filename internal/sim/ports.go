@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/runfleet/runfleet/internal/queue"
@@ -28,8 +30,9 @@ type outboxPort struct {
 }
 
 var (
-	_ store.Store  = (*storePort)(nil)
-	_ store.Outbox = (*outboxPort)(nil)
+	_ store.Store    = (*storePort)(nil)
+	_ store.Outbox   = (*outboxPort)(nil)
+	_ store.Arrivals = (*storePort)(nil)
 )
 
 // wrapStore returns the process's store: an outboxPort when the real
@@ -149,6 +152,20 @@ func (s *storePort) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
 		return nil, err
 	}
 	return s.Store.ListOpenJobs(ctx)
+}
+
+// ListArrivals passes store.Arrivals through as a read point; a store
+// without it answers errors.ErrUnsupported, which the engine reads as
+// the store not having the capability.
+func (s *storePort) ListArrivals(ctx context.Context, pool string, since time.Time) ([]time.Time, error) {
+	src, ok := s.Store.(store.Arrivals)
+	if !ok {
+		return nil, fmt.Errorf("sim: %T cannot list arrivals: %w", s.Store, errors.ErrUnsupported)
+	}
+	if err := s.read(ctx); err != nil {
+		return nil, err
+	}
+	return src.ListArrivals(ctx, pool, since)
 }
 
 func (s *storePort) PutRunnerCredentials(ctx context.Context, c store.RunnerCredentials, ttl time.Duration) error {

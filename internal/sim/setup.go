@@ -24,14 +24,14 @@ const (
 // cover the job's), so jobs regularly run on runners made for others.
 func simPools(cfg Config) runner.Pools {
 	if cfg.Roomy {
-		pools := simPools(Config{MinIdle: cfg.MinIdle})
+		pools := simPools(Config{MinIdle: cfg.MinIdle, Warm: cfg.Warm})
 		for i := range pools {
 			pools[i].MaxRunners = 30
 		}
 		return pools
 	}
 	pools := runner.Pools{
-		{Name: "linux", Owner: runner.Owner{Org: org}, Labels: []string{"linux", "x64"}, MaxRunners: 8, MinIdle: cfg.MinIdle,
+		{Name: "linux", Owner: runner.Owner{Org: org}, Labels: []string{"linux", "x64"}, MaxRunners: 8, MinIdle: cfg.MinIdle, Warm: cfg.Warm,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},
 		{Name: "gpu", Owner: runner.Owner{Org: org}, Labels: []string{"linux", "x64", "gpu"}, MaxRunners: 4,
 			BootstrapTimeout: bootstrapTimeout, ProviderTimeout: providerTimeout},

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/runner"
 )
 
 var (
@@ -27,13 +29,17 @@ var (
 
 // seedConfig is the configuration of one seed, the same in a run of many
 // seeds and in its replay: every tenth seed also runs the 25-hour tail,
-// and every fourth keeps a warm runner in the linux pool.
+// every fourth keeps a warm runner in the linux pool, and every fourth
+// (another) sizes the linux pool's warm runners from its job ledger.
 func seedConfig(seed uint64, jobs int) Config {
 	cfg := DefaultConfig(seed)
 	cfg.Jobs = jobs
 	cfg.LongTail = seed%10 == 0
 	if seed%4 == 1 {
 		cfg.MinIdle = 1
+	}
+	if seed%4 == 3 {
+		cfg.Warm = &runner.WarmPolicy{Target: 10 * time.Second, Percentile: 90, MaxIdle: 3}
 	}
 	tightLimits(&cfg)
 	return cfg

@@ -48,6 +48,9 @@ type Recorder struct {
 	mu          sync.Mutex
 	transitions ring[Transition]
 	samples     ring[Sample]
+	// warm is each adaptive pool's decision in the last reconcile pass
+	// this process ran (pools[].warm).
+	warm map[string]engine.WarmSize
 }
 
 var _ engine.Observer = (*Recorder)(nil)
@@ -86,8 +89,32 @@ func (r *Recorder) DeleteRetried(string) {}
 // WorkTakenOver implements engine.Observer; the page does not show it.
 func (r *Recorder) WorkTakenOver(*runner.Instance, string, time.Duration) {}
 
-// ReconcilePassed implements engine.Observer; the page does not show it.
-func (r *Recorder) ReconcilePassed(engine.ReconcileReport, time.Duration) {}
+// ReconcilePassed implements engine.Observer: the page shows each
+// adaptive pool's forecast beside what came.
+func (r *Recorder) ReconcilePassed(rep engine.ReconcileReport, _ time.Duration) {
+	if len(rep.Warm) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.warm == nil {
+		r.warm = map[string]engine.WarmSize{}
+	}
+	for _, w := range rep.Warm {
+		r.warm[w.Pool] = w
+	}
+}
+
+// Warm returns each adaptive pool's last decision, by pool.
+func (r *Recorder) Warm() map[string]engine.WarmSize {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]engine.WarmSize, len(r.warm))
+	for k, w := range r.warm {
+		out[k] = w
+	}
+	return out
+}
 
 // Transitions returns the kept transitions, newest first.
 func (r *Recorder) Transitions() []Transition {

@@ -95,3 +95,25 @@ func TestTickLabelsAreExact(t *testing.T) {
 		}
 	}
 }
+
+// The last reconcile pass's warm sizes are kept per pool, the newest
+// winning, and a pass without any leaves them as they were.
+func TestRecorderKeepsTheLastWarmSizes(t *testing.T) {
+	rec := NewRecorder(nil)
+	rec.ReconcilePassed(engine.ReconcileReport{Warm: []engine.WarmSize{{Pool: "a", Hot: 3}, {Pool: "b", Hot: 1}}}, 0)
+	rec.ReconcilePassed(engine.ReconcileReport{Warm: []engine.WarmSize{{Pool: "a", Hot: 5}}}, 0)
+	rec.ReconcilePassed(engine.ReconcileReport{}, 0)
+	got := rec.Warm()
+	if len(got) != 2 || got["a"].Hot != 5 || got["b"].Hot != 1 {
+		t.Fatalf("Warm() = %+v", got)
+	}
+	rows := []poolRow{{Name: "a"}, {Name: "c"}}
+	got["a"] = engine.WarmSize{Pool: "a", Hot: 5, Reason: "only hot runners meet the target", PerMinute: 0.5, ArrivedLastHour: 41}
+	setWarm(rows, got)
+	if want := "5 warm (only hot runners meet the target) · 30/h foretold · 41 came in the last hour"; rows[0].Warm != want || rows[0].WarmRunners != 5 {
+		t.Errorf("row a: %q (%d), want %q", rows[0].Warm, rows[0].WarmRunners, want)
+	}
+	if rows[1].Warm != "—" {
+		t.Errorf("a pool without a target: %q", rows[1].Warm)
+	}
+}

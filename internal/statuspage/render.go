@@ -46,7 +46,7 @@ func renderPools(b *bytes.Buffer, v *view) {
 	b.WriteString(`<section id="pools">
 <h2>Pools</h2>
 <table>
-<thead><tr><th>pool</th><th class="num">live</th><th class="num">max</th><th class="num">waiting for capacity</th><th class="num">open jobs</th><th class="num">cost, 7 days</th></tr></thead>
+<thead><tr><th>pool</th><th class="num">live</th><th class="num">max</th><th class="num">waiting for capacity</th><th class="num">open jobs</th><th class="num">cost, 7 days</th><th>warm: forecast beside what came</th></tr></thead>
 <tbody>
 `)
 	for _, r := range v.Pools {
@@ -54,14 +54,14 @@ func renderPools(b *bytes.Buffer, v *view) {
 		if r.Max > 0 && r.Live >= r.Max {
 			full = " full"
 		}
-		fmt.Fprintf(b, `<tr class="pool" data-pool="%s" data-live="%d" data-max="%d" data-waiting="%d" data-cost-usd="%.6f" data-cost-unknown="%d">
+		fmt.Fprintf(b, `<tr class="pool" data-pool="%s" data-live="%d" data-max="%d" data-waiting="%d" data-cost-usd="%.6f" data-cost-unknown="%d" data-warm="%d">
   <td>%s</td><td class="num live%s">%d</td><td class="num max">%d</td>
-  <td class="num waiting">%d</td><td class="num open">%d</td><td class="num cost">%s</td>
+  <td class="num waiting">%d</td><td class="num open">%d</td><td class="num cost">%s</td><td class="warm">%s</td>
 </tr>
-`, esc(r.Name), r.Live, r.Max, r.Waiting, r.CostUSD, r.CostUnknown, esc(r.Name), full, r.Live, r.Max, r.Waiting, r.Open, esc(r.Cost))
+`, esc(r.Name), r.Live, r.Max, r.Waiting, r.CostUSD, r.CostUnknown, r.WarmRunners, esc(r.Name), full, r.Live, r.Max, r.Waiting, r.Open, esc(r.Cost), esc(r.Warm))
 	}
 	if len(v.Pools) == 0 {
-		b.WriteString(`<tr><td colspan="6" class="empty">no pools configured</td></tr>` + "\n")
+		b.WriteString(`<tr><td colspan="7" class="empty">no pools configured</td></tr>` + "\n")
 	}
 	b.WriteString("</tbody>\n</table>\n</section>\n\n")
 }

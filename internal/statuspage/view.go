@@ -49,6 +49,10 @@ type poolRow struct {
 	Cost        string
 	CostUSD     float64
 	CostUnknown int
+	// Warm is a pool with a queue-time target's forecast beside what came,
+	// in words ("—" for a pool without one); WarmRunners the runners kept.
+	Warm        string
+	WarmRunners int
 }
 
 type statusCount struct {
@@ -92,6 +96,7 @@ func buildView(ctx context.Context, src Source, rec *Recorder, costs *poolCosts,
 	v.Pools = poolRows(src.Pools(), instances, demand)
 	spent, listed := costs.read(ctx, src, at)
 	setCosts(v.Pools, spent, listed)
+	setWarm(v.Pools, rec.Warm())
 	v.StatusCounts = statusCounts(instances)
 	v.Instances = instanceRows(instances, at)
 	v.Jobs = jobRows(jobs, demand, at)
@@ -236,4 +241,19 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// setWarm words each adaptive pool's last forecast beside what arrived:
+// the foretold rate is a minute's, what came is the last hour's, so both
+// are put per hour for a reader to compare.
+func setWarm(rows []poolRow, warm map[string]engine.WarmSize) {
+	for i := range rows {
+		w, ok := warm[rows[i].Name]
+		if !ok {
+			rows[i].Warm = "—"
+			continue
+		}
+		rows[i].WarmRunners = w.Hot
+		rows[i].Warm = fmt.Sprintf("%d warm (%s) · %.0f/h foretold · %d came in the last hour", w.Hot, w.Reason, w.PerMinute*60, w.ArrivedLastHour)
+	}
 }

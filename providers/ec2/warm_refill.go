@@ -16,7 +16,10 @@ import (
 	"github.com/runfleet/runfleet/providers"
 )
 
-var _ providers.WarmPool = (*Provider)(nil)
+var (
+	_ providers.WarmPool  = (*Provider)(nil)
+	_ providers.WarmSizer = (*Provider)(nil)
+)
 
 const (
 	// claimTimeout: a claim still on a warm machine after this was left by
@@ -38,6 +41,13 @@ const (
 // (on-demand: a one-time spot instance cannot be stopped). A new machine
 // counts at once, while it prepares. The reconciler calls it every pass.
 func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (providers.WarmRefill, error) {
+	return p.RefillWarmTo(ctx, pool, poolID, 0)
+}
+
+// RefillWarmTo implements providers.WarmSizer: RefillWarm to the larger
+// of size (what a pool's forecast asks for) and warm_pool.size (the
+// floor), at most maxWarmPoolSize.
+func (p *Provider) RefillWarmTo(ctx context.Context, pool, poolID string, size int) (providers.WarmRefill, error) {
 	var out providers.WarmRefill
 	if err := providers.CheckPool(opRefillWarm, p.poolID, poolID); err != nil {
 		return out, err
@@ -46,7 +56,7 @@ func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (provide
 	if err != nil {
 		return out, callError(opRefillWarm, pool, "DescribeInstances", err)
 	}
-	size := p.settings.WarmPool.Size
+	size = min(max(size, p.settings.WarmPool.Size), maxWarmPoolSize)
 	if size == 0 && len(warm) == 0 {
 		// No warm pool: one DescribeInstances a pass, and no image lookup
 		// (whose permissions such a pool need not have).

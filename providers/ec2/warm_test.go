@@ -447,3 +447,32 @@ func TestANewRunnerVersionReplacesWarmMachines(t *testing.T) {
 		t.Fatalf("warm machines = %v, want one installing 2.999.0", ids(warm))
 	}
 }
+
+// A pool with a queue-time target sets its stopped machines each pass
+// (providers.WarmSizer): the forecast's size above warm_pool.size, the
+// setting as the floor below it, and none for a pool with neither.
+func TestRefillWarmToTheForecastsSizeWithTheSettingAsFloor(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t)
+	calls := &callCounter{}
+	p := w.warmProvider("sized", w.settings(), 1, calls)
+	cases := []struct {
+		name string
+		size int
+		want int
+	}{
+		{"the forecast asks for three", 3, 3},
+		{"the forecast asks for none: the floor of one", 0, 1},
+		{"then two", 2, 2},
+	}
+	for _, c := range cases {
+		if _, err := p.RefillWarmTo(ctx, "sized", w.poolID("sized"), c.size); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		w.powerOff(w.warm("sized"))
+		if got := w.warm("sized"); len(got) != c.want {
+			t.Fatalf("%s: %d warm machines %v, want %d", c.name, len(got), ids(got), c.want)
+		}
+	}
+}

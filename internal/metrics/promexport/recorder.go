@@ -50,6 +50,7 @@ type Recorder struct {
 	cost        *prometheus.CounterVec
 	overBudget  *prometheus.GaugeVec
 	listener    listenerFamilies
+	warm        warmFamilies
 	now         func() time.Time
 	stateSource *state
 }
@@ -110,8 +111,18 @@ func New(pools []string, state State) *Recorder {
 		conflicts: counterVec(r.reg, metrics.ListenerSessionConflicts),
 		lastPoll:  gaugeVec(r.reg, metrics.ListenerLastPoll),
 	}
+	r.warm = warmFamilies{
+		perMinute: gaugeVec(r.reg, metrics.WarmForecastPerMinute),
+		need:      gaugeVec(r.reg, metrics.WarmForecastNeed),
+		runners:   gaugeVec(r.reg, metrics.WarmRunners),
+		idle:      counterVec(r.reg, metrics.WarmIdleSeconds),
+	}
 	for _, p := range pools {
 		r.cost.WithLabelValues(p)
+		r.warm.perMinute.WithLabelValues(p)
+		r.warm.need.WithLabelValues(p)
+		r.warm.runners.WithLabelValues(p)
+		r.warm.idle.WithLabelValues(p)
 		r.overBudget.WithLabelValues(p)
 		for _, s := range engine.QueueStages {
 			r.queueByStage[poolStage{p, s}] = r.queue.WithLabelValues(p, string(s))
@@ -214,6 +225,19 @@ func (r *Recorder) ReconcilePassed(rep engine.ReconcileReport, took time.Duratio
 		}
 	}
 	r.lastPass.Set(float64(r.now().UnixNano()) / 1e9)
+	for _, w := range rep.Warm {
+		r.warm.perMinute.WithLabelValues(w.Pool).Set(w.PerMinute)
+		r.warm.need.WithLabelValues(w.Pool).Set(float64(w.Need))
+		r.warm.runners.WithLabelValues(w.Pool).Set(float64(w.Hot))
+		r.warm.idle.WithLabelValues(w.Pool).Add(w.IdleSeconds)
+	}
+}
+
+// warmFamilies are the adaptive warm pools' families (pools[].warm), set
+// from each reconcile report.
+type warmFamilies struct {
+	perMinute, need, runners *prometheus.GaugeVec
+	idle                     *prometheus.CounterVec
 }
 
 func (r *Recorder) ReconcileResult(err error) {

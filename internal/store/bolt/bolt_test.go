@@ -304,3 +304,10 @@ func TestPurgeSparesRecreatedName(t *testing.T) {
 		t.Fatalf("re-created instance: %+v, %v", got, err)
 	}
 }
+
+func TestArrivalsContract(t *testing.T) {
+	storetest.RunArrivals(t, func(t *testing.T) store.Store {
+		s, _ := openTemp(t)
+		return s
+	})
+}

@@ -30,3 +30,10 @@ func TestContract(t *testing.T) {
 		return s
 	})
 }
+
+func TestArrivalsContract(t *testing.T) {
+	storetest.RunArrivals(t, func(t *testing.T) store.Store {
+		s, _ := openTemp(t)
+		return s
+	})
+}

@@ -55,7 +55,17 @@ func Pool(p *config.Pool) runner.Pool {
 			Interruptions: p.SpotBreaker.Interruptions, Window: p.SpotBreaker.Window, Cooldown: p.SpotBreaker.Cooldown,
 		},
 		ScaleSet: scaleSetName(p.ScaleSet),
+		Warm:     warmPolicy(p.Warm),
 	}
+}
+
+// warmPolicy is a pool's warm: section as the domain's policy; nil (no
+// target) stays nil.
+func warmPolicy(w *config.Warm) *runner.WarmPolicy {
+	if w == nil {
+		return nil
+	}
+	return &runner.WarmPolicy{Target: w.TargetQueueTime, Percentile: w.Percentile, MaxIdle: w.MaxIdle}
 }
 
 // scaleSetName is the scale set feeding a pool, "" for webhooks.

@@ -1,0 +1,36 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/store"
+)
+
+var _ store.Arrivals = (*Store)(nil)
+
+// ListArrivals implements store.Arrivals. The ledger holds a week of
+// settled jobs; the pool is read from the record, as no column keeps it.
+// Jobs whose retention is over but not yet purged are left out, as GetJob
+// does.
+func (s *Store) ListArrivals(ctx context.Context, pool string, since time.Time) ([]time.Time, error) {
+	rows, err := s.pool.Query(ctx, `SELECT queued_at FROM runfleet_jobs
+		WHERE queued_at >= $1 AND record->>'pool' = $2 AND (expires_at IS NULL OR expires_at > $3)`, since, pool, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list arrivals: %w", err)
+	}
+	defer rows.Close()
+	var out []time.Time
+	for rows.Next() {
+		var t time.Time
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("postgres: list arrivals: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list arrivals: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,55 @@
+package replay
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/testclock"
+	"github.com/runfleet/runfleet/internal/warm"
+)
+
+var table = flag.Bool("table", false, "replay the full traces and print the table")
+
+func TestTable(t *testing.T) {
+	if !*table {
+		t.Skip("the full table: go test ./internal/warm/replay -run TestTable -table -v")
+	}
+	start := mondayMidnight(t)
+	target := 10 * time.Second
+	adaptive := Adaptive(target, 90, 60)
+	fmt.Println("| trace | strategy | jobs | p50 | p90 | p99 | within 10 s | idle machine-min / job |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|")
+	var verdicts []Verdict
+	for i, s := range Shapes(3) {
+		tr := Draw(s, start, uint64(i+1))
+		var results []Result
+		// A fresh adaptive strategy per trace: it keeps its plan.
+		for _, st := range append(Strategies(), Adaptive(target, 90, 60)) {
+			res := Run(tr, st, DefaultModel(), 7)
+			results = append(results, res)
+			fmt.Printf("| %s | %s | %d | %.1f s | %.1f s | %.1f s | %.1f%% | %.1f |\n", res.Trace, res.Strategy, res.Jobs,
+				res.P50.Seconds(), res.P90.Seconds(), res.P99.Seconds(), 100*res.Within10s, res.IdlePerJob())
+		}
+		v, err := Judge(results, adaptive.Name, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts = append(verdicts, v)
+	}
+	fmt.Println()
+	fmt.Println("| trace | adaptive p90 | adaptive idle min/job | cheapest static meeting p90 ≤ 10 s | its idle min/job | ratio | bar met |")
+	fmt.Println("|---|--:|--:|---|--:|--:|---|")
+	for _, v := range verdicts {
+		fmt.Printf("| %s | %.1f s | %.1f | %s | %.1f | %.2f | %v |\n", v.Trace, v.Adaptive.P90.Seconds(), v.Adaptive.IdlePerJob(),
+			v.Static.Strategy, v.Static.IdlePerJob(), v.Ratio, v.OK)
+	}
+}
+
+// mondayMidnight is the Monday 00:00 UTC of a stopped clock's week:
+// traces start on a Monday so hours of the week line up.
+func mondayMidnight(t *testing.T) time.Time {
+	t.Helper()
+	return warm.WeekStart(testclock.At(time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)).Now())
+}
