@@ -81,7 +81,9 @@ func TestPlanEviction(t *testing.T) {
 	fin := func(id, size int64, idle time.Duration) Entry {
 		return Entry{ID: id, Size: size, Finalized: true, Created: t0.Add(-idle - time.Hour), LastAccess: t0.Add(-idle)}
 	}
-	pend := func(id int64, age time.Duration) Entry { return Entry{ID: id, Created: t0.Add(-age), LastAccess: t0.Add(-age)} }
+	pend := func(id int64, age time.Duration) Entry {
+		return Entry{ID: id, Created: t0.Add(-age), LastAccess: t0.Add(-age)}
+	}
 	tests := []struct {
 		name    string
 		entries []Entry
@@ -89,10 +91,10 @@ func TestPlanEviction(t *testing.T) {
 		want    []int64
 	}{
 		{"nothing to do", []Entry{fin(1, 10, time.Hour)}, EvictionPolicy{MaxAge: 7 * 24 * time.Hour, MaxBytes: 100}, nil},
-		{"idle past max age", []Entry{fin(1, 10, 7 * 24 * time.Hour), fin(2, 10, time.Hour)}, EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, []int64{1}},
-		{"over size: least recently accessed first", []Entry{fin(1, 60, time.Minute), fin(2, 60, time.Hour), fin(3, 60, 2 * time.Hour)}, EvictionPolicy{MaxBytes: 100}, []int64{3, 2}},
-		{"stale pending goes, fresh pending stays even over size", []Entry{pend(1, 2 * time.Hour), pend(2, time.Minute), fin(3, 200, time.Minute)}, EvictionPolicy{MaxBytes: 100, PendingTTL: time.Hour}, []int64{1, 3}},
-		{"no limits", []Entry{fin(1, 1 << 40, 1000 * time.Hour)}, EvictionPolicy{}, nil},
+		{"idle past max age", []Entry{fin(1, 10, 7*24*time.Hour), fin(2, 10, time.Hour)}, EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, []int64{1}},
+		{"over size: least recently accessed first", []Entry{fin(1, 60, time.Minute), fin(2, 60, time.Hour), fin(3, 60, 2*time.Hour)}, EvictionPolicy{MaxBytes: 100}, []int64{3, 2}},
+		{"stale pending goes, fresh pending stays even over size", []Entry{pend(1, 2*time.Hour), pend(2, time.Minute), fin(3, 200, time.Minute)}, EvictionPolicy{MaxBytes: 100, PendingTTL: time.Hour}, []int64{1, 3}},
+		{"no limits", []Entry{fin(1, 1<<40, 1000*time.Hour)}, EvictionPolicy{}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
