@@ -189,6 +189,12 @@ func (d *Disk) writeFile(id int64, name string, r io.Reader, limit int64) (int64
 	if err == nil && n > limit {
 		err = ErrTooLarge
 	}
+	// The limit is the entry's, not one block's: blocks staged so far
+	// count, so many blocks cannot add up to more than one archive may be.
+	// Concurrent blocks see each other's temp files, which errs on refusing.
+	if err == nil && d.stagedBytes(id, name) > limit {
+		err = ErrTooLarge
+	}
 	if err == nil {
 		err = os.Rename(f.Name(), filepath.Join(d.dir(id), name))
 	}
@@ -200,6 +206,25 @@ func (d *Disk) writeFile(id int64, name string, r io.Reader, limit int64) (int64
 		return n, fmt.Errorf("cache: write %s: %w", name, err)
 	}
 	return n, nil
+}
+
+// stagedBytes sums entry id's files but its meta and the one name a new
+// upload replaces.
+func (d *Disk) stagedBytes(id int64, replacing string) int64 {
+	des, err := os.ReadDir(d.dir(id))
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, de := range des {
+		if n := de.Name(); n == "meta.json" || n == replacing {
+			continue
+		}
+		if fi, err := de.Info(); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+	}
+	return total
 }
 
 func blockFile(blockID string) string { return "block-" + hex.EncodeToString([]byte(blockID)) }

@@ -106,6 +106,17 @@ func TestDiskLimitsAndEviction(t *testing.T) {
 	if _, err := d.PutBlob(ctx, e.ID, strings.NewReader("0123456789x"), 10); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("oversize blob: %v", err)
 	}
+	// Blocks add up: two of 6 bytes are over a 10-byte entry.
+	if _, err := d.PutBlock(ctx, e.ID, "b1", strings.NewReader("012345"), 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.PutBlock(ctx, e.ID, "b2", strings.NewReader("012345"), 10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("blocks over the entry's limit: %v", err)
+	}
+	// The same block again replaces itself and fits.
+	if _, err := d.PutBlock(ctx, e.ID, "b1", strings.NewReader("0123456"), 10); err != nil {
+		t.Fatal(err)
+	}
 	// The abandoned reservation blocks the key until its upload is stale.
 	if _, err := d.Reserve(ctx, ref); !errors.Is(err, ErrExists) {
 		t.Fatalf("reserve during upload: %v", err)

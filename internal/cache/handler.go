@@ -444,7 +444,9 @@ type blockList struct {
 
 func (h *Handler) upload(w http.ResponseWriter, r *http.Request, log *slog.Logger, id int64) {
 	q := r.URL.Query()
-	if r.ContentLength > h.o.MaxEntryBytes {
+	// A declared length over the limit is refused before a byte is read;
+	// an undeclared one is cut off by the store's limit.
+	if comp := q.Get("comp"); comp != "blocklist" && r.ContentLength > h.o.MaxEntryBytes {
 		h.blobError(w, log, ErrTooLarge)
 		return
 	}
