@@ -58,6 +58,11 @@ func (w *handlerWorld) mint(t *testing.T, g Grant) string {
 
 func (w *handlerWorld) call(t *testing.T, token, method, body string) (int, map[string]any) {
 	t.Helper()
+	return w.callB(t, token, method, body)
+}
+
+func (w *handlerWorld) callB(t testing.TB, token, method, body string) (int, map[string]any) {
+	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, TwirpPrefix+method, strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	if token != "" {

@@ -1,0 +1,253 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The client's own transfer settings (npm @actions/cache saveCacheV2 and
+// uploadCacheArchiveSDK): one PutBlob up to 128 MiB, above it 64 MiB
+// blocks, 8 at a time, then a block list.
+const (
+	sdkSingleShot  = 128 << 20
+	sdkBlockSize   = 64 << 20
+	sdkConcurrency = 8
+)
+
+// `make bench-cache` runs these; `make test` does not (they write 1 GB).
+var benchSizes = []struct {
+	name string
+	n    int64
+}{{"100MB", 100 << 20}, {"1GB", 1 << 30}}
+
+func randomFile(b *testing.B, dir string, n int64) string {
+	b.Helper()
+	p := filepath.Join(dir, "archive")
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.CopyN(f, rand.Reader, n); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func copyFile(b *testing.B, from, to string) {
+	b.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		b.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// sdkUpload sends path to a signed upload URL as the storage SDK does.
+func sdkUpload(b *testing.B, c *http.Client, up, path string, size int64) {
+	b.Helper()
+	put := func(u string, body io.Reader, n int64, hdr map[string]string) {
+		req, err := http.NewRequest(http.MethodPut, u, body)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		req.ContentLength = n
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			b.Errorf("PUT: %s", resp.Status)
+		}
+	}
+	if size <= sdkSingleShot {
+		f, _ := os.Open(path)
+		defer f.Close()
+		put(up, f, size, map[string]string{"x-ms-blob-type": "BlockBlob"})
+		return
+	}
+	var ids []string
+	for i := int64(0); i*sdkBlockSize < size; i++ {
+		ids = append(ids, base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("block-%06d", i))))
+	}
+	sem := make(chan struct{}, sdkConcurrency)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int64, id string) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f, err := os.Open(path)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			defer f.Close()
+			n := min(sdkBlockSize, size-i*sdkBlockSize)
+			put(up+"&comp=block&blockid="+id, io.NewSectionReader(f, i*sdkBlockSize, n), n, nil)
+		}(int64(i), id)
+	}
+	wg.Wait()
+	var list strings.Builder
+	list.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><BlockList>`)
+	for _, id := range ids {
+		list.WriteString("<Latest>" + id + "</Latest>")
+	}
+	list.WriteString("</BlockList>")
+	put(up+"&comp=blocklist", strings.NewReader(list.String()), int64(list.Len()), nil)
+}
+
+func fileHash(b *testing.B, p string) [32]byte {
+	b.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		b.Fatal(err)
+	}
+	var s [32]byte
+	copy(s[:], h.Sum(nil))
+	return s
+}
+
+// BenchmarkTransfer saves and restores one archive through runfleet's
+// cache (real TCP on loopback, the SDK's requests, the disk store) and,
+// in the same run on the same disk, copies the same bytes without
+// runfleet; it reports both throughputs and their ratio (docs/benchmarks.md).
+func BenchmarkTransfer(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			dir := b.TempDir()
+			archive := randomFile(b, dir, sz.n)
+			want := fileHash(b, archive)
+			store, err := OpenDisk(filepath.Join(dir, "store"), EvictionPolicy{}, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tokens, _ := NewTokens(bytes.Repeat([]byte("k"), 32), "bench", nil)
+			srv := httptest.NewUnstartedServer(nil)
+			srv.Start()
+			defer srv.Close()
+			h, err := NewHandler(Options{Store: store, Tokens: tokens, BlobKey: bytes.Repeat([]byte("b"), 32), PublicURL: srv.URL})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv.Config.Handler = h
+			tok, _ := tokens.Mint("bench", mainGrant, time.Hour)
+			w := &handlerWorld{h: h}
+			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sdkConcurrency}}
+			var raw, rf [2]time.Duration // save, restore
+			b.SetBytes(sz.n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// Raw: the same bytes copied into and out of the same disk.
+				t0 := time.Now()
+				copyFile(b, archive, filepath.Join(dir, "raw-saved"))
+				t1 := time.Now()
+				copyFile(b, filepath.Join(dir, "raw-saved"), filepath.Join(dir, "raw-restored"))
+				t2 := time.Now()
+				raw[0] += t1.Sub(t0)
+				raw[1] += t2.Sub(t1)
+
+				key := fmt.Sprintf("k-%d", i)
+				t0 = time.Now()
+				_, out := w.callB(b, tok, "CreateCacheEntry", `{"key":"`+key+`","version":"v"}`)
+				sdkUpload(b, c, out["signed_upload_url"].(string), archive, sz.n)
+				w.callB(b, tok, "FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":%q,"version":"v","size_bytes":"%d"}`, key, sz.n))
+				t1 = time.Now()
+				_, out = w.callB(b, tok, "GetCacheEntryDownloadURL", `{"key":"`+key+`","version":"v"}`)
+				resp, err := c.Get(out["signed_download_url"].(string))
+				if err != nil {
+					b.Fatal(err)
+				}
+				dst, _ := os.Create(filepath.Join(dir, "restored"))
+				if _, err := io.Copy(dst, resp.Body); err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+				dst.Close()
+				t2 = time.Now()
+				rf[0] += t1.Sub(t0)
+				rf[1] += t2.Sub(t1)
+			}
+			b.StopTimer()
+			if fileHash(b, filepath.Join(dir, "restored")) != want {
+				b.Fatal("restored bytes differ")
+			}
+			mbps := func(d time.Duration) float64 { return float64(sz.n) * float64(b.N) / d.Seconds() / (1 << 20) }
+			b.ReportMetric(mbps(raw[0]), "raw-save-MB/s")
+			b.ReportMetric(mbps(raw[1]), "raw-restore-MB/s")
+			b.ReportMetric(mbps(rf[0]), "runfleet-save-MB/s")
+			b.ReportMetric(mbps(rf[1]), "runfleet-restore-MB/s")
+			b.ReportMetric(100*raw[0].Seconds()/rf[0].Seconds(), "save-%-of-raw")
+			b.ReportMetric(100*raw[1].Seconds()/rf[1].Seconds(), "restore-%-of-raw")
+		})
+	}
+}
+
+// BenchmarkRealClient saves and restores 100 MB and 1 GB with GitHub's own
+// client (tar, zstd and all) and checks the restored bytes' hash.
+func BenchmarkRealClient(b *testing.B) {
+	w := newCacheWorld(b, nil)
+	tok := w.token(Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"})
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			w.t = b
+			ws := b.TempDir()
+			b.SetBytes(sz.n)
+			for i := 0; i < b.N; i++ {
+				if err := os.MkdirAll(filepath.Join(ws, "data"), 0o755); err != nil {
+					b.Fatal(err)
+				}
+				randomFile(b, filepath.Join(ws, "data"), sz.n)
+				want, _ := readData(b, ws)
+				key := fmt.Sprintf("big-%s-%d", sz.name, i)
+				if r := w.run(w.url, tok, ws, "save", "data", key); r.ID == nil || *r.ID <= 0 {
+					b.Fatalf("save: %s", r.Stdout)
+				}
+				clearData(b, ws)
+				if r := w.run(w.url, tok, ws, "restore", "data", key); matched(r) != key {
+					b.Fatalf("restore: %s", r.Stdout)
+				}
+				if got, ok := readData(b, ws); !ok || got != want {
+					b.Fatal("restored bytes differ")
+				}
+			}
+		})
+	}
+}
