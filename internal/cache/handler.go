@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/metadata"
 )
 
 // The paths the handler serves; mount it on both. The client joins
@@ -216,7 +218,7 @@ func (h *Handler) serveTwirp(w http.ResponseWriter, r *http.Request, method stri
 	}
 	claim, err := h.o.Tokens.Verify(bearer(r))
 	if err != nil {
-		var te *TokenError
+		var te *metadata.TokenError
 		reason := "token refused"
 		if errors.As(err, &te) {
 			reason = "token refused: " + te.Reason

@@ -237,8 +237,8 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("verify = %+v %v", c, err)
 	}
 	clock.Advance(time.Hour + time.Minute)
-	var te *TokenError
-	if _, err := tk.Verify(tok); !errors.As(err, &te) || te.Reason != "expired" || !errors.Is(err, ErrToken) {
+	var te *metadata.TokenError
+	if _, err := tk.Verify(tok); !errors.As(err, &te) || !te.Expired || !errors.Is(err, metadata.ErrInvalidToken) {
 		t.Fatalf("expired token: %v", err)
 	}
 	if _, err := tk.Mint("i-1", Grant{RepoID: 1}, time.Hour); err == nil {

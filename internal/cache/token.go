@@ -14,11 +14,8 @@ import (
 // Audience is the aud claim of every cache token. Cache tokens may be
 // signed with the instance-token key: the audience keeps a cache token
 // from opening the metadata endpoints and an instance token from opening
-// the cache, the separation metadata.Audience was made for.
+// the cache, the separation metadata.Signer is built on.
 const Audience = "runfleet-cache"
-
-// clockSkew is how far the minting and the verifying clock may disagree.
-const clockSkew = 30 * time.Second
 
 // maxReadScopes bounds a token's read list: GrantFor makes at most three.
 const maxReadScopes = 8
@@ -55,40 +52,21 @@ func (c cacheClaims) Validate() error {
 }
 
 // Tokens mints and verifies cache tokens: HS256 JWTs naming one machine,
-// one repository and the scopes its job may read and write. It never logs
-// a token or the key. Safe for concurrent use.
+// one repository and the scopes its job may read and write, made by the
+// same machinery as instance tokens (metadata.Signer). Safe for
+// concurrent use.
 type Tokens struct {
-	key    []byte
-	issuer string
-	now    func() time.Time
-	parser *jwt.Parser
+	signer *metadata.Signer
 }
 
 // NewTokens returns Tokens signing with key (at least
 // metadata.MinKeyBytes) and naming controllerID as issuer.
 func NewTokens(key []byte, controllerID string, now func() time.Time) (*Tokens, error) {
-	if len(key) < metadata.MinKeyBytes {
-		return nil, fmt.Errorf("cache: token key is %d bytes, want at least %d", len(key), metadata.MinKeyBytes)
+	s, err := metadata.NewSigner(key, controllerID, Audience, "cache token", now)
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if controllerID == "" {
-		return nil, errors.New("cache: tokens need a controller id (their issuer)")
-	}
-	if now == nil {
-		now = time.Now
-	}
-	t := &Tokens{key: append([]byte(nil), key...), issuer: controllerID, now: now}
-	t.parser = jwt.NewParser(
-		// Only HS256, whose check is a constant-time HMAC comparison.
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithAudience(Audience),
-		jwt.WithIssuer(controllerID),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
-		jwt.WithLeeway(clockSkew),
-		jwt.WithTimeFunc(func() time.Time { return t.now() }),
-		jwt.WithStrictDecoding(),
-	)
-	return t, nil
+	return &Tokens{signer: s}, nil
 }
 
 // Mint returns a token for instance's job with grant g, valid for ttl: the
@@ -97,62 +75,22 @@ func (t *Tokens) Mint(instance string, g Grant, ttl time.Duration) (string, erro
 	if ttl <= 0 {
 		return "", fmt.Errorf("cache: token ttl %v is not positive", ttl)
 	}
-	now := t.now()
 	c := cacheClaims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Subject:   instance,
-			Issuer:    t.issuer,
-			Audience:  jwt.ClaimStrings{Audience},
-			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
-		},
-		RepoID: g.RepoID, Repo: g.Repo, Write: g.Write, Read: g.Read,
+		RegisteredClaims: t.signer.Registered(instance, Audience, ttl),
+		RepoID:           g.RepoID, Repo: g.Repo, Write: g.Write, Read: g.Read,
 	}
 	if err := c.Validate(); err != nil {
 		return "", fmt.Errorf("cache: mint token: %w", err)
 	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(t.key)
+	return t.signer.Sign(c)
 }
 
-// ErrToken is matched by every refused token.
-var ErrToken = errors.New("cache: token refused")
-
-// TokenError is a refused token; Reason never contains the token.
-type TokenError struct {
-	Reason string
-	Err    error
-}
-
-func (e *TokenError) Error() string {
-	if e.Err != nil {
-		return "cache: token refused: " + e.Reason + ": " + e.Err.Error()
-	}
-	return "cache: token refused: " + e.Reason
-}
-
-func (e *TokenError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrToken) true.
-func (e *TokenError) Is(target error) bool { return target == ErrToken }
-
-// Verify checks a token and returns its claim; failures are *TokenError.
+// Verify checks a token and returns its claim; every failure is a
+// *metadata.TokenError, whose Reason is safe to show and log.
 func (t *Tokens) Verify(raw string) (Claim, error) {
-	if raw == "" {
-		return Claim{}, &TokenError{Reason: "no token"}
-	}
 	var c cacheClaims
-	_, err := t.parser.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return t.key, nil })
-	if err != nil {
-		reason := "invalid"
-		switch {
-		case errors.Is(err, jwt.ErrTokenExpired):
-			reason = "expired"
-		case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-			reason = "bad signature"
-		case errors.Is(err, jwt.ErrTokenInvalidAudience):
-			reason = "not a cache token"
-		}
-		return Claim{}, &TokenError{Reason: reason, Err: err}
+	if err := t.signer.Parse(raw, &c); err != nil {
+		return Claim{}, err
 	}
 	return Claim{
 		Grant:     Grant{RepoID: c.RepoID, Repo: c.Repo, Write: c.Write, Read: c.Read},
