@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -154,18 +153,10 @@ func BenchmarkTransfer(b *testing.B) {
 			dir := b.TempDir()
 			archive := randomFile(b, filepath.Join(dir, "archive"), sz.n)
 			want := fileHash(b, archive)
-			store, err := OpenDisk(filepath.Join(dir, "store"), EvictionPolicy{}, nil, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tokens, _ := NewTokens(bytes.Repeat([]byte("k"), 32), "bench", nil)
 			srv := httptest.NewUnstartedServer(nil)
 			srv.Start()
 			defer srv.Close()
-			h, err := NewHandler(Options{Store: store, Tokens: tokens, BlobKey: bytes.Repeat([]byte("b"), 32), PublicURL: srv.URL})
-			if err != nil {
-				b.Fatal(err)
-			}
+			h, tokens, _ := testService(b, srv.URL, Options{})
 			srv.Config.Handler = h
 			tok, _ := tokens.Mint("bench", mainGrant, time.Hour)
 			w := &handlerWorld{h: h}

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
@@ -50,28 +49,13 @@ type cacheWorld struct {
 func newCacheWorld(t testing.TB, log *slog.Logger) *cacheWorld {
 	t.Helper()
 	client := installClient(t)
-	clock := testclock.At(time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
-	store, err := OpenDisk(t.TempDir(), EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, clock.Now, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := bytes.Repeat([]byte("k"), 32)
-	tokens, err := NewTokens(key, "test-controller", clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &cacheWorld{t: t, client: client, clock: clock, tokens: tokens, metrics: &Metrics{}}
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	h, err := NewHandler(Options{Store: store, Tokens: tokens, BlobKey: bytes.Repeat([]byte("b"), 32),
-		PublicURL: srv.URL, Now: clock.Now, Log: log, Metrics: w.metrics})
-	if err != nil {
-		t.Fatal(err)
-	}
+	metrics := &Metrics{}
+	h, tokens, clock := testService(t, srv.URL, Options{Log: log, Metrics: metrics})
 	srv.Config.Handler = h
-	w.url = srv.URL + "/"
-	return w
+	return &cacheWorld{t: t, client: client, url: srv.URL + "/", clock: clock, tokens: tokens, metrics: metrics}
 }
 
 func (w *cacheWorld) token(j Job) string {

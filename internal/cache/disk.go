@@ -161,14 +161,20 @@ func (d *Disk) Reserve(_ context.Context, ref Ref) (Entry, error) {
 func (d *Disk) pending(id int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	_, err := d.pendingLocked(id)
+	return err
+}
+
+// pendingLocked is pending with d.mu held, returning the entry.
+func (d *Disk) pendingLocked(id int64) (*Entry, error) {
 	e, ok := d.entries[id]
 	switch {
 	case !ok:
-		return ErrNotFound
+		return nil, ErrNotFound
 	case e.Finalized:
-		return ErrNotPending
+		return nil, ErrNotPending
 	}
-	return nil
+	return e, nil
 }
 
 // writeFile streams r into name inside entry id's directory, at most limit
@@ -284,12 +290,9 @@ func (d *Disk) CommitBlocks(_ context.Context, id int64, blockIDs []string) erro
 func (d *Disk) setParts(id int64, parts []string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	e, ok := d.entries[id]
-	switch {
-	case !ok:
-		return ErrNotFound
-	case e.Finalized:
-		return ErrNotPending
+	e, err := d.pendingLocked(id)
+	if err != nil {
+		return err
 	}
 	return d.writeMeta(diskMeta{Entry: *e, Parts: parts})
 }

@@ -26,25 +26,36 @@ type handlerWorld struct {
 	key    []byte
 }
 
-func newHandlerWorld(t *testing.T, maxBytes int64) *handlerWorld {
+// testKey signs the tests' tokens; testService's tokens use it.
+var testKey = bytes.Repeat([]byte("k"), 32)
+
+// testService is a handler on a disk store in a temporary directory, with
+// a stopped clock, serving blob URLs under publicURL. o's Store, Tokens,
+// BlobKey, PublicURL and Now are filled in; the rest is the caller's.
+func testService(t testing.TB, publicURL string, o Options) (*Handler, *Tokens, *testclock.Clock) {
 	t.Helper()
 	clock := testclock.At(time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
+	store, err := OpenDisk(t.TempDir(), EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, clock.Now, o.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := NewTokens(testKey, "ctl", clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Store, o.Tokens, o.BlobKey, o.PublicURL, o.Now = store, tokens, bytes.Repeat([]byte("b"), 32), publicURL, clock.Now
+	h, err := NewHandler(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, tokens, clock
+}
+
+func newHandlerWorld(t *testing.T, maxBytes int64) *handlerWorld {
+	t.Helper()
 	logs := &testlog.Buffer{}
-	store, err := OpenDisk(t.TempDir(), EvictionPolicy{}, clock.Now, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := bytes.Repeat([]byte("k"), 32)
-	tokens, err := NewTokens(key, "ctl", clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHandler(Options{Store: store, Tokens: tokens, BlobKey: bytes.Repeat([]byte("b"), 32),
-		PublicURL: "http://cache.test", Now: clock.Now, Log: logs.Logger(slog.LevelInfo), MaxEntryBytes: maxBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &handlerWorld{h: h, clock: clock, tokens: tokens, logs: logs, key: key}
+	h, tokens, clock := testService(t, "http://cache.test", Options{Log: logs.Logger(slog.LevelInfo), MaxEntryBytes: maxBytes})
+	return &handlerWorld{h: h, clock: clock, tokens: tokens, logs: logs, key: testKey}
 }
 
 func (w *handlerWorld) mint(t *testing.T, g Grant) string {
