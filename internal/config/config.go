@@ -21,8 +21,8 @@ type Config struct {
 	// Metadata tunes what runner machines are served while they boot.
 	Metadata Metadata `yaml:"metadata"`
 	// Cache is runfleet's own actions/cache service (cache.go).
-	Cache Cache `yaml:"cache"`
-	Pools    []Pool   `yaml:"pools"`
+	Cache Cache  `yaml:"cache"`
+	Pools []Pool `yaml:"pools"`
 	// Prices are machine prices in USD per hour, by instance type and
 	// market; they win over a provider's own (cost.go).
 	Prices []Price `yaml:"prices"`
