@@ -148,6 +148,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		freeDeadListenerLeases(workCtx, st.store, scaleSetPools, log)
 	}
 	startListeners(workCtx, &background, listeners, log)
+	if boot != nil {
+		boot.cache.evictEvery(workCtx, &background, cacheEvictInterval, log)
+	}
 
 	serving = true
 	err = srv.serveUntil(ctx, opts.ShutdownTimeout, log)

@@ -1,0 +1,99 @@
+package serve_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/cache"
+	"github.com/runfleet/runfleet/internal/serve"
+)
+
+// twirp posts one cache service call and decodes the answer.
+func twirp(t *testing.T, base, token, method, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+cache.TwirpPrefix+method, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// With cache.dir set, `runfleet serve` answers the cache protocol on its
+// listener, with tokens signed by its instance token key, and blob URLs
+// under server.public_url.
+func TestServeServesTheCache(t *testing.T) {
+	dir := t.TempDir()
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	s := startServe(t, func(base string) string {
+		return baseConfig(dir, "{simulated: true}") + "server: {public_url: " + base + "}\ncache: {dir: " + cacheDir + "}\n"
+	})
+	key, err := os.ReadFile(filepath.Join(dir, serve.TokenKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := cache.NewTokens(bytes.TrimSpace(key), "ctl", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokens.Mint("runfleet-p-1-1", cache.Grant{RepoID: 1, Write: "refs/heads/main", Read: []string{"refs/heads/main"}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, out := twirp(t, s.base, tok, "CreateCacheEntry", `{"key":"k","version":"v"}`)
+	up, _ := out["signed_upload_url"].(string)
+	if status != 200 || !strings.HasPrefix(up, s.base+cache.BlobPrefix) {
+		t.Fatalf("create = %d %v", status, out)
+	}
+	req, _ := http.NewRequest(http.MethodPut, up, strings.NewReader("archive"))
+	req.Header.Set("x-ms-blob-type", "BlockBlob")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload = %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if status, out := twirp(t, s.base, tok, "FinalizeCacheEntryUpload", `{"key":"k","version":"v","size_bytes":"7"}`); status != 200 {
+		t.Fatalf("finalize = %d %v", status, out)
+	}
+	status, out = twirp(t, s.base, tok, "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`)
+	if status != 200 || out["matched_key"] != "k" {
+		t.Fatalf("lookup = %d %v", status, out)
+	}
+	resp, err = http.Get(out["signed_download_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "archive" {
+		t.Fatalf("download = %q", got)
+	}
+	// A garbled token is refused.
+	if status, _ := twirp(t, s.base, "x."+tok[2:], "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`); status != http.StatusUnauthorized {
+		t.Fatalf("a garbled token = %d, want 401", status)
+	}
+}
+
+func TestServeWithoutCacheDirServesNoCache(t *testing.T) {
+	s := startServe(t, func(base string) string {
+		return baseConfig(t.TempDir(), "{simulated: true}") + "server: {public_url: " + base + "}\n"
+	})
+	if status, _ := twirp(t, s.base, "x", "GetCacheEntryDownloadURL", `{}`); status != http.StatusNotFound {
+		t.Fatalf("cache route with the cache off = %d, want 404", status)
+	}
+}
