@@ -153,6 +153,14 @@ func clearData(t testing.TB, workspace string) {
 	}
 }
 
+// saved: the client saved an entry (its id is positive).
+func saved(r clientResult) bool { return r.ID != nil && *r.ID > 0 }
+
+// refusedSave: the client gave up saving (id -1), saying why in words.
+func refusedSave(r clientResult, words string) bool {
+	return r.ID != nil && *r.ID == -1 && strings.Contains(r.Stdout, words)
+}
+
 func matched(r clientResult) string {
 	if r.Matched == nil {
 		return ""
@@ -178,12 +186,12 @@ func TestRealClient(t *testing.T) {
 	mainB := w.token(Job{RepoID: 2, Repo: "o/b", Ref: "refs/heads/main", DefaultBranch: "main"})
 
 	old := writeData(t, ws, mb)
-	if r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-old"); r.ID == nil || *r.ID <= 0 {
+	if r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-old"); !saved(r) {
 		t.Fatalf("save: %s", r.Stdout)
 	}
 	w.clock.Advance(time.Minute)
 	sum := writeData(t, ws, mb)
-	if r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-new"); r.ID == nil || *r.ID <= 0 {
+	if r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-new"); !saved(r) {
 		t.Fatalf("save: %s", r.Stdout)
 	}
 
@@ -206,7 +214,7 @@ func TestRealClient(t *testing.T) {
 	t.Run("a second save of a key is refused", func(t *testing.T) {
 		writeData(t, ws, mb)
 		r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-new")
-		if r.ID == nil || *r.ID != -1 || !strings.Contains(r.Stdout, "another job may be creating this cache") {
+		if !refusedSave(r, "another job may be creating this cache") {
 			t.Fatalf("second save: %s", r.Stdout)
 		}
 		clearData(t, ws)
@@ -227,7 +235,7 @@ func TestRealClient(t *testing.T) {
 	})
 	t.Run("a pull request writes its own scope, reads the default branch", func(t *testing.T) {
 		writeData(t, ws, mb)
-		if r := w.run(w.url, prA, ws, "save", "data", "pr-poison"); r.ID == nil || *r.ID <= 0 {
+		if r := w.run(w.url, prA, ws, "save", "data", "pr-poison"); !saved(r) {
 			t.Fatalf("PR save: %s", r.Stdout)
 		}
 		clearData(t, ws)
@@ -243,7 +251,7 @@ func TestRealClient(t *testing.T) {
 		r := w.run(w.url, targetA, ws, "save", "data", "target-poison")
 		// The client words every refused reservation alike, as an info
 		// line ("Failed to save: ..."); the step passes.
-		if r.ID == nil || *r.ID != -1 || !strings.Contains(r.Stdout, "Failed to save: Unable to reserve cache") {
+		if !refusedSave(r, "Failed to save: Unable to reserve cache") {
 			t.Fatalf("pull_request_target save: %s", r.Stdout)
 		}
 		clearData(t, ws)
@@ -278,7 +286,7 @@ func TestRealClient(t *testing.T) {
 		}
 		writeData(t, ws, mb)
 		r = w.run(down, mainA, ws, "save", "data", "during-outage")
-		if r.ID == nil || *r.ID != -1 || !strings.Contains(r.Stdout, "Failed to save:") {
+		if !refusedSave(r, "Failed to save:") {
 			t.Fatalf("save during an outage: %s", r.Stdout)
 		}
 	})
