@@ -45,6 +45,10 @@ const (
 	ListenerPolls             = "runfleet_listener_polls_total"
 	ListenerSessionConflicts  = "runfleet_listener_session_conflicts_total"
 	ListenerLastPoll          = "runfleet_listener_last_poll_timestamp_seconds"
+	CacheLookups              = "runfleet_cache_lookups_total"
+	CacheTransferBytes        = "runfleet_cache_transfer_bytes_total"
+	CacheStoredBytes          = "runfleet_cache_stored_bytes"
+	CacheEntries              = "runfleet_cache_entries"
 )
 
 // Label names; on EMF they are the dimension names.
@@ -133,6 +137,10 @@ var Families = []Family{
 	{ListenerPolls, "Polls of the pool's scale-set message session the Actions service answered, with a message or with an empty queue; none for 5 minutes is a listener that hears nothing (ListenerNotPollingAlarm).", Counter, []string{LabelPool}, nil},
 	{ListenerSessionConflicts, "Message sessions the pool's scale-set listener could not create because another session holds the scale set (409): a live replica's, or a dead listener's GitHub has not expired yet.", Counter, []string{LabelPool}, nil},
 	{ListenerLastPoll, "Unix time the Actions service last answered a poll of the pool's scale-set listener in this process, or when this process started the listener or took its lease, if later (runfleet serve; ListenerNotPollingAlarm takes the newest over every replica).", Gauge, []string{LabelPool}, nil},
+	{CacheLookups, "actions/cache lookups (GetCacheEntryDownloadURL) by result: hit or miss (runfleet serve with cache.dir; docs/actions-cache.md).", Counter, []string{LabelResult}, nil},
+	{CacheTransferBytes, "Bytes the actions/cache service took in (op=upload) and sent out (op=download).", Counter, []string{LabelOp}, nil},
+	{CacheStoredBytes, "Bytes of the actions/cache entries kept now (finalized archives; eviction keeps it under cache.max_bytes).", Gauge, nil, nil},
+	{CacheEntries, "actions/cache entries kept now (finalized).", Gauge, nil, nil},
 	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/metrics"
 )
 
 // cacheEvictInterval is how often the cache's eviction runs: often enough
@@ -60,6 +61,16 @@ func newCacheService(cfg *config.Config, key []byte, log *slog.Logger) (*cacheSe
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	return &cacheService{store: store, handler: h, tokens: tokens, metrics: metrics}, nil
+}
+
+// figures is what /metrics shows of the cache.
+func (c *cacheService) figures() metrics.CacheFigures {
+	m, st := c.metrics.Snapshot(), c.store.Stats()
+	return metrics.CacheFigures{
+		Hits: m.Hits, Misses: m.Misses,
+		BytesUploaded: m.BytesUploaded, BytesDown: m.BytesDownloaded,
+		StoredBytes: st.Bytes, StoredEntries: int64(st.Entries),
+	}
 }
 
 // mount adds the cache's routes to mux (nothing when c is nil).

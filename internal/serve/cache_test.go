@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runfleet/runfleet/internal/cache"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/serve"
 )
 
@@ -82,6 +83,23 @@ func TestServeServesTheCache(t *testing.T) {
 	resp.Body.Close()
 	if string(got) != "archive" {
 		t.Fatalf("download = %q", got)
+	}
+	families := scrape(t, s.base+"/metrics", "")
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{metrics.CacheLookups, map[string]string{"result": "hit"}, 1},
+		{metrics.CacheLookups, map[string]string{"result": "miss"}, 0},
+		{metrics.CacheTransferBytes, map[string]string{"op": "upload"}, 7},
+		{metrics.CacheTransferBytes, map[string]string{"op": "download"}, 7},
+		{metrics.CacheStoredBytes, map[string]string{}, 7},
+		{metrics.CacheEntries, map[string]string{}, 1},
+	} {
+		if v, ok := sample(families, c.name, c.labels); !ok || v != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
+		}
 	}
 	// A garbled token is refused.
 	if status, _ := twirp(t, s.base, "x."+tok[2:], "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`); status != http.StatusUnauthorized {

@@ -117,6 +117,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
+	if boot != nil && boot.cache != nil {
+		rec.WatchCache(boot.cache.figures)
+	}
 	page := statuspage.NewRecorder(nil)
 	budget := watchBudgets(ctx, cfg, st.store, rec, log)
 	eng, err := buildEngine(cfg, st, engineGitHub, provs, installationID, boot, engine.Observers(rec, page, budget), log)
