@@ -231,6 +231,7 @@ FUZZ_TARGETS := \
 	internal/engine:FuzzDecodeMessage internal/engine:FuzzEncodeMessage \
 	internal/config:FuzzParse \
 	internal/metadata:FuzzTokenVerify internal/metadata:FuzzTokenMint \
+	internal/cache:FuzzTwirp \
 	internal/webhook:FuzzIntakeHandle \
 	providers/external:FuzzDecodeInstance providers/external:FuzzDecodeInstances providers/external:FuzzOutputLimits
 

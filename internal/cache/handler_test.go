@@ -51,7 +51,7 @@ func testService(t testing.TB, publicURL string, o Options) (*Handler, *Tokens, 
 	return h, tokens, clock
 }
 
-func newHandlerWorld(t *testing.T, maxBytes int64) *handlerWorld {
+func newHandlerWorld(t testing.TB, maxBytes int64) *handlerWorld {
 	t.Helper()
 	logs := &testlog.Buffer{}
 	h, tokens, clock := testService(t, "http://cache.test", Options{Log: logs.Logger(slog.LevelInfo), MaxEntryBytes: maxBytes})
