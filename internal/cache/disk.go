@@ -35,10 +35,7 @@ type Disk struct {
 	policy EvictionPolicy
 	now    func() time.Time
 	log    *slog.Logger
-
-	mu      sync.Mutex
-	entries map[int64]*Entry
-	byRef   map[Ref]int64
+	index
 }
 
 type diskMeta struct {
@@ -62,7 +59,7 @@ func OpenDisk(root string, p EvictionPolicy, now func() time.Time, log *slog.Log
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: open disk store: %w", err)
 	}
-	d := &Disk{root: root, policy: p, now: now, log: log, entries: map[int64]*Entry{}, byRef: map[Ref]int64{}}
+	d := &Disk{root: root, policy: p, now: now, log: log, index: newIndex()}
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("cache: open disk store: %w", err)
@@ -80,9 +77,7 @@ func OpenDisk(root string, p EvictionPolicy, now func() time.Time, log *slog.Log
 			_ = os.RemoveAll(d.dir(id))
 			continue
 		}
-		e := m.Entry
-		d.entries[id] = &e
-		d.byRef[e.Ref] = id
+		d.addLocked(m.Entry)
 	}
 	return d, nil
 }
@@ -132,13 +127,13 @@ func (d *Disk) Reserve(_ context.Context, ref Ref) (Entry, error) {
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if id, ok := d.byRef[ref]; ok {
-		old := d.entries[id]
-		if Conflict(*old, now, d.policy.PendingTTL) {
-			return Entry{}, ErrExists
-		}
+	stale, err := d.admitLocked(ref, now, d.policy.PendingTTL)
+	if err != nil {
+		return Entry{}, err
+	}
+	if stale != 0 {
 		// A stale reservation: its writer is gone; the new one replaces it.
-		d.removeLocked(id)
+		d.removeLocked(stale)
 	}
 	id, err := newID()
 	if err != nil {
@@ -152,28 +147,7 @@ func (d *Disk) Reserve(_ context.Context, ref Ref) (Entry, error) {
 		_ = os.RemoveAll(d.dir(id))
 		return Entry{}, fmt.Errorf("cache: reserve: %w", err)
 	}
-	d.entries[id] = &e
-	d.byRef[ref] = id
-	return e, nil
-}
-
-// pending returns the pending entry id or why it cannot take bytes.
-func (d *Disk) pending(id int64) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, err := d.pendingLocked(id)
-	return err
-}
-
-// pendingLocked is pending with d.mu held, returning the entry.
-func (d *Disk) pendingLocked(id int64) (*Entry, error) {
-	e, ok := d.entries[id]
-	switch {
-	case !ok:
-		return nil, ErrNotFound
-	case e.Finalized:
-		return nil, ErrNotPending
-	}
+	d.addLocked(e)
 	return e, nil
 }
 
@@ -358,34 +332,17 @@ func (d *Disk) dropUncommitted(id int64, parts []string) {
 
 // Lookup implements Store.
 func (d *Disk) Lookup(_ context.Context, repoID int64, scopes, keys []string, version string) (Entry, bool, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var cands []Entry
-	for _, e := range d.entries {
-		if e.RepoID == repoID && e.Finalized {
-			cands = append(cands, *e)
-		}
-	}
-	e, ok := Match(cands, repoID, scopes, keys, version)
-	if !ok {
-		return Entry{}, false, nil
-	}
-	// LastAccess lives in memory between writes of the meta file; a
-	// restart forgets recent reads, which only makes eviction earlier.
-	d.entries[e.ID].LastAccess = d.now()
-	return *d.entries[e.ID], true, nil
+	e, ok := d.lookup(repoID, scopes, keys, version, d.now())
+	return e, ok, nil
 }
 
 // Open implements Store.
 func (d *Disk) Open(_ context.Context, id int64) (io.ReadCloser, int64, error) {
-	d.mu.Lock()
-	e, ok := d.entries[id]
-	if !ok || !e.Finalized {
-		d.mu.Unlock()
+	e, ok := d.finalized(id)
+	if !ok {
 		return nil, 0, ErrNotFound
 	}
 	size := e.Size
-	d.mu.Unlock()
 	m, err := d.readMeta(id)
 	if err != nil {
 		return nil, 0, ErrNotFound
@@ -465,14 +422,12 @@ func (p *partsReader) Close() error {
 
 // removeLocked forgets and deletes entry id; d.mu is held.
 func (d *Disk) removeLocked(id int64) {
-	e, ok := d.entries[id]
-	if !ok {
-		return
+	if _, ok := d.forgetLocked(id); ok {
+		d.removeFiles(id)
 	}
-	delete(d.entries, id)
-	if d.byRef[e.Ref] == id {
-		delete(d.byRef, e.Ref)
-	}
+}
+
+func (d *Disk) removeFiles(id int64) {
 	if err := os.RemoveAll(d.dir(id)); err != nil {
 		d.log.Warn("cache: could not remove an evicted entry's files", "id", id, "err", err)
 	}
@@ -483,16 +438,7 @@ func (d *Disk) Evict(_ context.Context) (EvictStats, error) {
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	all := make([]Entry, 0, len(d.entries))
-	for _, e := range d.entries {
-		all = append(all, *e)
-	}
-	var st EvictStats
-	for _, id := range PlanEviction(all, now, d.policy) {
-		st.Entries++
-		st.Bytes += d.entries[id].Size
-		d.removeLocked(id)
-	}
+	st := d.evictLocked(now, d.policy, func(e Entry) { d.removeFiles(e.ID) })
 	if st.Entries > 0 {
 		d.log.Info("cache: evicted", "entries", st.Entries, "bytes", st.Bytes)
 	}
@@ -500,17 +446,6 @@ func (d *Disk) Evict(_ context.Context) (EvictStats, error) {
 }
 
 // Stats implements Store.
-func (d *Disk) Stats() StoreStats {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var st StoreStats
-	for _, e := range d.entries {
-		if e.Finalized {
-			st.Entries++
-			st.Bytes += e.Size
-		}
-	}
-	return st
-}
+func (d *Disk) Stats() StoreStats { return d.stats() }
 
 var _ Store = (*Disk)(nil)

@@ -1,0 +1,135 @@
+package cache
+
+import (
+	"sync"
+	"time"
+)
+
+// index is the in-memory entry index every store keeps beside its bytes
+// (rebuilt from the store's own meta records when it opens): the rules —
+// first writer wins, matching, eviction — run on it, the same for every
+// store. Methods named ...Locked need mu held.
+type index struct {
+	mu      sync.Mutex
+	entries map[int64]*Entry
+	byRef   map[Ref]int64
+}
+
+func newIndex() index {
+	return index{entries: map[int64]*Entry{}, byRef: map[Ref]int64{}}
+}
+
+func (x *index) addLocked(e Entry) {
+	x.entries[e.ID] = &e
+	x.byRef[e.Ref] = e.ID
+}
+
+// admitLocked decides a reservation of ref at now: ErrExists while an
+// entry holds it (Conflict), else the id of a stale reservation the new
+// one replaces (0: none), which the caller removes.
+func (x *index) admitLocked(ref Ref, now time.Time, pendingTTL time.Duration) (stale int64, err error) {
+	id, ok := x.byRef[ref]
+	if !ok {
+		return 0, nil
+	}
+	if Conflict(*x.entries[id], now, pendingTTL) {
+		return 0, ErrExists
+	}
+	return id, nil
+}
+
+// pendingLocked returns pending entry id or why it cannot take bytes.
+func (x *index) pendingLocked(id int64) (*Entry, error) {
+	e, ok := x.entries[id]
+	switch {
+	case !ok:
+		return nil, ErrNotFound
+	case e.Finalized:
+		return nil, ErrNotPending
+	}
+	return e, nil
+}
+
+// pending is pendingLocked taking the lock.
+func (x *index) pending(id int64) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	_, err := x.pendingLocked(id)
+	return err
+}
+
+// finalized returns finalized entry id.
+func (x *index) finalized(id int64) (Entry, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, ok := x.entries[id]
+	if !ok || !e.Finalized {
+		return Entry{}, false
+	}
+	return *e, true
+}
+
+// lookup runs Match over repoID's entries and marks the match read at now.
+// LastAccess lives in memory between writes of the meta records; a
+// restart forgets recent reads, which only makes eviction earlier.
+func (x *index) lookup(repoID int64, scopes, keys []string, version string, now time.Time) (Entry, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var cands []Entry
+	for _, e := range x.entries {
+		if e.RepoID == repoID && e.Finalized {
+			cands = append(cands, *e)
+		}
+	}
+	e, ok := Match(cands, repoID, scopes, keys, version)
+	if !ok {
+		return Entry{}, false
+	}
+	x.entries[e.ID].LastAccess = now
+	return *x.entries[e.ID], true
+}
+
+// forgetLocked drops entry id from the index and returns it.
+func (x *index) forgetLocked(id int64) (Entry, bool) {
+	e, ok := x.entries[id]
+	if !ok {
+		return Entry{}, false
+	}
+	delete(x.entries, id)
+	if x.byRef[e.Ref] == id {
+		delete(x.byRef, e.Ref)
+	}
+	return *e, true
+}
+
+// evictLocked forgets what PlanEviction says must go at now, calling
+// remove for each so the store deletes its bytes.
+func (x *index) evictLocked(now time.Time, p EvictionPolicy, remove func(Entry)) EvictStats {
+	all := make([]Entry, 0, len(x.entries))
+	for _, e := range x.entries {
+		all = append(all, *e)
+	}
+	var st EvictStats
+	for _, id := range PlanEviction(all, now, p) {
+		if e, ok := x.forgetLocked(id); ok {
+			st.Entries++
+			st.Bytes += e.Size
+			remove(e)
+		}
+	}
+	return st
+}
+
+// stats counts the finalized entries.
+func (x *index) stats() StoreStats {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var st StoreStats
+	for _, e := range x.entries {
+		if e.Finalized {
+			st.Entries++
+			st.Bytes += e.Size
+		}
+	}
+	return st
+}
