@@ -226,7 +226,10 @@ func validBlockID(blockID string) error {
 }
 
 // PutBlob implements Store.
-func (d *Disk) PutBlob(_ context.Context, id int64, r io.Reader, limit int64) (int64, error) {
+func (d *Disk) PutBlob(_ context.Context, id int64, r io.Reader, size, limit int64) (int64, error) {
+	if size > limit {
+		return 0, ErrTooLarge
+	}
 	n, err := d.writeFile(id, "blob", r, limit)
 	if err != nil {
 		return n, err
@@ -235,9 +238,12 @@ func (d *Disk) PutBlob(_ context.Context, id int64, r io.Reader, limit int64) (i
 }
 
 // PutBlock implements Store.
-func (d *Disk) PutBlock(_ context.Context, id int64, blockID string, r io.Reader, limit int64) (int64, error) {
+func (d *Disk) PutBlock(_ context.Context, id int64, blockID string, r io.Reader, size, limit int64) (int64, error) {
 	if err := validBlockID(blockID); err != nil {
 		return 0, err
+	}
+	if size > limit {
+		return 0, ErrTooLarge
 	}
 	return d.writeFile(id, blockFile(blockID), r, limit)
 }

@@ -53,7 +53,7 @@ func TestDiskBlocksAndReopen(t *testing.T) {
 	}
 	// Staged out of order, one staged twice (a retry), one never committed.
 	for _, b := range []struct{ id, data string }{{"b2", "world"}, {"b1", "hello "}, {"b2", "there"}, {"bx", "junk"}} {
-		if _, err := d.PutBlock(ctx, e.ID, b.id, strings.NewReader(b.data), 100); err != nil {
+		if _, err := d.PutBlock(ctx, e.ID, b.id, strings.NewReader(b.data), -1, 100); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestDiskBlocksAndReopen(t *testing.T) {
 	if _, err := d.Finalize(ctx, ref, 11); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.PutBlob(ctx, e.ID, strings.NewReader("x"), 10); !errors.Is(err, ErrNotPending) {
+	if _, err := d.PutBlob(ctx, e.ID, strings.NewReader("x"), -1, 10); !errors.Is(err, ErrNotPending) {
 		t.Fatalf("upload to a finalized entry: %v", err)
 	}
 	if got := readAll(t, d, e.ID); got != "hello there" {
@@ -103,18 +103,18 @@ func TestDiskLimitsAndEviction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.PutBlob(ctx, e.ID, strings.NewReader("0123456789x"), 10); !errors.Is(err, ErrTooLarge) {
+	if _, err := d.PutBlob(ctx, e.ID, strings.NewReader("0123456789x"), -1, 10); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("oversize blob: %v", err)
 	}
 	// Blocks add up: two of 6 bytes are over a 10-byte entry.
-	if _, err := d.PutBlock(ctx, e.ID, "b1", strings.NewReader("012345"), 10); err != nil {
+	if _, err := d.PutBlock(ctx, e.ID, "b1", strings.NewReader("012345"), -1, 10); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.PutBlock(ctx, e.ID, "b2", strings.NewReader("012345"), 10); !errors.Is(err, ErrTooLarge) {
+	if _, err := d.PutBlock(ctx, e.ID, "b2", strings.NewReader("012345"), -1, 10); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("blocks over the entry's limit: %v", err)
 	}
 	// The same block again replaces itself and fits.
-	if _, err := d.PutBlock(ctx, e.ID, "b1", strings.NewReader("0123456"), 10); err != nil {
+	if _, err := d.PutBlock(ctx, e.ID, "b1", strings.NewReader("0123456"), -1, 10); err != nil {
 		t.Fatal(err)
 	}
 	// The abandoned reservation blocks the key until its upload is stale.
@@ -126,7 +126,7 @@ func TestDiskLimitsAndEviction(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reserve after the upload went stale: %v", err)
 	}
-	if _, err := d.PutBlob(ctx, e.ID, strings.NewReader("123456"), 10); err != nil {
+	if _, err := d.PutBlob(ctx, e.ID, strings.NewReader("123456"), -1, 10); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Finalize(ctx, ref, 6); err != nil {
@@ -135,7 +135,7 @@ func TestDiskLimitsAndEviction(t *testing.T) {
 	ref2 := Ref{RepoID: 1, Scope: "refs/heads/main", Key: "newer", Version: "v"}
 	clock.Advance(time.Minute)
 	e2, _ := d.Reserve(ctx, ref2)
-	if _, err := d.PutBlob(ctx, e2.ID, strings.NewReader("abcdef"), 10); err != nil {
+	if _, err := d.PutBlob(ctx, e2.ID, strings.NewReader("abcdef"), -1, 10); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Finalize(ctx, ref2, 6); err != nil {

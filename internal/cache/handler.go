@@ -338,7 +338,17 @@ func (h *Handler) lookup(ctx context.Context, c Claim, dec *json.Decoder) (any, 
 		return lookupResponse{OK: false}, nil
 	}
 	h.o.Metrics.hits.Add(1)
-	return lookupResponse{OK: true, SignedDownloadURL: h.signedURL("d", e.ID, c.RepoID), MatchedKey: e.Key}, nil
+	download := h.signedURL("d", e.ID, c.RepoID)
+	if direct, ok := h.o.Store.(DownloadURLer); ok {
+		// The storage serves the bytes itself (S3): runfleet only signs.
+		u, err := direct.DownloadURL(ctx, e.ID, h.o.URLTTL)
+		if err != nil {
+			h.o.Log.Error("cache: presigning a download failed", "err", err, "repo", c.Repo)
+			return nil, storeError(err)
+		}
+		download = u
+	}
+	return lookupResponse{OK: true, SignedDownloadURL: download, MatchedKey: e.Key}, nil
 }
 
 // signature is the HMAC of what a blob URL allows: one operation (u:
@@ -456,7 +466,7 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request, log *slog.Logge
 	var err error
 	switch q.Get("comp") {
 	case "block":
-		n, err = h.o.Store.PutBlock(r.Context(), id, q.Get("blockid"), r.Body, h.o.MaxEntryBytes)
+		n, err = h.o.Store.PutBlock(r.Context(), id, q.Get("blockid"), r.Body, r.ContentLength, h.o.MaxEntryBytes)
 	case "blocklist":
 		var bl blockList
 		if err := xml.NewDecoder(http.MaxBytesReader(w, r.Body, maxBlockListBody)).Decode(&bl); err != nil {
@@ -472,7 +482,7 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request, log *slog.Logge
 			h.refuseBlob(w, log, http.StatusBadRequest, "InvalidHeaderValue", "x-ms-blob-type must be BlockBlob")
 			return
 		}
-		n, err = h.o.Store.PutBlob(r.Context(), id, r.Body, h.o.MaxEntryBytes)
+		n, err = h.o.Store.PutBlob(r.Context(), id, r.Body, r.ContentLength, h.o.MaxEntryBytes)
 	default:
 		h.refuseBlob(w, log, http.StatusBadRequest, "InvalidQueryParameterValue", "comp must be block or blocklist")
 		return

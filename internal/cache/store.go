@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Store keeps entries and their bytes. Uploads follow Azure Blob's block
@@ -14,11 +15,12 @@ type Store interface {
 	// Reserve creates a pending entry for ref; ErrExists when a finalized
 	// entry, or a pending one still being uploaded, holds it.
 	Reserve(ctx context.Context, ref Ref) (Entry, error)
-	// PutBlob stores the whole archive of pending entry id from r, at most
-	// limit bytes, and returns how many it stored.
-	PutBlob(ctx context.Context, id int64, r io.Reader, limit int64) (int64, error)
-	// PutBlock stages one block of pending entry id.
-	PutBlock(ctx context.Context, id int64, blockID string, r io.Reader, limit int64) (int64, error)
+	// PutBlob stores the whole archive of pending entry id from r, size
+	// bytes (the request's Content-Length; -1 when it had none), at most
+	// limit, and returns how many it stored.
+	PutBlob(ctx context.Context, id int64, r io.Reader, size, limit int64) (int64, error)
+	// PutBlock stages one block of pending entry id, as PutBlob.
+	PutBlock(ctx context.Context, id int64, blockID string, r io.Reader, size, limit int64) (int64, error)
 	// CommitBlocks makes the staged blocks, in this order, the archive.
 	CommitBlocks(ctx context.Context, id int64, blockIDs []string) error
 	// Finalize makes the pending entry ref visible once its archive is
@@ -33,6 +35,13 @@ type Store interface {
 	Evict(ctx context.Context) (EvictStats, error)
 	// Stats is the store's current size.
 	Stats() StoreStats
+}
+
+// DownloadURLer is a store whose archives the runner can fetch straight
+// from the storage (an S3 presigned GET): the handler then hands out that
+// URL instead of its own, and the bytes never pass through runfleet.
+type DownloadURLer interface {
+	DownloadURL(ctx context.Context, id int64, ttl time.Duration) (string, error)
 }
 
 // EvictStats is what one eviction pass removed.
