@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/metrics"
@@ -25,19 +28,19 @@ const cacheEvictInterval = 5 * time.Minute
 // tokens carry their own audience) and derives the blob URL key from it,
 // so a restart keeps both working.
 type cacheService struct {
-	store   *cache.Disk
+	store   cache.Store
 	handler *cache.Handler
 	tokens  *cache.Tokens
 	metrics *cache.Metrics
 }
 
-// newCacheService returns nil when cache.dir is unset. The config's
+// newCacheService returns nil when the cache is off. The config's
 // validation has made sure server.public_url, and so the key, is there.
 func newCacheService(cfg *config.Config, key []byte, log *slog.Logger) (*cacheService, error) {
-	if cfg.Cache.Dir == "" {
+	if !cfg.Cache.On() {
 		return nil, nil
 	}
-	store, err := cache.OpenDisk(cfg.Cache.Dir, cache.EvictionPolicy{MaxAge: cfg.Cache.MaxAge, MaxBytes: cfg.Cache.MaxBytes}, nil, log)
+	store, err := openCacheStore(cfg.Cache, log)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -61,6 +64,34 @@ func newCacheService(cfg *config.Config, key []byte, log *slog.Logger) (*cacheSe
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	return &cacheService{store: store, handler: h, tokens: tokens, metrics: metrics}, nil
+}
+
+// cacheOpenTimeout bounds reading an S3 store's index at start.
+const cacheOpenTimeout = 2 * time.Minute
+
+// openCacheStore opens the local-disk or the S3 store cfg names.
+func openCacheStore(cfg config.Cache, log *slog.Logger) (cache.Store, error) {
+	policy := cache.EvictionPolicy{MaxAge: cfg.MaxAge, MaxBytes: cfg.MaxBytes}
+	if cfg.S3 == nil {
+		return cache.OpenDisk(cfg.Dir, policy, nil, log)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cacheOpenTimeout)
+	defer cancel()
+	var opts []func(*awsconfig.LoadOptions) error
+	if cfg.S3.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(cfg.S3.Region))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("cache.s3: AWS configuration: %w", err)
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.S3.Endpoint != "" {
+			o.BaseEndpoint = &cfg.S3.Endpoint
+		}
+		o.UsePathStyle = cfg.S3.PathStyle
+	})
+	return cache.OpenS3(ctx, client, cfg.S3.Bucket, cfg.S3.Prefix, policy, nil, log)
 }
 
 // figures is what /metrics shows of the cache.

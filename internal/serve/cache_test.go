@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/serve"
+	"github.com/runfleet/runfleet/internal/testenv"
 )
 
 // twirp posts one cache service call and decodes the answer.
@@ -104,6 +108,61 @@ func TestServeServesTheCache(t *testing.T) {
 	// A garbled token is refused.
 	if status, _ := twirp(t, s.base, "x."+tok[2:], "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`); status != http.StatusUnauthorized {
 		t.Fatalf("a garbled token = %d, want 401", status)
+	}
+}
+
+// With cache.s3 the archive goes into the bucket through serve and comes
+// back straight from it, on a presigned URL of the bucket's endpoint.
+func TestServeServesTheCacheFromS3(t *testing.T) {
+	// serve builds its S3 client from the SDK's default chain: the test's
+	// region and the moto server's static credentials (only moto is
+	// needed, so not testenv.SetEnv, which starts DynamoDB Local too).
+	endpoint := testenv.MotoEndpoint(t)
+	for k, v := range map[string]string{"AWS_REGION": testenv.Region, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true"} {
+		t.Setenv(k, v)
+	}
+	client := s3.NewFromConfig(testenv.AWSConfig(t), func(o *s3.Options) { o.UsePathStyle = true })
+	bucket := strings.ToLower(strings.ReplaceAll(testenv.UniqueName(t, "serve-cache"), "_", "-"))
+	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := startServe(t, func(base string) string {
+		return baseConfig(dir, "{simulated: true}") + "server: {public_url: " + base + "}\n" +
+			"cache: {s3: {bucket: " + bucket + ", prefix: c/, endpoint: '" + endpoint + "', path_style: true}}\n"
+	})
+	key, err := os.ReadFile(filepath.Join(dir, serve.TokenKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, _ := cache.NewTokens(bytes.TrimSpace(key), "ctl", nil)
+	tok, _ := tokens.Mint("runfleet-p-1-1", cache.Grant{RepoID: 1, Write: "refs/heads/main", Read: []string{"refs/heads/main"}}, time.Hour)
+	_, out := twirp(t, s.base, tok, "CreateCacheEntry", `{"key":"k","version":"v"}`)
+	up, _ := out["signed_upload_url"].(string)
+	req, _ := http.NewRequest(http.MethodPut, up, strings.NewReader("archive"))
+	req.Header.Set("x-ms-blob-type", "BlockBlob")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload = %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if status, out := twirp(t, s.base, tok, "FinalizeCacheEntryUpload", `{"key":"k","version":"v","size_bytes":"7"}`); status != 200 {
+		t.Fatalf("finalize = %d %v", status, out)
+	}
+	_, out = twirp(t, s.base, tok, "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`)
+	down, _ := out["signed_download_url"].(string)
+	if !strings.HasPrefix(down, endpoint) {
+		t.Fatalf("download URL %q is not the bucket's", down)
+	}
+	resp, err = http.Get(down)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "archive" {
+		t.Fatalf("download from the bucket = %d %q", resp.StatusCode, got)
 	}
 }
 
