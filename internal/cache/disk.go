@@ -441,10 +441,10 @@ func (d *Disk) removeFiles(id int64) {
 
 // Evict implements Store.
 func (d *Disk) Evict(_ context.Context) (EvictStats, error) {
-	now := d.now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := d.evictLocked(now, d.policy, func(e Entry) { d.removeFiles(e.ID) })
+	gone, st := d.evict(d.now(), d.policy)
+	for _, e := range gone {
+		d.removeFiles(e.ID)
+	}
 	if st.Entries > 0 {
 		d.log.Info("cache: evicted", "entries", st.Entries, "bytes", st.Bytes)
 	}

@@ -102,22 +102,26 @@ func (x *index) forgetLocked(id int64) (Entry, bool) {
 	return *e, true
 }
 
-// evictLocked forgets what PlanEviction says must go at now, calling
-// remove for each so the store deletes its bytes.
-func (x *index) evictLocked(now time.Time, p EvictionPolicy, remove func(Entry)) EvictStats {
+// evict forgets what PlanEviction says must go at now and returns it, so
+// the store deletes the bytes after the lock is released: a slow delete
+// (an S3 round trip per object) never holds up lookups.
+func (x *index) evict(now time.Time, p EvictionPolicy) ([]Entry, EvictStats) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	all := make([]Entry, 0, len(x.entries))
 	for _, e := range x.entries {
 		all = append(all, *e)
 	}
+	var gone []Entry
 	var st EvictStats
 	for _, id := range PlanEviction(all, now, p) {
 		if e, ok := x.forgetLocked(id); ok {
 			st.Entries++
 			st.Bytes += e.Size
-			remove(e)
+			gone = append(gone, e)
 		}
 	}
-	return st
+	return gone, st
 }
 
 // stats counts the finalized entries.

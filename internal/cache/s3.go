@@ -357,10 +357,10 @@ func (s *S3) removeLocked(ctx context.Context, id int64) {
 
 // Evict implements Store.
 func (s *S3) Evict(ctx context.Context) (EvictStats, error) {
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.evictLocked(now, s.policy, func(e Entry) { s.removeObjects(ctx, e.ID) })
+	gone, st := s.evict(s.now(), s.policy)
+	for _, e := range gone {
+		s.removeObjects(ctx, e.ID)
+	}
 	if st.Entries > 0 {
 		s.log.Info("cache: evicted", "entries", st.Entries, "bytes", st.Bytes)
 	}
