@@ -186,7 +186,37 @@ func (s *S3) PutBlock(ctx context.Context, id int64, blockID string, r io.Reader
 	if err := validBlockID(blockID); err != nil {
 		return 0, err
 	}
-	return s.put(ctx, id, s.stageDir(id)+blockFile(blockID), r, size, limit)
+	key := s.stageDir(id) + blockFile(blockID)
+	// The limit is the entry's: the blocks staged so far count (a block
+	// staged again replaces itself). Blocks arriving at once can each pass;
+	// the overshoot is bounded by the SDK's 8 uploads in flight, and
+	// finalize takes no archive over the limit.
+	staged, err := s.stagedBytes(ctx, id, key)
+	if err != nil {
+		return 0, err
+	}
+	if size >= 0 && staged+size > limit {
+		return 0, ErrTooLarge
+	}
+	return s.put(ctx, id, key, r, size, limit)
+}
+
+// stagedBytes sums the sizes of entry id's staged blocks but replacing.
+func (s *S3) stagedBytes(ctx context.Context, id int64, replacing string) (int64, error) {
+	var total int64
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.stageDir(id))})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("cache: list staged blocks: %w", err)
+		}
+		for _, o := range page.Contents {
+			if aws.ToString(o.Key) != replacing {
+				total += aws.ToInt64(o.Size)
+			}
+		}
+	}
+	return total, nil
 }
 
 // CommitBlocks implements Store: the blocks become the archive's parts by

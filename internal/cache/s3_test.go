@@ -65,6 +65,9 @@ func TestS3Store(t *testing.T) {
 	if _, err := st.PutBlock(ctx, e.ID, "b3", strings.NewReader("x"), -1, 10<<20); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a block without a length: %v", err)
 	}
+	if _, err := st.PutBlock(ctx, e.ID, "b3", bytes.NewReader(first), int64(len(first)), int64(len(first))+10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("blocks over the entry's limit: %v", err)
+	}
 	if err := st.CommitBlocks(ctx, e.ID, []string{"b2", "b1"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a short block before the last: %v", err)
 	}
