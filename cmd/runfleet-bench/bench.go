@@ -17,14 +17,23 @@ import (
 // payloads' ids, so a shared store could never mix the two.
 const firstJobID = 8_000_000_000
 
-// expectedWarning is logged at every start with a simulated GitHub, as it
-// should be; it is no finding of the benchmark. Neither is
-// expectedFleetWarning, logged by each replica on PostgreSQL with a
-// simulated GitHub and provider (see fleetMarkdown).
-const (
-	expectedWarning      = "GitHub is SIMULATED"
-	expectedFleetWarning = "simulated in this process only"
-)
+// expectedWarnings are logged at every start with a simulated GitHub and
+// simulated machines, as they should be; they are no finding of the
+// benchmark. Neither is expectedFleetWarning, logged by each replica on
+// PostgreSQL with a simulated GitHub and provider (see fleetMarkdown).
+var expectedWarnings = []string{"GitHub is SIMULATED", "machines are SIMULATED"}
+
+const expectedFleetWarning = "simulated in this process only"
+
+// expected reports whether a problem line is one every start logs.
+func expected(line string) bool {
+	for _, w := range expectedWarnings {
+		if strings.Contains(line, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // benchmark runs the parts, each on a fresh child: the sequential
 // latency run; bursts in a row on one server, the pool growing; one large
@@ -72,7 +81,7 @@ func benchmark(ctx context.Context, s settings, progress io.Writer) (*report, er
 		partErr := part(c)
 		stopErr := c.stop()
 		for k, v := range c.logs.problemLines() {
-			if !strings.Contains(k, expectedWarning) {
+			if !expected(k) {
 				rep.problems[name+": "+k] += v
 			}
 		}
@@ -173,7 +182,7 @@ func postgresRuns(ctx context.Context, s settings, dir string, payload *payloadT
 		}
 		stopErr := stopFleet(c)
 		for k, v := range c.logs.problemLines() {
-			if !strings.Contains(k, expectedWarning) && !strings.Contains(k, expectedFleetWarning) {
+			if !expected(k) && !strings.Contains(k, expectedFleetWarning) {
 				rep.problems[name+": "+k] += v
 			}
 		}

@@ -62,6 +62,15 @@ func (e *Engine) claimCreate(ctx context.Context, log *slog.Logger, msg Message)
 	if err != nil {
 		return nil, nil, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
 	}
+	if take, err := e.takeOver(ctx, inst, "create"); err != nil || take {
+		if err != nil {
+			return nil, nil, log, err
+		}
+		log = log.With("pool", inst.Pool, "create_attempt", inst.CreateAttempt)
+		log.Warn("an earlier try of this message claimed the create and recorded no outcome; taking it over",
+			"claimed_at", inst.StatusChangedAt, "claim", inst.Claim)
+		return nil, nil, log, e.recoverCreating(ctx, log, inst, "redelivery")
+	}
 	if inst == nil || inst.Status != runner.StatusPendingCreate {
 		log.Debug("create message is stale; nothing to do")
 		return nil, nil, log, nil
@@ -82,6 +91,7 @@ func (e *Engine) claimCreate(ctx context.Context, log *slog.Logger, msg Message)
 		}
 		next.CreateAttempt++
 		next.NextAttemptAt, next.WaitingForGitHub = time.Time{}, time.Time{}
+		next.Claim, next.ClaimUntil = deliveryOf(ctx).claim(), claimUntil(ctx, e.now())
 		return next, nil
 	})
 	if err != nil {

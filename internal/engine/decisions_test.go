@@ -154,12 +154,123 @@ func TestJobCompleted(t *testing.T) {
 			`creating/terminated provider="" runner=0 fault=""`},
 		{"being created, marked already", instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.RunnerStatus = runner.RunnerTerminated }), true,
 			"no change"},
-		{"being deleted", instanceIn(runner.StatusDeleting, nil), false, "no change"},
+		// A completed during a delete attempt marks the runner done, so a
+		// 422 that attempt meets is GitHub's lag, retried soon (issue #32).
+		{"being deleted, ran this job", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.RunnerStatus, i.ActiveJobID = runner.RunnerActive, job }), false,
+			`deleting/terminated provider="" runner=0 fault=""`},
+		{"being deleted, named by the event", instanceIn(runner.StatusDeleting, nil), false,
+			`deleting/terminated provider="" runner=0 fault=""`},
+		{"being deleted, made for it, never ran it", instanceIn(runner.StatusDeleting, nil), true, "no change"},
+		{"being deleted, ran another job", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.RunnerStatus, i.ActiveJobID = runner.RunnerActive, 2 }), false,
+			"no change"},
+		{"being deleted, marked already", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.RunnerStatus = runner.RunnerTerminated }), false,
+			"no change"},
 		{"pending delete", instanceIn(runner.StatusPendingDelete, nil), false, "no change"},
 		{"deleted", instanceIn(runner.StatusDeleted, nil), false, "no change"},
 	} {
 		if got := summary(jobCompleted(tc.cur, job, tc.runnerless, decisionNow)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// How long a failed delete waits: a busy runner whose job's completed has
+// arrived is asked again within seconds, not after delete_backoff_max.
+func TestDeleteRetryDelay(t *testing.T) {
+	const backoffMax = 5 * time.Minute
+	busy := fmt.Errorf("%w: 422", github.ErrRunnerBusy)
+	limited := &github.RateLimitError{RetryAt: decisionNow.Add(time.Minute)}
+	for _, tc := range []struct {
+		name      string
+		cause     error
+		completed bool
+		backoff   time.Duration
+		want      time.Duration
+	}{
+		{"provider fault", errors.New("boom"), false, 2 * time.Second, 2 * time.Second},
+		{"provider fault, completed seen", errors.New("boom"), true, 2 * time.Second, 2 * time.Second},
+		{"rate limited", limited, false, time.Second, time.Minute},
+		{"rate limited, backoff past the reset", limited, false, 2 * time.Minute, 2 * time.Minute},
+		{"busy, no completed yet", busy, false, time.Second, backoffMax},
+		{"busy after the job's completed", busy, true, time.Second, time.Second},
+		{"busy after the job's completed, many attempts", busy, true, backoffMax, busyAfterCompletedMax},
+	} {
+		if got := deleteRetryDelay(tc.cause, tc.completed, tc.backoff, backoffMax, decisionNow); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Whose work a delivery may take over, and when: only work its own
+// message claimed and left in creating or deleting — at once when the same
+// receive claimed it (the worker doing its message again) or once the
+// earlier receive's bound has passed; another message's claim is a live
+// worker's (or the reconciler's to recover).
+func TestDecideTakeover(t *testing.T) {
+	until := decisionNow.Add(time.Minute)
+	claimed := func(st runner.Status, claim string, until time.Time) *runner.Instance {
+		return instanceIn(st, func(i *runner.Instance) { i.Claim, i.ClaimUntil = claim, until })
+	}
+	first, second := delivery{id: "m1", receive: 1}, delivery{id: "m1", receive: 2}
+	for _, tc := range []struct {
+		name string
+		inst *runner.Instance
+		d    delivery
+		at   time.Time
+		want takeover
+	}{
+		{"creating, this receive's own claim", claimed(runner.StatusCreating, "m1#1", until), first, decisionNow, takeOverNow},
+		{"deleting, this receive's own claim", claimed(runner.StatusDeleting, "m1#1", until), first, decisionNow, takeOverNow},
+		{"earlier receive, its worker may be finishing", claimed(runner.StatusCreating, "m1#1", until), second, decisionNow, takeOverLater},
+		{"earlier receive, at its bound", claimed(runner.StatusCreating, "m1#1", until), second, until, takeOverNow},
+		{"earlier receive, work with no deadline", claimed(runner.StatusDeleting, "m1#1", time.Time{}), second, decisionNow, notOurs},
+		{"same receive, work with no deadline that returned", claimed(runner.StatusDeleting, "m1#1", time.Time{}), first, decisionNow, takeOverNow},
+		{"another message's claim", claimed(runner.StatusCreating, "m2#1", until), first, until, notOurs},
+		{"claimed before claims were named", claimed(runner.StatusCreating, "", time.Time{}), first, decisionNow, notOurs},
+		{"a claim that does not parse", claimed(runner.StatusCreating, "m1", time.Time{}), first, decisionNow, notOurs},
+		{"no delivery named", claimed(runner.StatusCreating, "m1#1", until), delivery{}, until, notOurs},
+		{"finished since", claimed(runner.StatusRunning, "m1#1", until), first, decisionNow, notOurs},
+		{"pending again", claimed(runner.StatusPendingDelete, "m1#1", until), first, decisionNow, notOurs},
+		{"no instance", nil, first, decisionNow, notOurs},
+	} {
+		if got := decideTakeover(tc.inst, tc.d, tc.at); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A change of status ends a claim: the claim names the work holding the
+// instance in the status it was made for, never a later one.
+func TestTransitionEndsTheClaim(t *testing.T) {
+	cur := instanceIn(runner.StatusCreating, func(i *runner.Instance) { i.Claim, i.ClaimUntil = "m1#1", decisionNow })
+	next, err := cur.Transition(runner.StatusRunning, decisionNow)
+	if err != nil || next.Claim != "" || !next.ClaimUntil.IsZero() {
+		t.Fatalf("claim after creating -> running: %q until %s (%v), want none", next.Claim, next.ClaimUntil, err)
+	}
+	same, err := cur.Transition(runner.StatusCreating, decisionNow)
+	if err != nil || same.Claim != "m1#1" {
+		t.Fatalf("claim kept in creating: %q (%v), want m1#1", same.Claim, err)
+	}
+}
+
+// When a worker does a failed message again: 1 s doubling, four times,
+// never when the wait would outlast the message's visibility.
+func TestRetryFailedAfter(t *testing.T) {
+	for _, tc := range []struct {
+		try       int
+		left      time.Duration
+		want      time.Duration
+		wantAgain bool
+	}{
+		{0, 5 * time.Minute, time.Second, true},
+		{1, 5 * time.Minute, 2 * time.Second, true},
+		{3, 5 * time.Minute, 8 * time.Second, true},
+		{4, 5 * time.Minute, 0, false},
+		{2, 3 * time.Second, 4 * time.Second, false},
+	} {
+		got, again := retryFailedAfter(tc.try, time.Second, tc.left)
+		if got != tc.want || again != tc.wantAgain {
+			t.Errorf("try %d with %s left: %s %v, want %s %v", tc.try, tc.left, got, again, tc.want, tc.wantAgain)
 		}
 	}
 }

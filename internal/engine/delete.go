@@ -45,6 +45,20 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 	if err != nil {
 		return nil, false, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
 	}
+	if take, err := e.takeOver(ctx, inst, "delete"); err != nil || take {
+		if err != nil {
+			return nil, false, log, err
+		}
+		// Every step of a delete is safe to repeat: GitHub is asked by
+		// runner id (or name), the provider by id (or name), and a gone
+		// runner or machine is success. Resumed as an ordinary delete: a
+		// failure goes back to pending_delete rather than past a busy
+		// runner.
+		log = log.With("pool", inst.Pool)
+		log.Warn("an earlier try of this message claimed the delete and recorded no outcome; taking it over",
+			"claimed_at", inst.StatusChangedAt, "claim", inst.Claim)
+		return inst, false, log, nil
+	}
 	if inst == nil || !inst.Status.PendingDeletion() {
 		log.Debug("delete message is stale; nothing to do")
 		return nil, false, log, nil
@@ -56,7 +70,11 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 			return nil, errNoChange
 		}
 		claimedFrom = cur.Status
-		return cur.Transition(runner.StatusDeleting, e.now())
+		next, err := cur.Transition(runner.StatusDeleting, e.now())
+		if err == nil {
+			next.Claim, next.ClaimUntil = deliveryOf(ctx).claim(), claimUntil(ctx, e.now())
+		}
+		return next, err
 	})
 	if err != nil {
 		return nil, false, log, fmt.Errorf("claim %s for delete: %w", inst.Name, err)
@@ -191,24 +209,13 @@ func (r *Registrar) removeRunner(ctx context.Context, inst *runner.Instance) err
 
 // retryDelete puts a failed ordinary delete back to pending_delete with the
 // attempt count and due time visible on the instance, and re-sends it after
-// the backoff (1 s doubling, capped) — or after GitHub's rate-limit reset.
+// the delay deleteRetryDelay decides.
 // runnerRemoved says GitHub confirmed the runner gone before the step that
 // failed: it is recorded, so the retry does not ask GitHub again.
 func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *runner.Instance, meta EventMeta, cause error, runnerRemoved bool) error {
 	attempts := claimed.Attempts + 1
-	delay := e.backoff(attempts)
-	var rl *github.RateLimitError
+	var delay time.Duration
 	busy := errors.Is(cause, github.ErrRunnerBusy)
-	switch {
-	case errors.As(cause, &rl):
-		delay = max(delay, rl.RetryAt.Sub(e.now()))
-	case busy:
-		// A JIT runner runs one job and then leaves by itself; asking GitHub
-		// again every few seconds only spends rate limit. The job's completed
-		// webhook re-sends this delete at once; the long delay is the
-		// fallback for a completed that never arrives.
-		delay = e.backoffMax
-	}
 	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
 		if cur.Status != runner.StatusDeleting {
 			return nil, errNoChange
@@ -217,11 +224,14 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		if err != nil {
 			return nil, err
 		}
+		// Decided on the record as it is now, not as claimed: a completed
+		// that arrived during the attempt marked it (jobCompleted).
+		delay = deleteRetryDelay(cause, cur.RunnerStatus == runner.RunnerTerminated, e.backoff(attempts), e.backoffMax, e.now())
 		next.Attempts = attempts
 		next.NextAttemptAt = e.now().Add(delay)
 		next.RunnerRemoved = cur.RunnerRemoved || runnerRemoved
 		next.ProviderFault = providers.Fault(cause)
-		if busy {
+		if busy && cur.RunnerStatus != runner.RunnerTerminated {
 			next.RunnerStatus = runner.RunnerActive
 		}
 		return next, nil
@@ -239,4 +249,33 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
 	}
 	return nil
+}
+
+// busyAfterCompletedMax caps the wait before asking GitHub again about a
+// runner it still calls busy although its job's completed has arrived:
+// GitHub's busy flag lags the completed by seconds, and a finished job's
+// machine must not be kept for delete_backoff_max (issue #32).
+const busyAfterCompletedMax = 15 * time.Second
+
+// deleteRetryDelay is how long a failed ordinary delete waits before its
+// next attempt, given the ordinary backoff for this attempt (1 s doubling,
+// capped at delete_backoff_max, which is backoffMax). A provider or GitHub
+// fault waits that backoff; a rate limit waits for its reset too. A busy
+// runner (422) waits backoffMax — a JIT runner leaves by itself once its
+// job ends, and the job's completed re-sends the delete at once — unless
+// that completed has arrived already (completed): then the 422 is GitHub's
+// lag behind its own webhook, and the delete is asked again within the
+// ordinary backoff capped at busyAfterCompletedMax.
+func deleteRetryDelay(cause error, completed bool, backoff, backoffMax time.Duration, now time.Time) time.Duration {
+	var rl *github.RateLimitError
+	switch {
+	case errors.As(cause, &rl):
+		return max(backoff, rl.RetryAt.Sub(now))
+	case !errors.Is(cause, github.ErrRunnerBusy):
+		return backoff
+	case completed:
+		return min(backoff, busyAfterCompletedMax)
+	default:
+		return backoffMax
+	}
 }

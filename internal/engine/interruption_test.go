@@ -187,7 +187,7 @@ func work(t *testing.T, w *enginetest.World) (failed int) {
 			return failed
 		}
 		for _, m := range msgs {
-			if err := w.Engine.HandleMessage(ctx, m.Body); err != nil {
+			if err := w.Engine.HandleMessage(engine.WithDelivery(ctx, m.ID, m.ReceiveCount), m.Body); err != nil {
 				failed++
 				continue
 			}

@@ -212,8 +212,15 @@ func (lg *Ledger) onCompleted(ctx context.Context, log *slog.Logger, meta EventM
 		log.Info("job completed while its instance is being created; it is deleted as soon as its machine exists")
 		return out, nil
 	}
+	if next.Status == runner.StatusDeleting {
+		// The attempt in flight records its own outcome; if GitHub answers
+		// it "busy", the mark written here makes it ask again soon rather
+		// than after delete_backoff_max (deleteRetryDelay).
+		log.Info("job completed while its instance is being deleted; a busy answer is retried soon", "marked", changed)
+		return out, nil
+	}
 	if !changed && !next.Status.PendingDeletion() {
-		log.Info("instance already being deleted", "status", next.Status)
+		log.Info("instance already deleted", "status", next.Status)
 		return out, nil
 	}
 	// Also re-sent when already pending: an earlier attempt may have failed
@@ -260,11 +267,14 @@ func (lg *Ledger) settleCompleted(ctx context.Context, log *slog.Logger, meta Ev
 // the create hands the machine to the delete path once it exists.
 // errNoChange when it is on its way out already.
 func jobCompleted(cur *runner.Instance, jobID int64, runnerless bool, now time.Time) (*runner.Instance, error) {
-	if cur.Status.PendingDeletion() || cur.Status == runner.StatusDeleting || !cur.Status.Live() {
+	if cur.Status.PendingDeletion() || !cur.Status.Live() {
 		return nil, errNoChange
 	}
-	if cur.Status == runner.StatusCreating {
+	if cur.Status == runner.StatusCreating || cur.Status == runner.StatusDeleting {
 		if cur.RunnerStatus == runner.RunnerTerminated {
+			return nil, errNoChange
+		}
+		if cur.Status == runner.StatusDeleting && !ranJob(cur, jobID, runnerless) {
 			return nil, errNoChange
 		}
 		next := cur.Clone()
@@ -276,10 +286,17 @@ func jobCompleted(cur *runner.Instance, jobID int64, runnerless bool, now time.T
 	if err != nil {
 		return nil, err
 	}
-	if cur.ActiveJobID == jobID || cur.ActiveJobID == 0 && !runnerless {
+	if ranJob(cur, jobID, runnerless) {
 		next.RunnerStatus = runner.RunnerTerminated
 	}
 	return next, nil
+}
+
+// ranJob: the completed of job jobID is about the runner of cur — the job
+// it was seen running, or, when it was seen running none, any job the
+// event names it for (runnerless is false).
+func ranJob(cur *runner.Instance, jobID int64, runnerless bool) bool {
+	return cur.ActiveJobID == jobID || cur.ActiveJobID == 0 && !runnerless
 }
 
 // handOver keeps supply with demand when GitHub gave a job to a runner made

@@ -41,15 +41,20 @@ type Observer interface {
 	// ReconcilePassed reports one finished reconcile pass and how long it
 	// took.
 	ReconcilePassed(rep ReconcileReport, took time.Duration)
+	// WorkTakenOver reports that inst's create or delete (its status), left
+	// by the worker that claimed it age ago with no outcome recorded, was
+	// taken over; reason says how its abandonment was known (redelivery).
+	WorkTakenOver(inst *runner.Instance, reason string, age time.Duration)
 }
 
 // NopObserver hears nothing; it is the default.
 type NopObserver struct{}
 
-func (NopObserver) JobWaited(string, QueueStage, time.Duration)     {}
-func (NopObserver) InstanceChanged(*runner.Instance, runner.Status) {}
-func (NopObserver) DeleteRetried(string)                            {}
-func (NopObserver) ReconcilePassed(ReconcileReport, time.Duration)  {}
+func (NopObserver) JobWaited(string, QueueStage, time.Duration)           {}
+func (NopObserver) InstanceChanged(*runner.Instance, runner.Status)       {}
+func (NopObserver) DeleteRetried(string)                                  {}
+func (NopObserver) ReconcilePassed(ReconcileReport, time.Duration)        {}
+func (NopObserver) WorkTakenOver(*runner.Instance, string, time.Duration) {}
 
 // Observers returns an Observer telling each of list, in order; nil
 // entries are skipped.
@@ -92,5 +97,11 @@ func (m multiObserver) DeleteRetried(pool string) {
 func (m multiObserver) ReconcilePassed(rep ReconcileReport, took time.Duration) {
 	for _, o := range m {
 		o.ReconcilePassed(rep, took)
+	}
+}
+
+func (m multiObserver) WorkTakenOver(inst *runner.Instance, reason string, age time.Duration) {
+	for _, o := range m {
+		o.WorkTakenOver(inst, reason, age)
 	}
 }

@@ -23,6 +23,7 @@ type heard struct {
 	retried  []string
 	passes   []engine.ReconcileReport
 	poolSeen map[string]bool
+	takeover []string // "name status reason age"
 }
 
 func newHeard() *heard {
@@ -46,6 +47,18 @@ func (h *heard) DeleteRetried(pool string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.retried = append(h.retried, pool)
+}
+
+func (h *heard) WorkTakenOver(inst *runner.Instance, reason string, age time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.takeover = append(h.takeover, fmt.Sprintf("%s %s %s %s", inst.Name, inst.Status, reason, age))
+}
+
+func (h *heard) takenOver() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.takeover)
 }
 
 func (h *heard) ReconcilePassed(rep engine.ReconcileReport, _ time.Duration) {

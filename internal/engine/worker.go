@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/leader"
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
@@ -14,6 +15,30 @@ type WorkerOptions struct {
 	Concurrency int           // default 8
 	Visibility  time.Duration // default 5m; must exceed the longest create
 	Wait        time.Duration // long-poll wait; default 20s
+	// RetryAfter is the first wait before a worker does a failed message
+	// again itself, while the message is still its own: doubling, at
+	// most failedRetries times, never past the message's visibility.
+	// Default 1s. A database restarting for a few seconds fails a
+	// worker's final write; done again once it is back (the claim is the
+	// same receive's own: decideTakeover), the work moves on within
+	// seconds, not at the redelivery after Visibility (issue #32).
+	RetryAfter time.Duration
+}
+
+// failedRetries bounds how often a worker does a failed message again
+// before leaving it for redelivery: 1+2+4+8 = 15 s at the default.
+const failedRetries = 4
+
+// retryFailedAfter is the wait before a worker's try-th repeat (from 0) of
+// a failed message, base doubling, and whether to repeat at all: not past
+// failedRetries, nor when the wait would outlast the visibility left —
+// by then the message may be another worker's.
+func retryFailedAfter(try int, base, left time.Duration) (time.Duration, bool) {
+	if try >= failedRetries || base <= 0 {
+		return 0, false
+	}
+	wait := base << try
+	return wait, wait < left
 }
 
 // Work consumes the queue with Concurrency goroutines until ctx is done.
@@ -30,6 +55,9 @@ func (e *Engine) Work(ctx context.Context, q queue.Queue, opts WorkerOptions) {
 	}
 	if opts.Wait <= 0 {
 		opts.Wait = 20 * time.Second
+	}
+	if opts.RetryAfter <= 0 {
+		opts.RetryAfter = time.Second
 	}
 	var wg sync.WaitGroup
 	for range opts.Concurrency {
@@ -54,24 +82,38 @@ func (e *Engine) consume(ctx context.Context, q queue.Queue, opts WorkerOptions)
 			continue
 		}
 		for _, m := range msgs {
-			e.process(ctx, q, m, opts.Visibility)
+			e.process(ctx, q, m, opts)
 		}
 	}
 }
 
 // process handles one message. Malformed messages are acknowledged with an
-// error log so they never block others (P14).
-func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, visibility time.Duration) {
+// error log so they never block others (P14). A failed one is done again
+// after retryFailedAfter while it is still this worker's, then left for
+// redelivery.
+func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, opts WorkerOptions) {
 	// A shutdown must not cut a create or delete off mid-call (that strands
 	// instances in creating/deleting until the reconciler's timeout): work in
 	// hand finishes, bounded by the visibility timeout after which the queue
 	// would hand the message to someone else anyway.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), visibility)
+	deadline := time.Now().Add(opts.Visibility)
+	wctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-	err := e.HandleMessage(wctx, m.Body)
-	if err != nil && !errors.Is(err, ErrMalformed) {
-		e.log.Warn("work failed; left for redelivery", "message_id", m.ID, "receive_count", m.ReceiveCount, "error", err)
-		return
+	wctx = WithDelivery(wctx, m.ID, m.ReceiveCount)
+	for try := 0; ; try++ {
+		err := e.HandleMessage(wctx, m.Body)
+		if err == nil || errors.Is(err, ErrMalformed) {
+			break
+		}
+		wait, again := retryFailedAfter(try, opts.RetryAfter, time.Until(deadline))
+		// On real time, as the queue's visibility runs; a shutdown (ctx)
+		// does not wait out the backoff, the message is left for
+		// redelivery.
+		if !again || !(leader.RealRuntime{}).Sleep(ctx, wait) {
+			e.log.Warn("work failed; left for redelivery", "message_id", m.ID, "receive_count", m.ReceiveCount, "error", err)
+			return
+		}
+		e.log.Warn("work failed; doing it again", "message_id", m.ID, "receive_count", m.ReceiveCount, "try", try+1, "error", err)
 	}
 	if err := q.Ack(context.WithoutCancel(ctx), m); err != nil {
 		e.log.Warn("ack failed; the message will be redelivered and found done", "message_id", m.ID, "error", err)

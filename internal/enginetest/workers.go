@@ -15,6 +15,9 @@ import (
 const (
 	defaultVisibility = 30 * time.Second
 	workerWait        = time.Second
+	// workerRetryAfter: a failed message is done again at once, tests
+	// seeing behaviour, not waiting.
+	workerRetryAfter = 10 * time.Millisecond
 )
 
 // StartWorkers starts n queue consumers, as serve's engine.workers. A
@@ -32,7 +35,7 @@ func (w *World) StartWorkers(n int) {
 	e, q, visibility := w.Engine, w.Queue, w.visibility()
 	go func() {
 		defer close(stopped)
-		e.Work(ctx, q, engine.WorkerOptions{Concurrency: n, Visibility: visibility, Wait: workerWait})
+		e.Work(ctx, q, engine.WorkerOptions{Concurrency: n, Visibility: visibility, Wait: workerWait, RetryAfter: workerRetryAfter})
 	}()
 }
 
@@ -66,7 +69,7 @@ func (w *World) Drain() {
 			return
 		}
 		for _, m := range msgs {
-			if err := w.Engine.HandleMessage(ctx, m.Body); err != nil && !errors.Is(err, engine.ErrMalformed) {
+			if err := w.Engine.HandleMessage(engine.WithDelivery(ctx, m.ID, m.ReceiveCount), m.Body); err != nil && !errors.Is(err, engine.ErrMalformed) {
 				w.TB.Fatalf("drain the queue: %v\nlog:\n%s", err, w.Logs.Tail(40))
 			}
 			if err := w.Queue.Ack(ctx, m); err != nil {

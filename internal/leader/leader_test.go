@@ -185,6 +185,10 @@ func TestStandbyTakesOverWhenTheHolderDies(t *testing.T) {
 		doomed := &severable{Leases: shared}
 		first := start(doomed, "first", k.work("first"))
 		synctest.Wait()
+		// The standby starts out of step with the holder's renewals, as a
+		// replica started later does: its tries do not fall on the expiry
+		// by chance.
+		time.Sleep(7 * time.Second)
 		second := start(shared, "second", k.work("second"))
 		synctest.Wait()
 		held, _ := shared.GetLease(context.Background(), "reconciler")
@@ -200,8 +204,10 @@ func TestStandbyTakesOverWhenTheHolderDies(t *testing.T) {
 		if took.holder != "second" {
 			t.Fatalf("started: %+v", starts)
 		}
-		if took.at.Before(held.ExpiresAt) || took.at.Sub(died) > ttl+ttl/3 {
-			t.Errorf("second took over at %s after the death, the dead holding expiring at %s after it; want at the expiry or after, and within the TTL and a renewal",
+		// The bound the README states: at the dead holding's expiry, so
+		// within the TTL of the death (issue #32: not a margin past it).
+		if !took.at.Equal(held.ExpiresAt) || took.at.Sub(died) > ttl {
+			t.Errorf("second took over at %s after the death, the dead holding expiring at %s after it; want at the expiry, within the TTL",
 				took.at.Sub(died), held.ExpiresAt.Sub(died))
 		}
 		first.stop(t)

@@ -87,6 +87,11 @@ func (e *EMF) InstanceChanged(inst *runner.Instance, _ runner.Status) {
 
 func (e *EMF) DeleteRetried(pool string) { e.put(DeleteRetries, 1, pool) }
 
+func (e *EMF) WorkTakenOver(inst *runner.Instance, reason string, age time.Duration) {
+	e.put(WorkTakenOver, 1, inst.Pool, string(inst.Status), reason)
+	e.put(WorkTakenOverAge, age.Seconds(), inst.Pool, string(inst.Status))
+}
+
 func (e *EMF) ReconcilePassed(rep engine.ReconcileReport, took time.Duration) {
 	e.put(ReconcilePassDuration, took.Seconds())
 	for i, n := range ReconcileActionCounts(rep) {

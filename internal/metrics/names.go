@@ -27,6 +27,8 @@ const (
 	GitHubRateLimitRemaining  = "runfleet_github_rate_limit_remaining"
 	GitHubAppRefused          = "runfleet_github_app_refused"
 	DeleteRetries             = "runfleet_delete_retries_total"
+	WorkTakenOver             = "runfleet_work_taken_over_total"
+	WorkTakenOverAge          = "runfleet_work_taken_over_age_seconds"
 	DeadLetters               = "runfleet_dead_letters"
 	ReconcilePasses           = "runfleet_reconcile_passes_total"
 	ReconcilePassDuration     = "runfleet_reconcile_pass_duration_seconds"
@@ -97,6 +99,15 @@ type Family struct {
 // coarse up to an hour.
 var QueueBuckets = []float64{1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600}
 
+// TakeoverStatuses and TakeoverReasons are runfleet_work_taken_over_total's
+// statuses and reasons, each present for every pool from the start: the
+// statuses a claim holds an instance in, and how the work's abandonment was
+// known (redelivery: a later delivery of the message that claimed it).
+var (
+	TakeoverStatuses = []string{string(runner.StatusCreating), string(runner.StatusDeleting)}
+	TakeoverReasons  = []string{"redelivery"}
+)
+
 // ProviderBuckets bound provider call durations, in seconds: an API call
 // answers in well under a second, a create that waits for a machine takes
 // minutes.
@@ -120,6 +131,8 @@ var Families = []Family{
 	{GitHubRateLimitRemaining, "Requests left in the current rate-limit window, by installation (0 = token), as GitHub last reported it.", Gauge, []string{LabelInstallation}, nil},
 	{GitHubAppRefused, "Owners and installations GitHub refuses the GitHub App on (403 to its installation look-up or its token, not a rate limit: suspended), by App id; 0 for an App it accepts. runfleet sends nothing through the App there until a recheck, after a minute, doubling up to 15.", Gauge, []string{LabelApp}, nil},
 	{DeleteRetries, "Failed deletes scheduled to be tried again, by pool.", Counter, []string{LabelPool}, nil},
+	{WorkTakenOver, "Creates and deletes a worker claimed and left without recording an outcome, taken over by another, by pool, status (creating, deleting) and reason (redelivery: a later delivery of the same message).", Counter, []string{LabelPool, LabelStatus, LabelReason}, nil},
+	{WorkTakenOverAge, "Seconds since its claim that work taken over (runfleet_work_taken_over_total) held its instance in creating or deleting.", Histogram, []string{LabelPool, LabelStatus}, ProviderBuckets},
 	{DeadLetters, "Work messages in the dead-letter store.", Gauge, nil, nil},
 	{ReconcilePasses, "Reconcile passes by result.", Counter, []string{LabelResult}, nil},
 	{ReconcilePassDuration, "Seconds a reconcile pass took.", Histogram, nil, ReconcileBuckets},

@@ -87,6 +87,15 @@ type Instance struct {
 	// by GitHub's rate limit — until then. Waiting is not failing: no
 	// create attempt is used and no fault recorded.
 	WaitingForGitHub time.Time `json:"waiting_for_github,omitzero"`
+	// Claim names the work that holds the instance in creating or deleting:
+	// the queue message, and which receive of it, that claimed it
+	// (engine.WithDelivery); ClaimUntil is when that work has stopped for
+	// certain (its deadline plus a clean-up grace; zero: unbounded). A later
+	// try of the same message finds its own claim and takes the work over,
+	// rather than call it stale and leave it to the reconciler's timeout
+	// (issue #32). A change of status ends the claim.
+	Claim      string    `json:"claim,omitempty"`
+	ClaimUntil time.Time `json:"claim_until,omitzero"`
 	// CreateAttempt increases each time a create is started; instance tokens
 	// name it so a token from an earlier attempt is refused.
 	CreateAttempt int `json:"create_attempt"`
@@ -160,6 +169,7 @@ func (in *Instance) Transition(to Status, now time.Time) (*Instance, error) {
 	next := in.Clone()
 	if next.Status != to {
 		next.StatusChangedAt = now
+		next.Claim, next.ClaimUntil = "", time.Time{}
 	}
 	next.Status = to
 	next.UpdatedAt = now

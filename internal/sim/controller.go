@@ -24,8 +24,10 @@ type Controller interface {
 	// engine.Webhook); nil means GitHub got a 2xx.
 	HandleJobEvent(ctx context.Context, ev runner.JobEvent, meta engine.EventMeta) (result string, err error)
 	// HandleMessage does one message's work and says whether to
-	// acknowledge it (done, or malformed and to be dropped).
-	HandleMessage(ctx context.Context, body []byte) (ack bool, err error)
+	// acknowledge it (done, or malformed and to be dropped); id is the
+	// message's, the same on each of its deliveries, and receive which
+	// delivery this is (engine.WithDelivery).
+	HandleMessage(ctx context.Context, id string, receive int, body []byte) (ack bool, err error)
 	Reconcile(ctx context.Context) error
 	// LeftInFlight runs once after every start, before any other work,
 	// and reads what the process's predecessor left in flight; the

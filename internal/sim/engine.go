@@ -67,8 +67,8 @@ func (c engineController) HandleJobEvent(ctx context.Context, ev runner.JobEvent
 
 // HandleMessage acknowledges done and malformed work, as serve's workers
 // do.
-func (c engineController) HandleMessage(ctx context.Context, body []byte) (bool, error) {
-	err := c.e.HandleMessage(ctx, body)
+func (c engineController) HandleMessage(ctx context.Context, id string, receive int, body []byte) (bool, error) {
+	err := c.e.HandleMessage(engine.WithDelivery(ctx, id, receive), body)
 	return err == nil || errors.Is(err, engine.ErrMalformed), err
 }
 

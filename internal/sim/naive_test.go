@@ -45,7 +45,7 @@ func (n *naive) HandleJobEvent(ctx context.Context, ev runner.JobEvent, _ engine
 	return "ignored", nil
 }
 
-func (n *naive) HandleMessage(ctx context.Context, body []byte) (bool, error) {
+func (n *naive) HandleMessage(ctx context.Context, _ string, _ int, body []byte) (bool, error) {
 	kind, name, _ := strings.Cut(string(body), ":")
 	inst, err := n.d.Store.GetInstance(ctx, name)
 	if err != nil {

@@ -157,7 +157,7 @@ func (p *process) work(ctx context.Context) {
 // handle does one message's work and reports whether it was acknowledged.
 func (p *process) handle(ctx context.Context, m queue.Message) bool {
 	p.w.stats.inc("messages.kind." + messageKind(m.Body))
-	ack, err := p.ctl.HandleMessage(ctx, m.Body)
+	ack, err := p.ctl.HandleMessage(ctx, m.ID, m.ReceiveCount, m.Body)
 	switch {
 	case p.dead:
 		return false

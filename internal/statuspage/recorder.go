@@ -83,6 +83,9 @@ func (r *Recorder) JobWaited(pool string, stage engine.QueueStage, waited time.D
 // DeleteRetried implements engine.Observer; the page does not show it.
 func (r *Recorder) DeleteRetried(string) {}
 
+// WorkTakenOver implements engine.Observer; the page does not show it.
+func (r *Recorder) WorkTakenOver(*runner.Instance, string, time.Duration) {}
+
 // ReconcilePassed implements engine.Observer; the page does not show it.
 func (r *Recorder) ReconcilePassed(engine.ReconcileReport, time.Duration) {}
 

@@ -36,6 +36,8 @@ type Recorder struct {
 	providerByOp     map[poolOp]providerChildren
 
 	deleteRetries *prometheus.CounterVec
+	takenOver     *prometheus.CounterVec
+	takenOverAge  *prometheus.HistogramVec
 	passes        *prometheus.CounterVec
 	passDuration  prometheus.Histogram
 	actions       []prometheus.Counter // in metrics.ReconcileActionNames order
@@ -96,6 +98,8 @@ func New(pools []string, state State) *Recorder {
 	r.providerDuration = histogramVec(r.reg, metrics.ProviderOperationDuration)
 	r.providerByOp = map[poolOp]providerChildren{}
 	r.deleteRetries = counterVec(r.reg, metrics.DeleteRetries)
+	r.takenOver = counterVec(r.reg, metrics.WorkTakenOver)
+	r.takenOverAge = histogramVec(r.reg, metrics.WorkTakenOverAge)
 	r.refused = counterVec(r.reg, metrics.JobsRefused)
 	r.spot = counterVec(r.reg, metrics.SpotInterruptions)
 	r.breaker = gaugeVec(r.reg, metrics.SpotBreakerOpen)
@@ -121,6 +125,12 @@ func New(pools []string, state State) *Recorder {
 			}
 		}
 		r.deleteRetries.WithLabelValues(p)
+		for _, st := range metrics.TakeoverStatuses {
+			r.takenOverAge.WithLabelValues(p, st)
+			for _, reason := range metrics.TakeoverReasons {
+				r.takenOver.WithLabelValues(p, st, reason)
+			}
+		}
 		for _, reason := range metrics.RefusalReasons {
 			r.refused.WithLabelValues(p, reason)
 		}
@@ -191,6 +201,11 @@ func (r *Recorder) BudgetExceeded(pool string, exceeded bool) {
 }
 
 func (r *Recorder) DeleteRetried(pool string) { r.deleteRetries.WithLabelValues(pool).Inc() }
+
+func (r *Recorder) WorkTakenOver(inst *runner.Instance, reason string, age time.Duration) {
+	r.takenOver.WithLabelValues(inst.Pool, string(inst.Status), reason).Inc()
+	r.takenOverAge.WithLabelValues(inst.Pool, string(inst.Status)).Observe(age.Seconds())
+}
 
 func (r *Recorder) ReconcilePassed(rep engine.ReconcileReport, took time.Duration) {
 	r.passDuration.Observe(took.Seconds())
