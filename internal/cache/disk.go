@@ -281,41 +281,24 @@ func (d *Disk) setParts(id int64, parts []string) error {
 func (d *Disk) Finalize(_ context.Context, ref Ref, size int64) (Entry, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	id, ok := d.byRef[ref]
-	if !ok {
-		return Entry{}, ErrNotFound
-	}
-	e := d.entries[id]
-	if e.Finalized {
-		return Entry{}, ErrNotPending
-	}
-	m, err := d.readMeta(id)
-	if err != nil {
-		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
-	}
-	if len(m.Parts) == 0 {
-		return Entry{}, &InvalidError{Field: "size_bytes", Reason: "nothing was uploaded"}
-	}
-	var total int64
-	for _, p := range m.Parts {
-		fi, err := os.Stat(filepath.Join(d.dir(id), p))
-		if err != nil {
-			return Entry{}, fmt.Errorf("cache: finalize: %w", err)
+	var parts []string
+	e, err := d.finalizeLocked(ref, size, d.now(), d.readMeta, func(id int64, m diskMeta) (int64, error) {
+		var total int64
+		for _, p := range m.Parts {
+			fi, err := os.Stat(filepath.Join(d.dir(id), p))
+			if err != nil {
+				return 0, err
+			}
+			total += fi.Size()
 		}
-		total += fi.Size()
+		parts = m.Parts
+		return total, nil
+	}, d.writeMeta)
+	if err != nil {
+		return Entry{}, err
 	}
-	if total != size {
-		return Entry{}, &InvalidError{Field: "size_bytes", Reason: fmt.Sprintf("%d, but %d bytes were uploaded", size, total)}
-	}
-	upd := *e
-	upd.Size, upd.Finalized, upd.LastAccess = total, true, d.now()
-	m.Entry = upd
-	if err := d.writeMeta(m); err != nil {
-		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
-	}
-	*e = upd
-	d.dropUncommitted(id, m.Parts)
-	return upd, nil
+	d.dropUncommitted(e.ID, parts)
+	return e, nil
 }
 
 // dropUncommitted removes staged blocks the commit left out (Azure drops

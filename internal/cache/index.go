@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -56,6 +57,44 @@ func (x *index) pending(id int64) error {
 	defer x.mu.Unlock()
 	_, err := x.pendingLocked(id)
 	return err
+}
+
+// finalizeLocked finalizes ref's pending entry once its committed archive
+// is size bytes: read returns the entry's meta record and measures the
+// archive it names (only called when some parts were committed), write
+// persists the finalized record. The index changes only once write did.
+func (x *index) finalizeLocked(ref Ref, size int64, now time.Time,
+	read func(id int64) (diskMeta, error), measure func(id int64, m diskMeta) (int64, error), write func(diskMeta) error) (Entry, error) {
+	id, ok := x.byRef[ref]
+	if !ok {
+		return Entry{}, ErrNotFound
+	}
+	e, err := x.pendingLocked(id)
+	if err != nil {
+		return Entry{}, err
+	}
+	m, err := read(id)
+	if err != nil {
+		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
+	}
+	if len(m.Parts) == 0 {
+		return Entry{}, &InvalidError{Field: "size_bytes", Reason: "nothing was uploaded"}
+	}
+	got, err := measure(id, m)
+	if err != nil {
+		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
+	}
+	if got != size {
+		return Entry{}, &InvalidError{Field: "size_bytes", Reason: fmt.Sprintf("%d, but %d bytes were uploaded", size, got)}
+	}
+	upd := *e
+	upd.Size, upd.Finalized, upd.LastAccess = size, true, now
+	m.Entry = upd
+	if err := write(m); err != nil {
+		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
+	}
+	*e = upd
+	return upd, nil
 }
 
 // finalized returns finalized entry id.

@@ -287,37 +287,21 @@ func (s *S3) setParts(ctx context.Context, id int64, parts []string) error {
 func (s *S3) Finalize(ctx context.Context, ref Ref, size int64) (Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.byRef[ref]
-	if !ok {
-		return Entry{}, ErrNotFound
-	}
-	e, err := s.pendingLocked(id)
+	e, err := s.finalizeLocked(ref, size, s.now(),
+		func(id int64) (diskMeta, error) { return s.readMeta(ctx, s.metaKey(id)) },
+		func(id int64, _ diskMeta) (int64, error) {
+			head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id))})
+			if err != nil {
+				return 0, err
+			}
+			return aws.ToInt64(head.ContentLength), nil
+		},
+		func(m diskMeta) error { return s.writeMeta(ctx, m) })
 	if err != nil {
 		return Entry{}, err
 	}
-	m, err := s.readMeta(ctx, s.metaKey(id))
-	if err != nil {
-		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
-	}
-	if len(m.Parts) == 0 {
-		return Entry{}, &InvalidError{Field: "size_bytes", Reason: "nothing was uploaded"}
-	}
-	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id))})
-	if err != nil {
-		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
-	}
-	if got := aws.ToInt64(head.ContentLength); got != size {
-		return Entry{}, &InvalidError{Field: "size_bytes", Reason: fmt.Sprintf("%d, but %d bytes were uploaded", size, got)}
-	}
-	upd := *e
-	upd.Size, upd.Finalized, upd.LastAccess = size, true, s.now()
-	m.Entry = upd
-	if err := s.writeMeta(ctx, m); err != nil {
-		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
-	}
-	*e = upd
-	s.deletePrefix(ctx, s.stageDir(id))
-	return upd, nil
+	s.deletePrefix(ctx, s.stageDir(e.ID))
+	return e, nil
 }
 
 // Lookup implements Store.
