@@ -39,15 +39,9 @@ func twirp(t *testing.T, base, token, method, body string) (int, map[string]any)
 	return resp.StatusCode, out
 }
 
-// With cache.dir set, `runfleet serve` answers the cache protocol on its
-// listener, with tokens signed by its instance token key, and blob URLs
-// under server.public_url.
-func TestServeServesTheCache(t *testing.T) {
-	dir := t.TempDir()
-	cacheDir := filepath.Join(t.TempDir(), "cache")
-	s := startServe(t, func(base string) string {
-		return baseConfig(dir, "{simulated: true}") + "server: {public_url: " + base + "}\ncache: {dir: " + cacheDir + "}\n"
-	})
+// cacheToken mints a cache token with the key serve generated in dir.
+func cacheToken(t *testing.T, dir string) string {
+	t.Helper()
 	key, err := os.ReadFile(filepath.Join(dir, serve.TokenKeyFile))
 	if err != nil {
 		t.Fatal(err)
@@ -60,9 +54,17 @@ func TestServeServesTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	status, out := twirp(t, s.base, tok, "CreateCacheEntry", `{"key":"k","version":"v"}`)
+	return tok
+}
+
+// saveAndRestore saves "archive" under key k as the client does (one Put
+// Blob to serve's upload URL) and downloads it from the URL the lookup
+// gives, which it returns.
+func saveAndRestore(t *testing.T, base, tok string) string {
+	t.Helper()
+	status, out := twirp(t, base, tok, "CreateCacheEntry", `{"key":"k","version":"v"}`)
 	up, _ := out["signed_upload_url"].(string)
-	if status != 200 || !strings.HasPrefix(up, s.base+cache.BlobPrefix) {
+	if status != 200 || !strings.HasPrefix(up, base+cache.BlobPrefix) {
 		t.Fatalf("create = %d %v", status, out)
 	}
 	req, _ := http.NewRequest(http.MethodPut, up, strings.NewReader("archive"))
@@ -72,22 +74,37 @@ func TestServeServesTheCache(t *testing.T) {
 		t.Fatalf("upload = %v %v", resp, err)
 	}
 	resp.Body.Close()
-	if status, out := twirp(t, s.base, tok, "FinalizeCacheEntryUpload", `{"key":"k","version":"v","size_bytes":"7"}`); status != 200 {
+	if status, out := twirp(t, base, tok, "FinalizeCacheEntryUpload", `{"key":"k","version":"v","size_bytes":"7"}`); status != 200 {
 		t.Fatalf("finalize = %d %v", status, out)
 	}
-	status, out = twirp(t, s.base, tok, "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`)
+	status, out = twirp(t, base, tok, "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`)
+	down, _ := out["signed_download_url"].(string)
 	if status != 200 || out["matched_key"] != "k" {
 		t.Fatalf("lookup = %d %v", status, out)
 	}
-	resp, err = http.Get(out["signed_download_url"].(string))
+	resp, err = http.Get(down)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if string(got) != "archive" {
-		t.Fatalf("download = %q", got)
+		t.Fatalf("download = %d %q", resp.StatusCode, got)
 	}
+	return down
+}
+
+// With cache.dir set, `runfleet serve` answers the cache protocol on its
+// listener, with tokens signed by its instance token key, and blob URLs
+// under server.public_url.
+func TestServeServesTheCache(t *testing.T) {
+	dir := t.TempDir()
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	s := startServe(t, func(base string) string {
+		return baseConfig(dir, "{simulated: true}") + "server: {public_url: " + base + "}\ncache: {dir: " + cacheDir + "}\n"
+	})
+	tok := cacheToken(t, dir)
+	saveAndRestore(t, s.base, tok)
 	families := scrape(t, s.base+"/metrics", "")
 	for _, c := range []struct {
 		name   string
@@ -132,37 +149,8 @@ func TestServeServesTheCacheFromS3(t *testing.T) {
 		return baseConfig(dir, "{simulated: true}") + "server: {public_url: " + base + "}\n" +
 			"cache: {s3: {bucket: " + bucket + ", prefix: c/, endpoint: '" + endpoint + "', path_style: true}}\n"
 	})
-	key, err := os.ReadFile(filepath.Join(dir, serve.TokenKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens, _ := cache.NewTokens(bytes.TrimSpace(key), "ctl", nil)
-	tok, _ := tokens.Mint("runfleet-p-1-1", cache.Grant{RepoID: 1, Write: "refs/heads/main", Read: []string{"refs/heads/main"}}, time.Hour)
-	_, out := twirp(t, s.base, tok, "CreateCacheEntry", `{"key":"k","version":"v"}`)
-	up, _ := out["signed_upload_url"].(string)
-	req, _ := http.NewRequest(http.MethodPut, up, strings.NewReader("archive"))
-	req.Header.Set("x-ms-blob-type", "BlockBlob")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("upload = %v %v", resp, err)
-	}
-	resp.Body.Close()
-	if status, out := twirp(t, s.base, tok, "FinalizeCacheEntryUpload", `{"key":"k","version":"v","size_bytes":"7"}`); status != 200 {
-		t.Fatalf("finalize = %d %v", status, out)
-	}
-	_, out = twirp(t, s.base, tok, "GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`)
-	down, _ := out["signed_download_url"].(string)
-	if !strings.HasPrefix(down, endpoint) {
+	if down := saveAndRestore(t, s.base, cacheToken(t, dir)); !strings.HasPrefix(down, endpoint) {
 		t.Fatalf("download URL %q is not the bucket's", down)
-	}
-	resp, err = http.Get(down)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(got) != "archive" {
-		t.Fatalf("download from the bucket = %d %q", resp.StatusCode, got)
 	}
 }
 
