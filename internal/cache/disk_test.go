@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +156,34 @@ func TestDiskLimitsAndEviction(t *testing.T) {
 	}
 	if st := d.Stats(); st.Entries != 0 {
 		t.Fatalf("stats after eviction = %+v", st)
+	}
+}
+
+// A reservation that crashed before its meta file was written is dropped
+// when the store opens; what is not an entry's directory is left alone.
+func TestDiskOpenDropsBrokenEntries(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"123", "lost+found"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "456"), []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDisk(dir, EvictionPolicy{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Stats(); st.Entries != 0 {
+		t.Fatalf("stats = %+v", st)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "123")); !os.IsNotExist(err) {
+		t.Fatalf("the broken entry is still there: %v", err)
+	}
+	for _, keep := range []string{"lost+found", "456"} {
+		if _, err := os.Stat(filepath.Join(dir, keep)); err != nil {
+			t.Fatalf("%s was removed: %v", keep, err)
+		}
 	}
 }
