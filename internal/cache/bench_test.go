@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // The client's own transfer settings (npm @actions/cache saveCacheV2 and
@@ -150,71 +154,149 @@ func fileHash(b *testing.B, p string) [32]byte {
 	return s
 }
 
-// BenchmarkTransfer saves and restores one archive through runfleet's
-// cache (real TCP on loopback, the SDK's requests, the disk store) and,
-// in the same run on the same disk, copies the same bytes without
-// runfleet; it reports both throughputs and their ratio (docs/benchmarks.md).
-func BenchmarkTransfer(b *testing.B) {
-	for _, sz := range benchSizes {
-		b.Run(sz.name, func(b *testing.B) {
-			dir := b.TempDir()
-			archive := randomFile(b, filepath.Join(dir, "archive"), sz.n)
-			want := fileHash(b, archive)
-			srv := httptest.NewUnstartedServer(nil)
-			srv.Start()
-			defer srv.Close()
-			h, tokens, _ := testService(b, srv.URL, Options{})
-			srv.Config.Handler = h
-			tok, _ := tokens.Mint("bench", mainGrant, time.Hour)
-			w := &handlerWorld{h: h}
-			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sdkConcurrency}}
-			var raw, rf [2]time.Duration // save, restore
-			b.SetBytes(sz.n)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				// Raw: the same bytes copied into and out of the same disk.
-				t0 := time.Now()
-				copyFile(b, archive, filepath.Join(dir, "raw-saved"))
-				t1 := time.Now()
-				copyFile(b, filepath.Join(dir, "raw-saved"), filepath.Join(dir, "raw-restored"))
-				t2 := time.Now()
-				raw[0] += t1.Sub(t0)
-				raw[1] += t2.Sub(t1)
+// benchStorage is where BenchmarkTransfer keeps the archive: a store for
+// runfleet's path, and the same storage's own copy in and out (raw).
+type benchStorage struct {
+	name       string
+	store      func(b *testing.B) Store
+	rawSave    func(b *testing.B, archive string, size int64)
+	rawRestore func(b *testing.B, dst string)
+}
 
-				key := fmt.Sprintf("k-%d", i)
-				t0 = time.Now()
-				_, out := w.callB(b, tok, "CreateCacheEntry", `{"key":"`+key+`","version":"v"}`)
-				sdkUpload(b, c, out["signed_upload_url"].(string), archive, sz.n)
-				w.callB(b, tok, "FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":%q,"version":"v","size_bytes":"%d"}`, key, sz.n))
-				t1 = time.Now()
-				_, out = w.callB(b, tok, "GetCacheEntryDownloadURL", `{"key":"`+key+`","version":"v"}`)
-				resp, err := c.Get(out["signed_download_url"].(string))
-				if err != nil {
-					b.Fatal(err)
-				}
-				dst, _ := os.Create(filepath.Join(dir, "restored"))
-				if _, err := io.Copy(dst, resp.Body); err != nil {
-					b.Fatal(err)
-				}
-				resp.Body.Close()
-				dst.Close()
-				t2 = time.Now()
-				rf[0] += t1.Sub(t0)
-				rf[1] += t2.Sub(t1)
+func diskStorage(dir string) benchStorage {
+	saved := filepath.Join(dir, "raw-saved")
+	return benchStorage{
+		name: "disk",
+		store: func(b *testing.B) Store {
+			st, err := OpenDisk(filepath.Join(dir, "store"), EvictionPolicy{}, nil, nil)
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.StopTimer()
-			if fileHash(b, filepath.Join(dir, "restored")) != want {
-				b.Fatal("restored bytes differ")
-			}
-			mbps := func(d time.Duration) float64 { return float64(sz.n) * float64(b.N) / d.Seconds() / (1 << 20) }
-			b.ReportMetric(mbps(raw[0]), "raw-save-MB/s")
-			b.ReportMetric(mbps(raw[1]), "raw-restore-MB/s")
-			b.ReportMetric(mbps(rf[0]), "runfleet-save-MB/s")
-			b.ReportMetric(mbps(rf[1]), "runfleet-restore-MB/s")
-			b.ReportMetric(100*raw[0].Seconds()/rf[0].Seconds(), "save-%-of-raw")
-			b.ReportMetric(100*raw[1].Seconds()/rf[1].Seconds(), "restore-%-of-raw")
-		})
+			return st
+		},
+		rawSave:    func(b *testing.B, archive string, _ int64) { copyFile(b, archive, saved) },
+		rawRestore: func(b *testing.B, dst string) { copyFile(b, saved, dst) },
 	}
+}
+
+// s3Storage is a bucket on the moto server: raw is one PutObject of the
+// file and one GetObject into a file.
+func s3Storage(b *testing.B) benchStorage {
+	client, bucket := testBucket(b)
+	ctx := context.Background()
+	return benchStorage{
+		name: "s3",
+		store: func(b *testing.B) Store {
+			st, err := OpenS3(ctx, client, bucket, "runfleet/", EvictionPolicy{}, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		},
+		rawSave: func(b *testing.B, archive string, size int64) {
+			f, err := os.Open(archive)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String("raw"), Body: f, ContentLength: aws.Int64(size)}, streamed); err != nil {
+				b.Fatal(err)
+			}
+		},
+		rawRestore: func(b *testing.B, dst string) {
+			out, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: aws.String("raw")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer out.Body.Close()
+			f, err := os.Create(dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := io.Copy(f, out.Body); err != nil {
+				b.Fatal(err)
+			}
+		},
+	}
+}
+
+// BenchmarkTransfer saves and restores one archive through runfleet's
+// cache (real TCP on loopback, the SDK's requests, the disk store, or the
+// S3 store on moto, whose restores come from the bucket) and, in the same
+// run on the same storage, copies the same bytes without runfleet; it
+// reports both throughputs and their ratio (docs/benchmarks.md).
+func BenchmarkTransfer(b *testing.B) {
+	for _, kind := range []string{"disk", "s3"} {
+		for _, sz := range benchSizes {
+			b.Run(kind+"/"+sz.name, func(b *testing.B) {
+				dir := b.TempDir()
+				storage := diskStorage(dir)
+				if kind == "s3" {
+					storage = s3Storage(b)
+				}
+				benchTransfer(b, storage, dir, sz.n)
+			})
+		}
+	}
+}
+
+func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
+	archive := randomFile(b, filepath.Join(dir, "archive"), size)
+	want := fileHash(b, archive)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
+	defer srv.Close()
+	h, tokens, _ := testService(b, srv.URL, Options{Store: storage.store(b)})
+	srv.Config.Handler = h
+	tok, _ := tokens.Mint("bench", mainGrant, time.Hour)
+	w := &handlerWorld{h: h}
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sdkConcurrency}}
+	var raw, rf [2]time.Duration // save, restore
+	b.SetBytes(size)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// Raw: the same bytes into and out of the same storage.
+		t0 := time.Now()
+		storage.rawSave(b, archive, size)
+		t1 := time.Now()
+		storage.rawRestore(b, filepath.Join(dir, "raw-restored"))
+		t2 := time.Now()
+		raw[0] += t1.Sub(t0)
+		raw[1] += t2.Sub(t1)
+
+		key := fmt.Sprintf("k-%d", i)
+		t0 = time.Now()
+		_, out := w.callB(b, tok, "CreateCacheEntry", `{"key":"`+key+`","version":"v"}`)
+		sdkUpload(b, c, out["signed_upload_url"].(string), archive, size)
+		w.callB(b, tok, "FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":%q,"version":"v","size_bytes":"%d"}`, key, size))
+		t1 = time.Now()
+		_, out = w.callB(b, tok, "GetCacheEntryDownloadURL", `{"key":"`+key+`","version":"v"}`)
+		resp, err := c.Get(out["signed_download_url"].(string))
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst, _ := os.Create(filepath.Join(dir, "restored"))
+		if _, err := io.Copy(dst, resp.Body); err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		dst.Close()
+		t2 = time.Now()
+		rf[0] += t1.Sub(t0)
+		rf[1] += t2.Sub(t1)
+	}
+	b.StopTimer()
+	if fileHash(b, filepath.Join(dir, "restored")) != want {
+		b.Fatal("restored bytes differ")
+	}
+	mbps := func(d time.Duration) float64 { return float64(size) * float64(b.N) / d.Seconds() / (1 << 20) }
+	b.ReportMetric(mbps(raw[0]), "raw-save-MB/s")
+	b.ReportMetric(mbps(raw[1]), "raw-restore-MB/s")
+	b.ReportMetric(mbps(rf[0]), "runfleet-save-MB/s")
+	b.ReportMetric(mbps(rf[1]), "runfleet-restore-MB/s")
+	b.ReportMetric(100*raw[0].Seconds()/rf[0].Seconds(), "save-%-of-raw")
+	b.ReportMetric(100*raw[1].Seconds()/rf[1].Seconds(), "restore-%-of-raw")
 }
 
 // BenchmarkRealClient saves and restores 100 MB and 1 GB with GitHub's own

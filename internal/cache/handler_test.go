@@ -29,21 +29,25 @@ type handlerWorld struct {
 // testKey signs the tests' tokens; testService's tokens use it.
 var testKey = bytes.Repeat([]byte("k"), 32)
 
-// testService is a handler on a disk store in a temporary directory, with
-// a stopped clock, serving blob URLs under publicURL. o's Store, Tokens,
-// BlobKey, PublicURL and Now are filled in; the rest is the caller's.
+// testService is a handler with a stopped clock serving blob URLs under
+// publicURL, on o.Store or else a disk store in a temporary directory.
+// o's Tokens, BlobKey, PublicURL and Now are filled in; the rest is the
+// caller's.
 func testService(t testing.TB, publicURL string, o Options) (*Handler, *Tokens, *testclock.Clock) {
 	t.Helper()
 	clock := testclock.At(time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
-	store, err := OpenDisk(t.TempDir(), EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, clock.Now, o.Log)
-	if err != nil {
-		t.Fatal(err)
+	if o.Store == nil {
+		store, err := OpenDisk(t.TempDir(), EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, clock.Now, o.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Store = store
 	}
 	tokens, err := NewTokens(testKey, "ctl", clock.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Store, o.Tokens, o.BlobKey, o.PublicURL, o.Now = store, tokens, bytes.Repeat([]byte("b"), 32), publicURL, clock.Now
+	o.Tokens, o.BlobKey, o.PublicURL, o.Now = tokens, bytes.Repeat([]byte("b"), 32), publicURL, clock.Now
 	h, err := NewHandler(o)
 	if err != nil {
 		t.Fatal(err)
