@@ -217,12 +217,12 @@ bench: runfleet postgres
 
 ## bench-cache: the actions/cache service at 100 MB and 1 GB (docs/benchmarks.md,
 ## "actions/cache"): the SDK's transfers through runfleet's cache beside a raw
-## copy of the same bytes on the same disk, then GitHub's own client (npm
-## @actions/cache) saving and restoring with a hash check; writes a few GB in
-## a temporary directory, output in bin/bench-cache.txt
-bench-cache:
+## copy of the same bytes on the same storage (the disk; an S3 bucket on moto),
+## then GitHub's own client (npm @actions/cache) saving and restoring with a
+## hash check; writes a few GB in a temporary directory, output in
+## bin/bench-cache.txt
+bench-cache: emulators
 	@mkdir -p $(BIN)
-	bash infra/test/install-cache-client.sh
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkTransfer|BenchmarkRealClient' -benchtime 3x ./internal/cache 2>&1 | tee $(BIN)/bench-cache.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench-cache.txt
 
