@@ -59,7 +59,7 @@ func OpenDisk(root string, p EvictionPolicy, now func() time.Time, log *slog.Log
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: open disk store: %w", err)
 	}
-	d := &Disk{root: root, policy: p, now: now, log: log, index: newIndex()}
+	d := &Disk{root: root, policy: p, now: now, log: log, index: newIndex(now)}
 	dirs, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("cache: open disk store: %w", err)
@@ -319,12 +319,6 @@ func (d *Disk) dropUncommitted(id int64, parts []string) {
 	}
 }
 
-// Lookup implements Store.
-func (d *Disk) Lookup(_ context.Context, repoID int64, scopes, keys []string, version string) (Entry, bool, error) {
-	e, ok := d.lookup(repoID, scopes, keys, version, d.now())
-	return e, ok, nil
-}
-
 // Open implements Store.
 func (d *Disk) Open(_ context.Context, id int64) (io.ReadCloser, int64, error) {
 	e, ok := d.finalized(id)
@@ -433,8 +427,5 @@ func (d *Disk) Evict(_ context.Context) (EvictStats, error) {
 	}
 	return st, nil
 }
-
-// Stats implements Store.
-func (d *Disk) Stats() StoreStats { return d.stats() }
 
 var _ Store = (*Disk)(nil)

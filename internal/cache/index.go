@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -14,10 +15,18 @@ type index struct {
 	mu      sync.Mutex
 	entries map[int64]*Entry
 	byRef   map[Ref]int64
+	// clock is the store's time source, for last access.
+	clock func() time.Time
 }
 
-func newIndex() index {
-	return index{entries: map[int64]*Entry{}, byRef: map[Ref]int64{}}
+func newIndex(now func() time.Time) index {
+	return index{entries: map[int64]*Entry{}, byRef: map[Ref]int64{}, clock: now}
+}
+
+// Lookup implements Store for every store: matching is the index's alone.
+func (x *index) Lookup(_ context.Context, repoID int64, scopes, keys []string, version string) (Entry, bool, error) {
+	e, ok := x.lookup(repoID, scopes, keys, version, x.clock())
+	return e, ok, nil
 }
 
 func (x *index) addLocked(e Entry) {
@@ -163,8 +172,8 @@ func (x *index) evict(now time.Time, p EvictionPolicy) ([]Entry, EvictStats) {
 	return gone, st
 }
 
-// stats counts the finalized entries.
-func (x *index) stats() StoreStats {
+// Stats implements Store for every store: the finalized entries.
+func (x *index) Stats() StoreStats {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var st StoreStats

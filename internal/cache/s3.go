@@ -56,7 +56,7 @@ func OpenS3(ctx context.Context, client *s3.Client, bucket, prefix string, p Evi
 	if p.PendingTTL <= 0 {
 		p.PendingTTL = time.Hour
 	}
-	st := &S3{client: client, presign: s3.NewPresignClient(client), bucket: bucket, prefix: prefix, policy: p, now: now, log: log, index: newIndex()}
+	st := &S3{client: client, presign: s3.NewPresignClient(client), bucket: bucket, prefix: prefix, policy: p, now: now, log: log, index: newIndex(now)}
 	pages := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String(prefix + "meta/")})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -324,12 +324,6 @@ func (s *S3) Finalize(ctx context.Context, ref Ref, size int64) (Entry, error) {
 	return e, nil
 }
 
-// Lookup implements Store.
-func (s *S3) Lookup(_ context.Context, repoID int64, scopes, keys []string, version string) (Entry, bool, error) {
-	e, ok := s.lookup(repoID, scopes, keys, version, s.now())
-	return e, ok, nil
-}
-
 // Open implements Store; the handler prefers DownloadURL.
 func (s *S3) Open(ctx context.Context, id int64) (io.ReadCloser, int64, error) {
 	e, ok := s.finalized(id)
@@ -400,9 +394,6 @@ func (s *S3) Evict(ctx context.Context) (EvictStats, error) {
 	}
 	return st, nil
 }
-
-// Stats implements Store.
-func (s *S3) Stats() StoreStats { return s.stats() }
 
 var (
 	_ Store         = (*S3)(nil)
