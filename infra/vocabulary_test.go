@@ -31,7 +31,9 @@ var emittedDimensionSets = lambdaDimensionSets()
 // the month-to-date budget watch is serve's (CostOverBudgetAlarm reads
 // runfleet_cost_dollars_total on AWS), and a listener's last-poll clock
 // outlives no invocation (ListenerNotPollingAlarm sums the polls on AWS).
-var notEmittedOnLambda = []string{metrics.DeadLetters, metrics.CostBudgetExceeded, metrics.ListenerLastPoll}
+var notEmittedOnLambda = []string{metrics.DeadLetters, metrics.CostBudgetExceeded, metrics.ListenerLastPoll,
+	// The actions/cache service runs in serve only (no AWS path yet).
+	metrics.CacheLookups, metrics.CacheTransferBytes, metrics.CacheStoredBytes, metrics.CacheEntries}
 
 // lambdaDimensionSets derives the sets from the emitter's own vocabulary
 // (internal/metrics), so the alarms cannot drift from what is published.

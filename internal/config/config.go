@@ -20,7 +20,9 @@ type Config struct {
 	Engine       Engine  `yaml:"engine"`
 	// Metadata tunes what runner machines are served while they boot.
 	Metadata Metadata `yaml:"metadata"`
-	Pools    []Pool   `yaml:"pools"`
+	// Cache is runfleet's own actions/cache service (cache.go).
+	Cache Cache  `yaml:"cache"`
+	Pools []Pool `yaml:"pools"`
 	// Prices are machine prices in USD per hour, by instance type and
 	// market; they win over a provider's own (cost.go).
 	Prices []Price `yaml:"prices"`

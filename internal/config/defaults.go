@@ -40,6 +40,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Engine.MaxReceives, DefaultMaxReceives)
 	setDefault(&c.Engine.VisibilityTimeout, DefaultVisibilityTimeout)
 	setDefault(&c.Engine.TakeoverGrace, DefaultTakeoverGrace)
+	c.Cache.applyDefaults()
 	for i := range c.Pools {
 		setDefault(&c.Pools[i].BootstrapTimeout, DefaultBootstrapTimeout)
 		setDefault(&c.Pools[i].ProviderTimeout, DefaultProviderTimeout)

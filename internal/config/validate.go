@@ -47,6 +47,7 @@ func (c *Config) validate() problems {
 	c.validateSharedStore(&p)
 	c.Engine.validate(&p)
 	c.Metadata.validate(&p)
+	c.Cache.validate(&p, &c.Server)
 	c.validatePools(&p)
 	c.validatePrices(&p)
 	return p

@@ -56,42 +56,98 @@ func (c instanceClaims) Validate() error {
 	return nil
 }
 
-// Tokens mints and verifies instance tokens: HS256 JWTs naming one instance
-// and its create attempt. It holds the signing key; it never logs a token
-// or the key. Safe for concurrent use.
-type Tokens struct {
+// Signer is the HS256 machinery runfleet's tokens share: instance tokens
+// here, cache tokens in internal/cache. Each kind has its own audience, so a
+// token of one kind is refused by the other's verifier even when both are
+// signed with the same key. It holds the key and never logs it or a token.
+// Safe for concurrent use.
+type Signer struct {
 	key    []byte
 	issuer string
 	now    func() time.Time
 	parser *jwt.Parser
 }
 
-// NewTokens returns Tokens signing with key (at least MinKeyBytes) and
-// naming controllerID as issuer. now defaults to time.Now.
-func NewTokens(key []byte, controllerID string, now func() time.Time) (*Tokens, error) {
+// NewSigner returns a Signer with key (at least MinKeyBytes), naming
+// controllerID as issuer and accepting only audience. now defaults to
+// time.Now. what names the token kind in errors.
+func NewSigner(key []byte, controllerID, audience, what string, now func() time.Time) (*Signer, error) {
 	if len(key) < MinKeyBytes {
-		return nil, fmt.Errorf("metadata: instance token key is %d bytes, want at least %d", len(key), MinKeyBytes)
+		return nil, fmt.Errorf("%s key is %d bytes, want at least %d", what, len(key), MinKeyBytes)
 	}
 	if controllerID == "" {
-		return nil, errors.New("metadata: instance tokens need a controller id (their issuer)")
+		return nil, fmt.Errorf("%ss need a controller id (their issuer)", what)
 	}
 	if now == nil {
 		now = time.Now
 	}
-	t := &Tokens{key: append([]byte(nil), key...), issuer: controllerID, now: now}
-	t.parser = jwt.NewParser(
+	s := &Signer{key: append([]byte(nil), key...), issuer: controllerID, now: now}
+	s.parser = jwt.NewParser(
 		// Only HS256: a token naming "none", another HMAC size or an
 		// asymmetric algorithm is refused before any key is looked at.
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithAudience(Audience),
+		jwt.WithAudience(audience),
 		jwt.WithIssuer(controllerID),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(clockSkew),
-		jwt.WithTimeFunc(func() time.Time { return t.now() }),
+		jwt.WithTimeFunc(func() time.Time { return s.now() }),
 		jwt.WithStrictDecoding(),
 	)
-	return t, nil
+	return s, nil
+}
+
+// Registered returns the registered claims of a token minted now for
+// subject, valid for ttl.
+func (s *Signer) Registered(subject, audience string, ttl time.Duration) jwt.RegisteredClaims {
+	now := s.now()
+	return jwt.RegisteredClaims{
+		Subject:   subject,
+		Issuer:    s.issuer,
+		Audience:  jwt.ClaimStrings{audience},
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+	}
+}
+
+// Sign signs claims with HS256.
+func (s *Signer) Sign(claims jwt.Claims) (string, error) {
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.key)
+}
+
+// Parse checks raw's signature (a constant-time HMAC comparison), its
+// algorithm, issuer, audience, issue and expiry times and claims' own
+// Validate, filling claims. Every failure is a *TokenError.
+func (s *Signer) Parse(raw string, claims jwt.Claims) error {
+	if raw == "" {
+		return &TokenError{Reason: "no token"}
+	}
+	_, err := s.parser.ParseWithClaims(raw, claims, func(tok *jwt.Token) (any, error) {
+		if tok.Method != jwt.SigningMethodHS256 {
+			return nil, fmt.Errorf("algorithm %v is not HS256", tok.Header["alg"])
+		}
+		return s.key, nil
+	})
+	if err != nil {
+		return tokenError(err)
+	}
+	return nil
+}
+
+// Tokens mints and verifies instance tokens: HS256 JWTs naming one instance
+// and its create attempt. Safe for concurrent use.
+type Tokens struct {
+	signer *Signer
+}
+
+// NewTokens returns Tokens signing with key (at least MinKeyBytes) and
+// naming controllerID as issuer. now defaults to time.Now.
+func NewTokens(key []byte, controllerID string, now func() time.Time) (*Tokens, error) {
+	s, err := NewSigner(key, controllerID, Audience, "instance token", now)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	return &Tokens{signer: s}, nil
 }
 
 // Mint returns a token for one create attempt of instance in pool, valid
@@ -100,22 +156,15 @@ func (t *Tokens) Mint(instance, pool string, attempt int, ttl time.Duration) (st
 	if ttl <= 0 {
 		return "", fmt.Errorf("metadata: token ttl %v is not positive", ttl)
 	}
-	now := t.now()
 	claims := instanceClaims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Subject:   instance,
-			Issuer:    t.issuer,
-			Audience:  jwt.ClaimStrings{Audience},
-			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
-		},
-		Attempt: attempt,
-		Pool:    pool,
+		RegisteredClaims: t.signer.Registered(instance, Audience, ttl),
+		Attempt:          attempt,
+		Pool:             pool,
 	}
 	if err := claims.Validate(); err != nil {
 		return "", fmt.Errorf("metadata: mint token: %w", err)
 	}
-	signed, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(t.key)
+	signed, err := t.signer.Sign(claims)
 	if err != nil {
 		return "", fmt.Errorf("metadata: sign token for %s: %w", instance, err)
 	}
@@ -126,18 +175,9 @@ func (t *Tokens) Mint(instance, pool string, attempt int, ttl time.Duration) (st
 // algorithm, issuer, audience, issue and expiry times and its claims, and
 // returns what it names. Every failure is a *TokenError.
 func (t *Tokens) Verify(raw string) (Claim, error) {
-	if raw == "" {
-		return Claim{}, &TokenError{Reason: "no token"}
-	}
 	var claims instanceClaims
-	_, err := t.parser.ParseWithClaims(raw, &claims, func(tok *jwt.Token) (any, error) {
-		if tok.Method != jwt.SigningMethodHS256 {
-			return nil, fmt.Errorf("algorithm %v is not HS256", tok.Header["alg"])
-		}
-		return t.key, nil
-	})
-	if err != nil {
-		return Claim{}, tokenError(err)
+	if err := t.signer.Parse(raw, &claims); err != nil {
+		return Claim{}, err
 	}
 	return Claim{
 		Instance:  claims.Subject,
@@ -184,7 +224,7 @@ func tokenError(err error) *TokenError {
 		{jwt.ErrTokenExpired, "expired"},
 		{jwt.ErrTokenUsedBeforeIssued, "issued in the future"},
 		{jwt.ErrTokenInvalidIssuer, "issued by another controller"},
-		{jwt.ErrTokenInvalidAudience, "not meant for the metadata endpoints"},
+		{jwt.ErrTokenInvalidAudience, "another kind of token (its audience is not this one's)"},
 		{jwt.ErrTokenRequiredClaimMissing, "missing a required claim"},
 		{jwt.ErrTokenInvalidClaims, "invalid claims"},
 	}

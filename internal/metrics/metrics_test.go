@@ -37,8 +37,8 @@ func TestFamiliesFollowPrometheusNaming(t *testing.T) {
 			t.Errorf("%s has no help", f.Name)
 		}
 	}
-	if len(metrics.Families) != 37 {
-		t.Errorf("%d families, want the 37 of the vocabulary", len(metrics.Families))
+	if len(metrics.Families) != 41 {
+		t.Errorf("%d families, want the 41 of the vocabulary", len(metrics.Families))
 	}
 }
 

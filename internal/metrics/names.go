@@ -51,6 +51,10 @@ const (
 	WarmForecastNeed          = "runfleet_warm_forecast_need"
 	WarmRunners               = "runfleet_warm_runners"
 	WarmIdleSeconds           = "runfleet_warm_idle_seconds_total"
+	CacheLookups              = "runfleet_cache_lookups_total"
+	CacheTransferBytes        = "runfleet_cache_transfer_bytes_total"
+	CacheStoredBytes          = "runfleet_cache_stored_bytes"
+	CacheEntries              = "runfleet_cache_entries"
 )
 
 // Label names; on EMF they are the dimension names.
@@ -154,6 +158,10 @@ var Families = []Family{
 	{WarmForecastNeed, "Jobs the pool's forecast says must find a warm runner at once, set each reconcile pass (pools[].warm).", Gauge, []string{LabelPool}, nil},
 	{WarmRunners, "Idle runners the reconciler keeps warm for the pool this pass: the forecast's size within min_idle, max_idle and max_runners (pools[].warm).", Gauge, []string{LabelPool}, nil},
 	{WarmIdleSeconds, "Machine-seconds the pool's runners sat idle with no job, counted at each reconcile pass from the idle runners it found (pools[].warm): what warmth costs.", Counter, []string{LabelPool}, nil},
+	{CacheLookups, "actions/cache lookups (GetCacheEntryDownloadURL) by result: hit or miss (runfleet serve with cache.dir; docs/actions-cache.md).", Counter, []string{LabelResult}, nil},
+	{CacheTransferBytes, "Bytes the actions/cache service took in (op=upload) and sent out (op=download).", Counter, []string{LabelOp}, nil},
+	{CacheStoredBytes, "Bytes of the actions/cache entries kept now (finalized archives; eviction keeps it under cache.max_bytes).", Gauge, nil, nil},
+	{CacheEntries, "actions/cache entries kept now (finalized).", Gauge, nil, nil},
 	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
 }
 

@@ -27,6 +27,8 @@ type bootstrap struct {
 	tokens      *metadata.Tokens
 	metadataURL string
 	callbackURL string
+	// cache is the actions/cache service, nil unless cache.dir is set.
+	cache *cacheService
 }
 
 // newBootstrap returns nil when server.public_url is unset. The key is the
@@ -50,6 +52,9 @@ func newBootstrap(cfg *config.Config, log *slog.Logger) (*bootstrap, error) {
 	}
 	b := &bootstrap{tokens: tokens}
 	b.metadataURL, b.callbackURL = metadata.BaseURLs(cfg.Server.PublicURL)
+	if b.cache, err = newCacheService(cfg, key, log); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -93,6 +98,7 @@ func (b *bootstrap) mount(cfg *config.Config, eng *engine.Engine, rest http.Hand
 	}
 	mux.Handle(metadata.MetadataPrefix, h)
 	mux.Handle(metadata.CallbackPrefix, h)
+	b.cache.mount(mux)
 	return mux, nil
 }
 

@@ -117,6 +117,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err != nil {
 		return err
 	}
+	if boot != nil && boot.cache != nil {
+		rec.WatchCache(boot.cache.figures)
+	}
 	page := statuspage.NewRecorder(nil)
 	budget := watchBudgets(ctx, cfg, st.store, rec, log)
 	eng, err := buildEngine(cfg, st, engineGitHub, provs, installationID, boot, engine.Observers(rec, page, budget), log)
@@ -148,6 +151,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		freeDeadListenerLeases(workCtx, st.store, scaleSetPools, log)
 	}
 	startListeners(workCtx, &background, listeners, log)
+	if boot != nil {
+		boot.cache.evictEvery(workCtx, &background, cacheEvictInterval, log)
+	}
 
 	serving = true
 	err = srv.serveUntil(ctx, opts.ShutdownTimeout, log)

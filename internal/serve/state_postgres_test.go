@@ -7,9 +7,12 @@ import (
 
 	"github.com/runfleet/runfleet/internal/config"
 	"github.com/runfleet/runfleet/internal/store/postgres/pgtest"
+	"github.com/runfleet/runfleet/internal/testenv"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain stops the PostgreSQL server and the moto server (the cache's S3
+// store) the tests start.
+func TestMain(m *testing.M) { testenv.Main(m, pgtest.Stop) }
 
 // Kind postgres opens the store and its queue in one database, not as the
 // store's sole owner, purged by serve; the start line names the server and

@@ -51,6 +51,7 @@ type Recorder struct {
 	overBudget  *prometheus.GaugeVec
 	listener    listenerFamilies
 	warm        warmFamilies
+	cache       *cacheCollector
 	now         func() time.Time
 	stateSource *state
 }
@@ -75,8 +76,8 @@ var _ metrics.Recorder = (*Recorder)(nil)
 // scrape. The stuck gauges count nothing until CountStuck gives them the
 // engine's rule.
 func New(pools []string, state State) *Recorder {
-	r := &Recorder{reg: prometheus.NewRegistry(), now: time.Now}
-	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r := &Recorder{reg: prometheus.NewRegistry(), now: time.Now, cache: newCacheCollector()}
+	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), r.cache)
 
 	r.webhooks = counterVec(r.reg, metrics.Webhooks)
 	r.webhookBy = map[[3]string]prometheus.Counter{}

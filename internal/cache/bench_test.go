@@ -1,0 +1,341 @@
+package cache
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// The client's own transfer settings (npm @actions/cache saveCacheV2 and
+// uploadCacheArchiveSDK): one PutBlob up to 128 MiB, above it 64 MiB
+// blocks, 8 at a time, then a block list.
+const (
+	sdkSingleShot  = 128 << 20
+	sdkBlockSize   = 64 << 20
+	sdkConcurrency = 8
+)
+
+// `make bench-cache` runs these; `make test` does not (they write 1 GB).
+var benchSizes = []struct {
+	name string
+	n    int64
+}{{"100MB", 100 << 20}, {"1GB", 1 << 30}}
+
+func randomFile(b *testing.B, p string, n int64) string {
+	b.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.CopyN(f, rand.Reader, n); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func copyFile(b *testing.B, from, to string) {
+	b.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		b.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// sdkUpload sends path to a signed upload URL as the storage SDK does.
+func sdkUpload(b *testing.B, c *http.Client, up, path string, size int64) {
+	b.Helper()
+	put := func(u string, body io.Reader, n int64, hdr map[string]string) {
+		req, err := http.NewRequest(http.MethodPut, u, body)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		req.ContentLength = n
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			b.Errorf("PUT: %s", resp.Status)
+		}
+	}
+	if size <= sdkSingleShot {
+		f, _ := os.Open(path)
+		defer f.Close()
+		put(up, f, size, map[string]string{"x-ms-blob-type": "BlockBlob"})
+		return
+	}
+	var ids []string
+	for i := int64(0); i*sdkBlockSize < size; i++ {
+		ids = append(ids, base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("block-%06d", i))))
+	}
+	sem := make(chan struct{}, sdkConcurrency)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int64, id string) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f, err := os.Open(path)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			defer f.Close()
+			n := min(sdkBlockSize, size-i*sdkBlockSize)
+			if _, err := f.Seek(i*sdkBlockSize, io.SeekStart); err != nil {
+				b.Error(err)
+				return
+			}
+			// A LimitedReader of the file itself, so the transport sends
+			// it with sendfile as it does the single-shot upload: the
+			// benchmark's client should cost as little as it can.
+			put(up+"&comp=block&blockid="+id, &io.LimitedReader{R: f, N: n}, n, nil)
+		}(int64(i), id)
+	}
+	wg.Wait()
+	var list strings.Builder
+	list.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><BlockList>`)
+	for _, id := range ids {
+		list.WriteString("<Latest>" + id + "</Latest>")
+	}
+	list.WriteString("</BlockList>")
+	put(up+"&comp=blocklist", strings.NewReader(list.String()), int64(list.Len()), nil)
+}
+
+func fileHash(b *testing.B, p string) [32]byte {
+	b.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		b.Fatal(err)
+	}
+	var s [32]byte
+	copy(s[:], h.Sum(nil))
+	return s
+}
+
+// benchStorage is where BenchmarkTransfer keeps the archive: a store for
+// runfleet's path, and the same storage's own copy in and out (raw).
+type benchStorage struct {
+	name       string
+	store      func(b *testing.B) Store
+	rawSave    func(b *testing.B, archive string, size int64)
+	rawRestore func(b *testing.B, dst string)
+}
+
+func diskStorage(dir string) benchStorage {
+	saved := filepath.Join(dir, "raw-saved")
+	return benchStorage{
+		name: "disk",
+		store: func(b *testing.B) Store {
+			st, err := OpenDisk(filepath.Join(dir, "store"), EvictionPolicy{}, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		},
+		rawSave:    func(b *testing.B, archive string, _ int64) { copyFile(b, archive, saved) },
+		rawRestore: func(b *testing.B, dst string) { copyFile(b, saved, dst) },
+	}
+}
+
+// s3Storage is a bucket on the moto server: raw is one PutObject of the
+// file and one GetObject into a file.
+func s3Storage(b *testing.B) benchStorage {
+	client, bucket := testBucket(b)
+	ctx := context.Background()
+	return benchStorage{
+		name: "s3",
+		store: func(b *testing.B) Store {
+			st, err := OpenS3(ctx, client, bucket, "runfleet/", EvictionPolicy{}, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		},
+		rawSave: func(b *testing.B, archive string, size int64) {
+			f, err := os.Open(archive)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String("raw"), Body: f, ContentLength: aws.Int64(size)}, streamed); err != nil {
+				b.Fatal(err)
+			}
+		},
+		rawRestore: func(b *testing.B, dst string) {
+			out, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: aws.String("raw")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer out.Body.Close()
+			f, err := os.Create(dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := io.Copy(f, out.Body); err != nil {
+				b.Fatal(err)
+			}
+		},
+	}
+}
+
+// BenchmarkTransfer saves and restores one archive through runfleet's
+// cache (real TCP on loopback, the SDK's requests, the disk store, or the
+// S3 store on moto, whose restores come from the bucket) and, in the same
+// run on the same storage, copies the same bytes without runfleet; it
+// reports both throughputs and their ratio (docs/benchmarks.md).
+func BenchmarkTransfer(b *testing.B) {
+	for _, kind := range []string{"disk", "s3"} {
+		for _, sz := range benchSizes {
+			b.Run(kind+"/"+sz.name, func(b *testing.B) {
+				dir := b.TempDir()
+				storage := diskStorage(dir)
+				if kind == "s3" {
+					storage = s3Storage(b)
+				}
+				benchTransfer(b, storage, dir, sz.n)
+			})
+		}
+	}
+}
+
+func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
+	archive := randomFile(b, filepath.Join(dir, "archive"), size)
+	want := fileHash(b, archive)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
+	defer srv.Close()
+	h, tokens, _ := testService(b, srv.URL, Options{Store: storage.store(b)})
+	srv.Config.Handler = h
+	tok, _ := tokens.Mint("bench", mainGrant, time.Hour)
+	w := &handlerWorld{h: h}
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sdkConcurrency}}
+	var raw, rf [2]time.Duration // save, restore
+	b.SetBytes(size)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// Raw: the same bytes into and out of the same storage.
+		t0 := time.Now()
+		storage.rawSave(b, archive, size)
+		t1 := time.Now()
+		storage.rawRestore(b, filepath.Join(dir, "raw-restored"))
+		t2 := time.Now()
+		raw[0] += t1.Sub(t0)
+		raw[1] += t2.Sub(t1)
+
+		key := fmt.Sprintf("k-%d", i)
+		t0 = time.Now()
+		_, out := w.callB(b, tok, "CreateCacheEntry", `{"key":"`+key+`","version":"v"}`)
+		sdkUpload(b, c, out["signed_upload_url"].(string), archive, size)
+		w.callB(b, tok, "FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":%q,"version":"v","size_bytes":"%d"}`, key, size))
+		t1 = time.Now()
+		_, out = w.callB(b, tok, "GetCacheEntryDownloadURL", `{"key":"`+key+`","version":"v"}`)
+		resp, err := c.Get(out["signed_download_url"].(string))
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst, _ := os.Create(filepath.Join(dir, "restored"))
+		if _, err := io.Copy(dst, resp.Body); err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		dst.Close()
+		t2 = time.Now()
+		rf[0] += t1.Sub(t0)
+		rf[1] += t2.Sub(t1)
+	}
+	b.StopTimer()
+	if fileHash(b, filepath.Join(dir, "restored")) != want {
+		b.Fatal("restored bytes differ")
+	}
+	mbps := func(d time.Duration) float64 { return float64(size) * float64(b.N) / d.Seconds() / (1 << 20) }
+	b.ReportMetric(mbps(raw[0]), "raw-save-MB/s")
+	b.ReportMetric(mbps(raw[1]), "raw-restore-MB/s")
+	b.ReportMetric(mbps(rf[0]), "runfleet-save-MB/s")
+	b.ReportMetric(mbps(rf[1]), "runfleet-restore-MB/s")
+	b.ReportMetric(100*raw[0].Seconds()/rf[0].Seconds(), "save-%-of-raw")
+	b.ReportMetric(100*raw[1].Seconds()/rf[1].Seconds(), "restore-%-of-raw")
+}
+
+// BenchmarkRealClient saves and restores 100 MB and 1 GB with GitHub's own
+// client (tar, zstd and all) and checks the restored bytes' hash.
+func BenchmarkRealClient(b *testing.B) {
+	w := newCacheWorld(b, nil)
+	tok := w.token(Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"})
+	// The testing package runs a benchmark more than once (b.N = 1, then
+	// more): every save needs a key of its own, or first writer wins.
+	saves := 0
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			w.t = b
+			ws := b.TempDir()
+			b.SetBytes(sz.n)
+			for i := 0; i < b.N; i++ {
+				// Making and hashing the data is not the cache's time.
+				b.StopTimer()
+				if err := os.MkdirAll(filepath.Join(ws, "data"), 0o755); err != nil {
+					b.Fatal(err)
+				}
+				randomFile(b, filepath.Join(ws, "data", "blob"), sz.n)
+				want, _ := readData(b, ws)
+				b.StartTimer()
+				saves++
+				key := fmt.Sprintf("big-%s-%d", sz.name, saves)
+				if r := w.run(w.url, tok, ws, "save", "data", key); !saved(r) {
+					b.Fatalf("save: %s", r.Stdout)
+				}
+				clearData(b, ws)
+				if r := w.run(w.url, tok, ws, "restore", "data", key); matched(r) != key {
+					b.Fatalf("restore: %s", r.Stdout)
+				}
+				b.StopTimer()
+				if got, ok := readData(b, ws); !ok || got != want {
+					b.Fatal("restored bytes differ")
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package config
+
+import "time"
+
+// Cache is runfleet's own actions/cache service in embedded mode
+// (docs/actions-cache.md): off unless Dir or S3 is set. Served by
+// `runfleet serve` beside the metadata endpoints, so it needs
+// server.public_url.
+type Cache struct {
+	// Dir keeps the entries on local disk.
+	Dir string `yaml:"dir"`
+	// S3 keeps them in a bucket instead (any S3-compatible store).
+	S3 *CacheS3 `yaml:"s3"`
+	// MaxAge evicts an entry not read for this long (default 7 days,
+	// GitHub's rule).
+	MaxAge time.Duration `yaml:"max_age"`
+	// MaxBytes evicts the least recently read entries until the cache is
+	// at most this big (default 100 GiB).
+	MaxBytes int64 `yaml:"max_bytes"`
+	// MaxEntryBytes refuses an archive bigger than this (default 10 GiB,
+	// GitHub's per-repository cap).
+	MaxEntryBytes int64 `yaml:"max_entry_bytes"`
+}
+
+// CacheS3 names the bucket the cache keeps its entries in. Credentials
+// come from the AWS SDK's usual chain (environment, profile, instance role).
+type CacheS3 struct {
+	Bucket string `yaml:"bucket"`
+	// Prefix is prepended to every object key (e.g. "cache/").
+	Prefix string `yaml:"prefix"`
+	// Region of the bucket; empty: the SDK's (AWS_REGION, the profile).
+	Region string `yaml:"region"`
+	// Endpoint of an S3-compatible store (MinIO, Ceph, moto); empty: AWS.
+	Endpoint string `yaml:"endpoint"`
+	// PathStyle addresses the bucket in the path, as most S3-compatible
+	// stores need.
+	PathStyle bool `yaml:"path_style"`
+}
+
+// On says whether the cache is served.
+func (c *Cache) On() bool { return c.Dir != "" || c.S3 != nil }
+
+// Cache defaults, applied only when the cache is on.
+const (
+	DefaultCacheMaxAge        = 7 * 24 * time.Hour
+	DefaultCacheMaxBytes      = 100 << 30
+	DefaultCacheMaxEntryBytes = 10 << 30
+)
+
+func (c *Cache) applyDefaults() {
+	if !c.On() {
+		return
+	}
+	setDefault(&c.MaxAge, DefaultCacheMaxAge)
+	setDefault(&c.MaxBytes, DefaultCacheMaxBytes)
+	setDefault(&c.MaxEntryBytes, DefaultCacheMaxEntryBytes)
+}
+
+func (c *Cache) validate(p *problems, server *Server) {
+	if !c.On() {
+		if c.MaxAge != 0 || c.MaxBytes != 0 || c.MaxEntryBytes != 0 {
+			p.add("cache", "limits are set but neither cache.dir nor cache.s3 is: set one to turn the cache on")
+		}
+		return
+	}
+	if server.PublicURL == "" {
+		p.add("cache", "the cache is served beside the metadata endpoints: set server.public_url, the URL runner machines reach runfleet at")
+	}
+	if c.Dir != "" && c.S3 != nil {
+		p.add("cache", "set one of cache.dir (local disk) and cache.s3 (a bucket), not both")
+	}
+	if c.S3 != nil {
+		if c.S3.Bucket == "" {
+			p.add("cache.s3.bucket", "required")
+		}
+		if c.S3.Endpoint != "" {
+			checkHTTPURL(p, "cache.s3.endpoint", c.S3.Endpoint)
+		}
+	}
+	switch {
+	case c.MaxAge < 0:
+		p.add("cache.max_age", "%v is negative", c.MaxAge)
+	case c.MaxBytes < 0:
+		p.add("cache.max_bytes", "%d is negative", c.MaxBytes)
+	case c.MaxEntryBytes < 0:
+		p.add("cache.max_entry_bytes", "%d is negative", c.MaxEntryBytes)
+	case c.MaxEntryBytes > c.MaxBytes:
+		p.add("cache.max_entry_bytes", "%d is more than cache.max_bytes (%d): such an entry would be evicted at once", c.MaxEntryBytes, c.MaxBytes)
+	}
+}
