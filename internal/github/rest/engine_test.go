@@ -48,11 +48,12 @@ func TestJobLifecycleCostsTwoGitHubCalls(t *testing.T) {
 }
 
 // P9: a runner GitHub reports busy (422) is never destroyed by a normal
-// delete. The delete waits without asking GitHub again and again; the job's
-// completed webhook re-sends it, and then the machine goes.
+// delete. Once the job's completed is recorded a 422 is GitHub a moment
+// behind its own webhook (issue #32), so the delete comes back on the
+// ordinary backoff, never later than 15 s, instead of waiting
+// delete_backoff_max — backing off, never by force; the job's completed
+// re-sends it at once, and then the machine goes.
 func TestBusyRunnersMachineIsNeverDestroyed(t *testing.T) {
-	// The busy fallback retry is a minute away: nothing but a webhook may
-	// move this delete during the test.
 	w := newWorld(t, worldOptions{deleteBackoffMax: time.Minute})
 	const jobID = 201
 	name := enginetest.InstanceName(jobID)
@@ -65,18 +66,20 @@ func TestBusyRunnersMachineIsNeverDestroyed(t *testing.T) {
 	w.deliver(runner.ActionCompleted, jobID, name)
 	w.WaitFor("the busy delete to be put back", func() bool {
 		inst := w.Instance(name)
-		return inst.Status == runner.StatusPendingDelete && inst.Attempts == 1
+		return inst.Status == runner.StatusPendingDelete && inst.Attempts >= 1
 	})
 	inst := w.Instance(name)
-	if wait := inst.NextAttemptAt.Sub(inst.UpdatedAt); wait < time.Minute {
-		t.Errorf("busy delete retries in %s; it should wait for the job (DeleteBackoffMax)", wait)
+	if wait := inst.NextAttemptAt.Sub(inst.UpdatedAt); wait > 15*time.Second {
+		t.Errorf("busy delete after a completed retries in %s; want the ordinary backoff, at most 15 s", wait)
 	}
-	if inst.RunnerStatus != runner.RunnerActive || !strings.Contains(inst.ProviderFault, "still running a job") {
+	if !strings.Contains(inst.ProviderFault, "still running a job") {
 		t.Errorf("instance %+v", inst)
 	}
-	time.Sleep(300 * time.Millisecond) // room for any retry that should not happen
-	if got := len(w.callsAt(githubtest.RouteOrgRemoveRunner)); got != 1 {
-		t.Fatalf("remove calls while busy = %d, want 1 (no hammering)", got)
+	time.Sleep(300 * time.Millisecond) // room for the retries the backoff allows
+	// From 20 ms doubling, 300 ms hold at most 5 attempts: backing off, not
+	// hammering. (A slower machine makes fewer, never more.)
+	if got := len(w.callsAt(githubtest.RouteOrgRemoveRunner)); got < 1 || got > 6 {
+		t.Fatalf("remove calls while busy = %d, want 1 to 6 (the backoff's)", got)
 	}
 	if w.Provider.DeleteCalls(name) != 0 || len(w.Provider.Machines()) != 1 {
 		t.Fatal("the busy runner's machine was touched")
@@ -97,8 +100,8 @@ func TestBusyRunnersMachineIsNeverDestroyed(t *testing.T) {
 	if w.Provider.DeleteCalls(name) != 1 || len(w.Provider.Machines()) != 0 {
 		t.Fatalf("machine deletes %d, machines %d", w.Provider.DeleteCalls(name), len(w.Provider.Machines()))
 	}
-	if got := len(w.callsAt(githubtest.RouteOrgRemoveRunner)); got != 3 {
-		t.Errorf("remove calls = %d, want 3 (busy, operator, after the job)", got)
+	if got := len(w.callsAt(githubtest.RouteOrgRemoveRunner)); got < 3 {
+		t.Errorf("remove calls = %d, want at least 3 (busy, operator, after the job)", got)
 	}
 }
 
