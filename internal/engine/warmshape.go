@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/warm"
+	"github.com/runfleet/runfleet/providers"
 )
 
 // warmShapes are the shape labels of the warm runners a pool with shapes
@@ -32,6 +35,11 @@ func warmShapes(pool *runner.Pool, live, idle []*runner.Instance, want int) [][]
 	labels := map[string][]string{"": nil}
 	for _, inst := range live {
 		if inst.Pool != pool.Name || inst.JobID == 0 {
+			continue
+		}
+		if _, err := pool.GrantShape(inst.Labels); err != nil {
+			// A shape the policy refuses now: a warm runner of it would
+			// be refused at its create, every pass.
 			continue
 		}
 		key, shape := shapeOf(inst.Labels)
@@ -70,4 +78,49 @@ func shapeOf(labels []string) (string, []string) {
 	}
 	slices.Sort(keys)
 	return strings.Join(slices.Compact(keys), "\x00"), shape
+}
+
+// stoppedShapes splits a pool's stopped warm machines over the shapes its
+// jobs ask for (shapedStopped), from the live instances.
+func (e *Engine) stoppedShapes(ctx context.Context, pool *runner.Pool, stopped int) ([]providers.WarmShape, error) {
+	live, err := e.store.ListLiveInstances(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list live instances: %w", err)
+	}
+	return shapedStopped(pool, live, stopped), nil
+}
+
+// shapedStopped splits stopped machines as warmShapes does hot runners: by
+// the jobs holding the pool's live instances, apportioned
+// (warm.Apportion), each shape granted under the pool's policy as a create
+// would grant it. A shape the policy no longer grants keeps no machine.
+// The pool's own shape comes first, always (its count may be 0: the
+// provider's warm_pool.size floors it).
+func shapedStopped(pool *runner.Pool, live []*runner.Instance, stopped int) []providers.WarmShape {
+	asked := map[string]int{}
+	example := map[string]*runner.Instance{}
+	for _, inst := range live {
+		if inst.Pool != pool.Name || inst.JobID == 0 {
+			continue
+		}
+		key, _ := shapeOf(inst.Labels)
+		asked[key]++
+		example[key] = inst
+	}
+	parts := warm.Apportion(stopped, asked)
+	want := []providers.WarmShape{{Count: parts[""]}}
+	for _, key := range slices.Sorted(func(yield func(string) bool) {
+		for k := range parts {
+			if k != "" && !yield(k) {
+				return
+			}
+		}
+	}) {
+		shape, err := machineShape(pool, example[key])
+		if err != nil || shape == nil {
+			continue
+		}
+		want = append(want, providers.WarmShape{Shape: shape, Count: parts[key]})
+	}
+	return want
 }
