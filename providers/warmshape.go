@@ -20,3 +20,24 @@ type WarmShape struct {
 	Shape *Shape
 	Count int
 }
+
+// WarmKeeper is implemented by a WarmSizer that keeps stopped machines
+// only when configured to: a create starts a stopped machine only in a
+// pool whose warm pool is on, so a forecast must not ask such a provider
+// for stopped machines while it is off (they would be paid for and never
+// started). A WarmSizer without it always keeps them.
+type WarmKeeper interface {
+	KeepsWarm() bool
+}
+
+// KeepsStopped reports whether p keeps stopped machines a forecast may
+// ask for: a WarmSizer that is not a WarmKeeper, or one that says so.
+func KeepsStopped(p Provider) bool {
+	if _, ok := As[WarmSizer](p); !ok {
+		return false
+	}
+	if k, ok := As[WarmKeeper](p); ok {
+		return k.KeepsWarm()
+	}
+	return true
+}

@@ -175,3 +175,11 @@ func (p *Provider) resolveWarmGroups(ctx context.Context, pool string, groups []
 	}
 	return out
 }
+
+var _ providers.WarmKeeper = (*Provider)(nil)
+
+// KeepsWarm implements providers.WarmKeeper: a create starts a stopped
+// machine only in a pool with warm_pool.size of 1 or more (create.go), so
+// only such a pool may be asked for stopped machines by its forecast;
+// warm_pool.size is then their floor.
+func (p *Provider) KeepsWarm() bool { return p.settings.WarmPool.Size > 0 }
