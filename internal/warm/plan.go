@@ -164,13 +164,14 @@ func PlanWeek(h History, now time.Time, percentile float64, p Params) Plan {
 }
 
 // youngAim is the percentile a pool with less than a week of history
-// plans for: half way from the target to 100. A plan by the day reads
+// plans for: half way from the one it is asked for (AimPercentile's) to
+// 100. A plan by the day reads
 // one to six past days, so its rates and burst sizes are rougher than a
 // week's, and the jobs a rough plan misses are missed at the target's
 // expense; aiming higher pays for the roughness in idle runners until the
-// pool has a week behind it. The replay's new repository misses p90 at
-// the target itself (87.7 % of jobs within 10 s) and meets it with this
-// margin (docs/benchmarks.md#warm-pools).
+// pool has a week behind it. The replay's new repository missed p90
+// without it (87.7 % of jobs within 10 s) and meets it with it
+// (docs/benchmarks.md#warm-pools).
 func youngAim(percentile float64) float64 {
 	return percentile + (100-percentile)/2
 }
