@@ -174,7 +174,7 @@ sim:
 ## $(BIN)/warm-replay.md
 warm-replay:
 	@mkdir -p $(BIN)
-	$(GO) test -count=1 -run 'TestTable$$' ./internal/warm/replay -table -v | grep '^|' | tee $(BIN)/warm-replay.md
+	$(GO) test -count=1 -run 'TestTable$$' ./internal/warm/replay -table -svg $(CURDIR)/docs/warm-replay.svg -v | grep '^|' | tee $(BIN)/warm-replay.md
 
 ## chaos: kill -9 chaos run of bin/runfleet serve as a GitHub App: 350 jobs, a
 ## faulty external provider, 4 kills and a 60 s outage whose failed deliveries
