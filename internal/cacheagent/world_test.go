@@ -253,3 +253,10 @@ func matched(r clientResult) string {
 	}
 	return *r.Matched
 }
+
+func writeFile(t testing.TB, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
