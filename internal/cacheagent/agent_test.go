@@ -13,7 +13,7 @@ import (
 // from runfleet's cache through the agent, with the cache token of the
 // machine's job — the hand-off of issue #34.
 func TestRealClientThroughAgent(t *testing.T) {
-	w := newAgentWorld(t, nil, "")
+	w := newAgentWorld(t, nil, "", false)
 	defer func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", w.logs.Tail(40))
@@ -92,7 +92,7 @@ func TestOutageThroughAgent(t *testing.T) {
 	}
 	down := "http://" + l.Addr().String()
 	_ = l.Close()
-	w := newAgentWorld(t, nil, down)
+	w := newAgentWorld(t, nil, down, false)
 	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
 	ws := t.TempDir()
 	writeData(t, ws, 1<<20)

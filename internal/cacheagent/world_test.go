@@ -56,6 +56,14 @@ func (b *tokenBox) Token(context.Context) (string, error) {
 	return s, nil
 }
 
+// ledger is runfleet's ledger as the job token handler reads it: which
+// repository each machine's job is of.
+type ledger map[string]cache.MachineJob
+
+func (l ledger) MachineJob(_ context.Context, instance string) (cache.MachineJob, error) {
+	return l[instance], nil
+}
+
 // agentWorld is runfleet's cache on local disk (serve's part), the agent
 // in front of it on HTTPS with the machine's CA, and GitHub's client.
 type agentWorld struct {
@@ -65,12 +73,15 @@ type agentWorld struct {
 	agentURL string
 	tokens   *cache.Tokens
 	box      *tokenBox
+	jobs     *JobTokens
+	agents   *cache.AgentTokens
+	ledger   ledger
 	agent    *Agent
 	metrics  *cache.Metrics
 	logs     *testlog.Buffer
 }
 
-func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string) *agentWorld {
+func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, useJobTokens bool) *agentWorld {
 	t.Helper()
 	client := installClient(t)
 	logs := &testlog.Buffer{}
@@ -96,7 +107,19 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string) *ag
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = h
+	agents, err := cache.NewAgentTokens(testKey, "ctl", clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	led := ledger{}
+	jth, err := cache.NewJobTokenHandler(cache.JobTokenOptions{Agents: agents, Tokens: tokens, Ledger: led, Now: clock.Now, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.Handle(cache.JobTokenPath, jth)
+	srv.Config.Handler = mux
 	cacheURL := srv.URL
 	if cacheURLOverride != "" {
 		cacheURL = cacheURLOverride
@@ -117,7 +140,17 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string) *ag
 		t.Fatal(err)
 	}
 	box := &tokenBox{}
-	agent, err := New(Options{CacheURL: cacheURL, Tokens: box, Upstream: http.DefaultTransport, Log: log})
+	var src TokenSource = box
+	var jobs *JobTokens
+	if useJobTokens {
+		agentTok, err := agents.Mint("m-1", "linux", 24*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = &JobTokens{URL: cacheURL + cache.JobTokenPath, AgentToken: func() (string, error) { return agentTok, nil }, Now: clock.Now, Log: log}
+		src = jobs
+	}
+	agent, err := New(Options{CacheURL: cacheURL, Tokens: src, Upstream: http.DefaultTransport, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +160,7 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string) *ag
 	t.Cleanup(as.Close)
 	_, port, _ := net.SplitHostPort(as.Listener.Addr().String())
 	return &agentWorld{t: t, client: client, caFile: caFile, agentURL: "https://localhost:" + port + "/",
-		tokens: tokens, box: box, agent: agent, metrics: metrics, logs: logs}
+		tokens: tokens, box: box, jobs: jobs, agents: agents, ledger: led, agent: agent, metrics: metrics, logs: logs}
 }
 
 func (w *agentWorld) job(j cache.Job) string {
