@@ -20,6 +20,23 @@ type Cache struct {
 	// MaxEntryBytes refuses an archive bigger than this (default 10 GiB,
 	// GitHub's per-repository cap).
 	MaxEntryBytes int64 `yaml:"max_entry_bytes"`
+	// Pools are the pools whose machines run the cache agent
+	// (`runfleet cache-agent`), which points the jobs' actions/cache at
+	// this cache. Empty: the cache is served, no machine uses it.
+	Pools []string `yaml:"pools"`
+}
+
+// ForPool says whether pool's machines run the cache agent.
+func (c *Cache) ForPool(pool string) bool {
+	if !c.On() {
+		return false
+	}
+	for _, p := range c.Pools {
+		if p == pool {
+			return true
+		}
+	}
+	return false
 }
 
 // CacheS3 names the bucket the cache keeps its entries in. Credentials
@@ -56,10 +73,19 @@ func (c *Cache) applyDefaults() {
 	setDefault(&c.MaxEntryBytes, DefaultCacheMaxEntryBytes)
 }
 
-func (c *Cache) validate(p *problems, server *Server) {
+func (c *Cache) validate(p *problems, server *Server, pools []Pool) {
+	for _, name := range c.Pools {
+		found := false
+		for _, pl := range pools {
+			found = found || pl.Name == name
+		}
+		if !found {
+			p.add("cache.pools", "%q is not a pool", name)
+		}
+	}
 	if !c.On() {
-		if c.MaxAge != 0 || c.MaxBytes != 0 || c.MaxEntryBytes != 0 {
-			p.add("cache", "limits are set but neither cache.dir nor cache.s3 is: set one to turn the cache on")
+		if c.MaxAge != 0 || c.MaxBytes != 0 || c.MaxEntryBytes != 0 || len(c.Pools) != 0 {
+			p.add("cache", "limits or pools are set but neither cache.dir nor cache.s3 is: set one to turn the cache on")
 		}
 		return
 	}
