@@ -71,6 +71,7 @@ type agentWorld struct {
 	client   string
 	caFile   string
 	agentURL string
+	cacheURL string
 	tokens   *cache.Tokens
 	box      *tokenBox
 	jobs     *JobTokens
@@ -159,7 +160,7 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, use
 	as.StartTLS()
 	t.Cleanup(as.Close)
 	_, port, _ := net.SplitHostPort(as.Listener.Addr().String())
-	return &agentWorld{t: t, client: client, caFile: caFile, agentURL: "https://localhost:" + port + "/",
+	return &agentWorld{t: t, client: client, caFile: caFile, agentURL: "https://localhost:" + port + "/", cacheURL: cacheURL,
 		tokens: tokens, box: box, jobs: jobs, agents: agents, ledger: led, agent: agent, metrics: metrics, logs: logs}
 }
 
