@@ -24,7 +24,7 @@ on --socket, which job the machine runs (--print-hook prints that hook).
 --config is the JSON that metadata/cache-agent gave the machine at boot.`
 
 func (c *cli) cacheAgent(ctx context.Context, args []string) int {
-	fs := c.newFlags("cache-agent", "runfleet cache-agent --config FILE [--listen ADDR] [--socket PATH] [--state-dir DIR] [--ca-file FILE] [--dns HOST:PORT] | --print-hook", cacheAgentDescription)
+	fs := c.newFlags("cache-agent", "runfleet cache-agent --config FILE [--listen ADDR] [--socket PATH] [--state-dir DIR] [--ca-file FILE] [--dns HOST:PORT] | --print-hook | --print-hosts", cacheAgentDescription)
 	configFile := fs.String("config", "/etc/runfleet/cache-agent.json", "the agent's configuration (metadata/cache-agent's answer; root only)")
 	listen := fs.String("listen", "127.0.0.1:443", "the HTTPS address /etc/hosts gives the results host")
 	socket := fs.String("socket", "/run/runfleet/cache-agent.sock", "the job-started hook's Unix socket")
@@ -32,6 +32,7 @@ func (c *cli) cacheAgent(ctx context.Context, args []string) int {
 	caFile := fs.String("ca-file", "/usr/local/share/ca-certificates/runfleet-cache-agent.crt", "where the CA certificate is written for the trust stores")
 	dns := fs.String("dns", "", "DNS server (host:port) for the pass-through; default: the system's upstream, never /etc/hosts")
 	printHook := fs.Bool("print-hook", false, "print the runner's job-started hook script for --socket and exit")
+	printHosts := fs.Bool("print-hosts", false, "print the results hosts of --config, one a line, for /etc/hosts, and exit")
 	if _, status, done := parse(fs, args); done {
 		return status
 	}
@@ -46,6 +47,12 @@ func (c *cli) cacheAgent(ctx context.Context, args []string) int {
 	var cfg metadata.CacheAgentConfig
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return c.fail(fmt.Errorf("cache-agent: %s: %w", *configFile, err))
+	}
+	if *printHosts {
+		for _, h := range cfg.ResultsHosts {
+			fmt.Fprintln(c.stdout, h)
+		}
+		return exitOK
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
