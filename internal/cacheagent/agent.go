@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,9 @@ type Options struct {
 	// CacheClient makes the calls to runfleet's cache (default: a client
 	// with a 30 s timeout).
 	CacheClient *http.Client
+	// StorageClient sends the parts of a direct upload to the bucket
+	// (default: a client without a timeout; a 64 MiB part takes time).
+	StorageClient *http.Client
 	// Upstream carries pass-through calls to the real results host; its
 	// dialer must not use /etc/hosts (Resolver.DialContext). Required.
 	Upstream http.RoundTripper
@@ -54,6 +58,8 @@ type Options struct {
 // Counts is what the agent did, for logs and tests.
 type Counts struct {
 	CacheCalls, PassThrough, Outages int64
+	// DirectParts are the parts sent straight to the bucket.
+	DirectParts int64
 }
 
 // Agent is the on-machine endpoint: an http.Handler for the results host.
@@ -62,7 +68,11 @@ type Agent struct {
 	proxy            *httputil.ReverseProxy
 	cacheCalls, pass atomic.Int64
 	outages          atomic.Int64
+	directParts      atomic.Int64
 	cacheBase        string
+	// uploads are the direct uploads in progress, by signed URL.
+	uploadsMu sync.Mutex
+	uploads   map[string]*upload
 }
 
 // New checks o and returns the agent.
@@ -77,6 +87,9 @@ func New(o Options) (*Agent, error) {
 	}
 	if o.CacheClient == nil {
 		o.CacheClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if o.StorageClient == nil {
+		o.StorageClient = &http.Client{}
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -102,7 +115,7 @@ func New(o Options) (*Agent, error) {
 
 // Counts reads the counters.
 func (a *Agent) Counts() Counts {
-	return Counts{a.cacheCalls.Load(), a.pass.Load(), a.outages.Load()}
+	return Counts{a.cacheCalls.Load(), a.pass.Load(), a.outages.Load(), a.directParts.Load()}
 }
 
 // ServeHTTP implements http.Handler.
@@ -110,6 +123,10 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, cache.TwirpPrefix) {
 		a.cacheCalls.Add(1)
 		a.serveCache(w, r, strings.TrimPrefix(r.URL.Path, cache.TwirpPrefix))
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, UploadPrefix) {
+		a.serveUpload(w, r)
 		return
 	}
 	a.pass.Add(1)
@@ -151,9 +168,17 @@ func (a *Agent) serveCache(w http.ResponseWriter, r *http.Request, method string
 		a.outage(w, log, method, fmt.Errorf("runfleet's cache answered %d: %s", resp.StatusCode, bytes.TrimSpace(b)))
 		return
 	}
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		a.outage(w, log, method, err)
+		return
+	}
+	if method == "CreateCacheEntry" && resp.StatusCode == http.StatusOK {
+		out = a.rewriteUpload(out, r.Host)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, io.LimitReader(resp.Body, 1<<20))
+	_, _ = w.Write(out)
 }
 
 // outage answers a call runfleet's cache could not: the client's own

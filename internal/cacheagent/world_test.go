@@ -294,3 +294,5 @@ func writeFile(t testing.TB, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
