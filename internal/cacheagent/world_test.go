@@ -296,3 +296,5 @@ func writeFile(t testing.TB, path, s string) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func cryptoRandRead(p []byte) (int, error) { return rand.Read(p) }
