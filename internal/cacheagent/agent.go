@@ -89,7 +89,11 @@ func New(o Options) (*Agent, error) {
 		o.CacheClient = &http.Client{Timeout: 30 * time.Second}
 	}
 	if o.StorageClient == nil {
-		o.StorageClient = &http.Client{}
+		// The SDK sends 8 blocks at once: keep as many connections to the
+		// bucket open between them.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 16
+		o.StorageClient = &http.Client{Transport: t}
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
