@@ -23,6 +23,9 @@ func TestCacheSection(t *testing.T) {
 			}
 		}},
 		{"on with defaults", public + "cache:\n  dir: /var/cache/runfleet\n", "", func(t *testing.T, c config.Cache) {
+			if len(c.ResultsHosts) != 1 || c.ResultsHosts[0] != config.DefaultResultsHost {
+				t.Errorf("results hosts = %v", c.ResultsHosts)
+			}
 			if c.MaxAge != 7*24*time.Hour || c.MaxBytes != config.DefaultCacheMaxBytes || c.MaxEntryBytes != config.DefaultCacheMaxEntryBytes {
 				t.Errorf("cache = %+v, want the defaults", c)
 			}
@@ -42,6 +45,12 @@ func TestCacheSection(t *testing.T) {
 				t.Errorf("cache = %+v", c)
 			}
 		}},
+		{"results hosts", public + "cache:\n  dir: /c\n  results_hosts: [results-receiver.actions.example.ghe.com]\n", "", func(t *testing.T, c config.Cache) {
+			if len(c.ResultsHosts) != 1 || c.ResultsHosts[0] != "results-receiver.actions.example.ghe.com" {
+				t.Errorf("cache = %+v", c)
+			}
+		}},
+		{"a bad results host", public + "cache:\n  dir: /c\n  results_hosts: ['http://x/']\n", `cache.results_hosts: "http://x/" is not a host name`, nil},
 		{"an unknown pool", public + "cache:\n  dir: /c\n  pools: [nope]\n", `cache.pools: "nope" is not a pool`, nil},
 		{"pools without a store", "cache:\n  pools: [" + "linux-x64" + "]\n", "cache: limits or pools are set but neither", nil},
 		{"entry bigger than the cache", public + "cache:\n  dir: /c\n  max_bytes: 10\n  max_entry_bytes: 11\n", "cache.max_entry_bytes: 11 is more than cache.max_bytes (10)", nil},

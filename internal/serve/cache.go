@@ -97,10 +97,6 @@ func (c *cacheService) useStore(st store.Store) error {
 	return nil
 }
 
-// DefaultResultsHosts are the hosts of GitHub's results service that a
-// machine's cache agent stands in for: ACTIONS_RESULTS_URL on github.com.
-var DefaultResultsHosts = []string{"results-receiver.actions.githubusercontent.com"}
-
 // agentConfig is metadata/cache-agent for machines of the pools in
 // cache.pools (nil when the cache is off).
 func (c *cacheService) agentConfig() metadata.CacheAgentFunc {
@@ -115,7 +111,7 @@ func (c *cacheService) agentConfig() metadata.CacheAgentFunc {
 		if err != nil {
 			return metadata.CacheAgentConfig{}, false, err
 		}
-		return metadata.CacheAgentConfig{CacheURL: c.publicURL, AgentToken: tok, ResultsHosts: DefaultResultsHosts}, true, nil
+		return metadata.CacheAgentConfig{CacheURL: c.publicURL, AgentToken: tok, ResultsHosts: c.cfg.ResultsHosts}, true, nil
 	}
 }
 
