@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/cache"
 )
@@ -38,6 +39,24 @@ func TestRealClientThroughAgent(t *testing.T) {
 		got, ok := readData(t, ws)
 		if matched(r) != "deps-linux-1" || !ok || got != sum {
 			t.Fatalf("restore matched %q, same bytes %v:\n%s", matched(r), got == sum, r.Stdout)
+		}
+	})
+	t.Run("a second save of a key is refused as GitHub refuses it", func(t *testing.T) {
+		writeData(t, ws, mb)
+		if r := w.run(ws, "save", "data", "deps-linux-1"); !refusedSave(r, "another job may be creating this cache") {
+			t.Fatalf("second save: %s", r.Stdout)
+		}
+	})
+	t.Run("restore keys fall back to the newest prefix match", func(t *testing.T) {
+		w.clock.Advance(time.Minute)
+		newer := writeData(t, ws, mb)
+		if r := w.run(ws, "save", "data", "deps-linux-9"); !saved(r) {
+			t.Fatalf("save: %s", r.Stdout)
+		}
+		clearData(t, ws)
+		r := w.run(ws, "restore", "data", "deps-linux-missing", "deps-linux-")
+		if got, _ := readData(t, ws); matched(r) != "deps-linux-9" || got != newer {
+			t.Fatalf("restore matched %q:\n%s", matched(r), r.Stdout)
 		}
 	})
 	t.Run("repository B's job reads nothing of A", func(t *testing.T) {

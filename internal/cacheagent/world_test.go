@@ -72,6 +72,7 @@ type agentWorld struct {
 	caFile   string
 	agentURL string
 	cacheURL string
+	clock    *testclock.Clock
 	tokens   *cache.Tokens
 	box      *tokenBox
 	jobs     *JobTokens
@@ -160,7 +161,7 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, use
 	as.StartTLS()
 	t.Cleanup(as.Close)
 	_, port, _ := net.SplitHostPort(as.Listener.Addr().String())
-	return &agentWorld{t: t, client: client, caFile: caFile, agentURL: "https://localhost:" + port + "/", cacheURL: cacheURL,
+	return &agentWorld{t: t, client: client, caFile: caFile, agentURL: "https://localhost:" + port + "/", cacheURL: cacheURL, clock: clock,
 		tokens: tokens, box: box, jobs: jobs, agents: agents, ledger: led, agent: agent, metrics: metrics, logs: logs}
 }
 
