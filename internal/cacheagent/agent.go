@@ -49,6 +49,10 @@ type Options struct {
 	// StorageClient sends the parts of a direct upload to the bucket
 	// (default: a client without a timeout; a 64 MiB part takes time).
 	StorageClient *http.Client
+	// PassHosts are the only hosts the pass-through goes to (the results
+	// hosts /etc/hosts points here); empty: any. The agent runs as root:
+	// it must not be a forward proxy for every local process.
+	PassHosts []string
 	// Upstream carries pass-through calls to the real results host; its
 	// dialer must not use /etc/hosts (Resolver.DialContext). Required.
 	Upstream http.RoundTripper
@@ -133,8 +137,29 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.serveUpload(w, r)
 		return
 	}
+	if !a.passes(r.Host) {
+		http.Error(w, "runfleet cache agent: not a results host", http.StatusMisdirectedRequest)
+		return
+	}
 	a.pass.Add(1)
 	a.proxy.ServeHTTP(w, r)
+}
+
+// passes says whether host (maybe with a port) is one the pass-through
+// serves.
+func (a *Agent) passes(host string) bool {
+	if len(a.o.PassHosts) == 0 {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	for _, p := range a.o.PassHosts {
+		if strings.EqualFold(p, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // serveCache forwards one twirp call to runfleet's cache with the job's

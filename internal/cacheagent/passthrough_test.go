@@ -93,7 +93,8 @@ func TestPassThrough(t *testing.T) {
 
 	res := &Resolver{Server: dnsServer(t, map[string]netip.Addr{"localhost": netip.MustParseAddr("127.0.0.2")})}
 	up := UpstreamTransport(res, port, &tls.Config{RootCAs: githubCA.Pool()})
-	a, err := New(Options{CacheURL: "http://127.0.0.1:1", Tokens: TokenFunc(func(context.Context) (string, error) { return "runfleet", nil }), Upstream: up})
+	a, err := New(Options{CacheURL: "http://127.0.0.1:1", Tokens: TokenFunc(func(context.Context) (string, error) { return "runfleet", nil }), Upstream: up,
+		PassHosts: []string{"localhost", "unknown.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +115,19 @@ func TestPassThrough(t *testing.T) {
 		t.Fatalf("counts %+v", c)
 	}
 
-	t.Run("an unknown name is a bad gateway, not the agent itself", func(t *testing.T) {
-		req := httptest.NewRequest(http.MethodGet, "https://nowhere.test/x", nil)
+	t.Run("a results host DNS does not know is a bad gateway, not the agent itself", func(t *testing.T) {
+		req := httptest.NewRequest(http.MethodGet, "https://unknown.test/x", nil)
 		rec := httptest.NewRecorder()
 		a.ServeHTTP(rec, req)
 		if rec.Code != http.StatusBadGateway {
+			t.Fatalf("status %d", rec.Code)
+		}
+	})
+	t.Run("another host is refused: the agent is no forward proxy", func(t *testing.T) {
+		req := httptest.NewRequest(http.MethodGet, "https://example.com/x", nil)
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		if rec.Code != http.StatusMisdirectedRequest {
 			t.Fatalf("status %d", rec.Code)
 		}
 	})

@@ -74,10 +74,11 @@ func Run(ctx context.Context, o RunOptions) error {
 		Log:        o.Log,
 	}
 	agent, err := New(Options{
-		CacheURL: o.Config.CacheURL,
-		Tokens:   jobs,
-		Upstream: UpstreamTransport(&Resolver{Server: dns}, "443", nil),
-		Log:      o.Log,
+		CacheURL:  o.Config.CacheURL,
+		Tokens:    jobs,
+		PassHosts: o.Config.ResultsHosts,
+		Upstream:  UpstreamTransport(&Resolver{Server: dns}, "443", nil),
+		Log:       o.Log,
 	})
 	if err != nil {
 		return err

@@ -239,5 +239,10 @@ func (a *Agent) sendPart(r *http.Request, signed string, n int32) error {
 func (a *Agent) complete(r *http.Request, signed string, parts []int32) error {
 	body, _ := json.Marshal(cache.CompleteRequest{Parts: parts})
 	_, err := a.call(r, signed, url.Values{"runfleet": {"complete"}}, body)
+	if err == nil {
+		a.uploadsMu.Lock()
+		delete(a.uploads, signed)
+		a.uploadsMu.Unlock()
+	}
 	return err
 }
