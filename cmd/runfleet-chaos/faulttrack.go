@@ -26,7 +26,7 @@ const (
 	maxHeldByFault = 30 * time.Second
 	// trackFor: how long an instance is followed before it is reported
 	// as not moved on.
-	trackFor = 3 * time.Minute
+	trackFor  = 3 * time.Minute
 	trackPoll = 500 * time.Millisecond
 )
 

@@ -13,14 +13,14 @@ import (
 
 // report is the run's outcome.
 type report struct {
-	settings    settings
-	dir         string
-	started     time.Time
-	kills       []killRecord
-	dbRestart   *dbRecord
+	settings  settings
+	dir       string
+	started   time.Time
+	kills     []killRecord
+	dbRestart *dbRecord
 	// faults is what each replica kill and the database restart left in
 	// creating/deleting, and how long it held it (replicas mode).
-	faults *faultFigures
+	faults      *faultFigures
 	chaosEnded  time.Duration
 	settleEnded time.Duration
 	settled     bool
