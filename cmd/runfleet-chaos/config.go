@@ -63,9 +63,12 @@ func writeServeConfig(path string, s settings, c serveConfig) error {
 		s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout, c.engineExtra)
 	timeouts := fmt.Sprintf("    bootstrap_timeout: %s\n    provider_timeout: %s\n", bootstrapTimeout, providerTimeout)
 	if s.defaults {
-		// runfleet's own defaults for every timing (issue #32's
-		// acceptance): nothing but the workers is set.
-		engine, timeouts = "", ""
+		// runfleet's own defaults for every engine timing (issue #32's
+		// acceptance): nothing but the workers is set. The pool's
+		// timeouts belong to its machine image, and the chaos's machines
+		// boot in a second: the default bootstrap_timeout (20 min) would
+		// leave a machine whose boot report a kill lost for 20 min.
+		engine = ""
 	}
 	config := fmt.Sprintf(`# written by runfleet-chaos (seed %d)
 controller_id: chaos
