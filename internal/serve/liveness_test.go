@@ -47,9 +47,7 @@ func TestScanRunsUnderTheCurrentLifeOnly(t *testing.T) {
 			t.Errorf("the scan's context ended before its life did: %v", ctx.Err())
 		}
 		end()
-		if ctx.Err() == nil {
-			t.Errorf("the scan went on past the end of its life")
-		}
+		<-ctx.Done() // the scan ends with its life (a hang here fails the test)
 	}
 	scanOnce(context.Background(), k, fakeLife{holder: "host-7-ab", alive: alive}, log)
 	if len(k.ctxs) != 1 {
