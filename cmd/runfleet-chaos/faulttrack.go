@@ -32,10 +32,14 @@ const (
 
 // heldInstance is one instance a fault left in creating or deleting.
 type heldInstance struct {
-	name      string
-	status    runner.Status
-	since     time.Time
-	movedOnAt time.Duration // since the fault; <0 while it has not
+	name   string
+	status runner.Status
+	since  time.Time
+	claim  string
+	// takenAt: when a live replica took its claim over, or it moved on
+	// (since the fault; <0 while neither). movedOnAt: when its status
+	// moved on or it was gone.
+	takenAt, movedOnAt time.Duration
 }
 
 // faultWatch is one fault and what it left.
@@ -112,7 +116,7 @@ func (t *faultTracker) killed(ctx context.Context, what string, pid int, at time
 	}
 	for _, in := range live {
 		if (in.Status == runner.StatusCreating || in.Status == runner.StatusDeleting) && names(in.Claim) {
-			w.held = append(w.held, &heldInstance{name: in.Name, status: in.Status, since: in.StatusChangedAt, movedOnAt: -1})
+			w.held = append(w.held, &heldInstance{name: in.Name, status: in.Status, since: in.StatusChangedAt, claim: in.Claim, takenAt: -1, movedOnAt: -1})
 		}
 	}
 	if l, err := t.st.GetLease(ctx, "reconciler"); err == nil && l.Holder != "" && names("@"+l.Holder) {
@@ -133,7 +137,7 @@ func (t *faultTracker) dbRestarted(ctx context.Context, at time.Time) {
 	}
 	for _, in := range live {
 		if (in.Status == runner.StatusCreating || in.Status == runner.StatusDeleting) && in.StatusChangedAt.Before(at) {
-			w.held = append(w.held, &heldInstance{name: in.Name, status: in.Status, since: in.StatusChangedAt, movedOnAt: -1})
+			w.held = append(w.held, &heldInstance{name: in.Name, status: in.Status, since: in.StatusChangedAt, claim: in.Claim, takenAt: -1, movedOnAt: -1})
 		}
 	}
 	t.add(w)
@@ -198,9 +202,17 @@ func (t *faultTracker) observe(live []*runner.Instance, now time.Time) {
 			in, ok := byName[h.name]
 			if !ok || in.Status != h.status || !in.StatusChangedAt.Equal(h.since) {
 				h.movedOnAt = now.Sub(w.at)
+				if h.takenAt < 0 {
+					h.takenAt = h.movedOnAt
+				}
 				continue
 			}
-			waiting = true
+			if h.takenAt < 0 && in.Claim != h.claim {
+				h.takenAt = now.Sub(w.at)
+			}
+			if h.takenAt < 0 {
+				waiting = true
+			}
 		}
 	}
 	if waiting && len(live) >= t.maxRunners {
@@ -234,10 +246,20 @@ func (t *faultTracker) figures() faultFigures {
 // movedOn lists every held instance's time to move on (trackFor+ for
 // those that did not), in order.
 func (f faultFigures) movedOn() []time.Duration {
+	return f.times(func(h *heldInstance) time.Duration { return h.movedOnAt })
+}
+
+// takenOver lists every held instance's time until a live replica took
+// it over (or it moved on), in order.
+func (f faultFigures) takenOver() []time.Duration {
+	return f.times(func(h *heldInstance) time.Duration { return h.takenAt })
+}
+
+func (f faultFigures) times(of func(*heldInstance) time.Duration) []time.Duration {
 	var out []time.Duration
 	for _, w := range f.watches {
 		for _, h := range w.held {
-			d := h.movedOnAt
+			d := of(h)
 			if d < 0 {
 				d = trackFor
 			}

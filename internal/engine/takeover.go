@@ -95,19 +95,31 @@ const (
 	// claimExpired: the claim's ClaimUntil has passed (a Lambda
 	// invocation's timeout, a serve worker's visibility).
 	claimExpired deadWork = "claim_expired"
+	// ownTakeover: a takeover this very process made in an earlier scan
+	// and left without an outcome (its final write failed: the database
+	// restarting). Scans run one after the other, so that work has
+	// returned; it is done again at once rather than at its ClaimUntil.
+	ownTakeover deadWork = "own_takeover"
 )
+
+// takeoverClaim is the claim a scan of dead work by holder writes.
+func takeoverClaim(holder string) string { return "-#0@" + holder }
 
 // decideDeadWork decides whether inst's creating or deleting work has
 // stopped for certain at now, given its claim's holder's liveness lease
-// (nil or Version 0: the holder keeps none). A lease that was written and
+// (nil or Version 0: the holder keeps none) and the holder scanning
+// (self; its own earlier takeovers have returned). A lease that was written and
 // is now free — released on a clean stop, or expired — means the holder's
 // work stopped: it stops acting a margin before its lease expires
 // (leader.Liveness). A claim past its ClaimUntil has stopped whoever held
 // it. Anything else may still be running; the reconciler's timeouts are
 // the last resort for a holder alive but stuck.
-func decideDeadWork(inst *runner.Instance, lease *runner.Lease, now time.Time) deadWork {
+func decideDeadWork(inst *runner.Instance, lease *runner.Lease, self string, now time.Time) deadWork {
 	if inst == nil || inst.Claim == "" || inst.Status != runner.StatusCreating && inst.Status != runner.StatusDeleting {
 		return workAlive
+	}
+	if self != "" && inst.Claim == takeoverClaim(self) {
+		return ownTakeover
 	}
 	holder := claimHolder(inst.Claim)
 	if holder != "" && lease != nil && lease.Version > 0 && !lease.HeldBy(holder, now) {
@@ -176,7 +188,7 @@ func (e *Engine) TakeOverDeadWork(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 			continue
 		}
-		why := decideDeadWork(inst, lease, e.now())
+		why := decideDeadWork(inst, lease, holdingOf(ctx).holder, e.now())
 		if why == workAlive {
 			continue
 		}

@@ -22,26 +22,30 @@ func TestDecideDeadWork(t *testing.T) {
 		name  string
 		inst  *runner.Instance
 		lease *runner.Lease
+		self  string
 		at    time.Time
 		want  deadWork
 	}{
-		{"creating, holder alive", claimed(runner.StatusCreating, "m1#1@a", until), held, decisionNow, workAlive},
-		{"deleting, holder alive", claimed(runner.StatusDeleting, "m1#1@a", until), held, decisionNow, workAlive},
-		{"creating, holder's lease expired", claimed(runner.StatusCreating, "m1#1@a", until), expired, decisionNow, holderLapsed},
-		{"deleting, holder's lease released", claimed(runner.StatusDeleting, "m1#1@a", until), released, decisionNow, holderLapsed},
-		{"a lease not the holder's", claimed(runner.StatusCreating, "m1#1@a", until), renewedByAnother, decisionNow, holderLapsed},
-		{"no liveness record, within its bound", claimed(runner.StatusCreating, "m1#1@lambda-req", until), never, decisionNow, workAlive},
-		{"no liveness record, at its bound", claimed(runner.StatusCreating, "m1#1@lambda-req", until), never, until, claimExpired},
-		{"holder alive, past its bound", claimed(runner.StatusCreating, "m1#1@a", until), held, until, claimExpired},
-		{"no holder, within its bound", claimed(runner.StatusDeleting, "m1#1", until), nil, decisionNow, workAlive},
-		{"no holder, past its bound", claimed(runner.StatusDeleting, "m1#1", until), nil, until.Add(time.Second), claimExpired},
-		{"no holder, no bound", claimed(runner.StatusCreating, "m1#1", time.Time{}), nil, until, workAlive},
-		{"not claimed", claimed(runner.StatusCreating, "", time.Time{}), nil, until, workAlive},
-		{"moved on", claimed(runner.StatusRunning, "m1#1@a", until), expired, until, workAlive},
-		{"pending again", claimed(runner.StatusPendingDelete, "m1#1@a", until), expired, until, workAlive},
-		{"no instance", nil, expired, until, workAlive},
+		{"creating, holder alive", claimed(runner.StatusCreating, "m1#1@a", until), held, "", decisionNow, workAlive},
+		{"deleting, holder alive", claimed(runner.StatusDeleting, "m1#1@a", until), held, "", decisionNow, workAlive},
+		{"creating, holder's lease expired", claimed(runner.StatusCreating, "m1#1@a", until), expired, "", decisionNow, holderLapsed},
+		{"deleting, holder's lease released", claimed(runner.StatusDeleting, "m1#1@a", until), released, "", decisionNow, holderLapsed},
+		{"a lease not the holder's", claimed(runner.StatusCreating, "m1#1@a", until), renewedByAnother, "", decisionNow, holderLapsed},
+		{"no liveness record, within its bound", claimed(runner.StatusCreating, "m1#1@lambda-req", until), never, "", decisionNow, workAlive},
+		{"no liveness record, at its bound", claimed(runner.StatusCreating, "m1#1@lambda-req", until), never, "", until, claimExpired},
+		{"holder alive, past its bound", claimed(runner.StatusCreating, "m1#1@a", until), held, "", until, claimExpired},
+		{"no holder, within its bound", claimed(runner.StatusDeleting, "m1#1", until), nil, "", decisionNow, workAlive},
+		{"no holder, past its bound", claimed(runner.StatusDeleting, "m1#1", until), nil, "", until.Add(time.Second), claimExpired},
+		{"no holder, no bound", claimed(runner.StatusCreating, "m1#1", time.Time{}), nil, "", until, workAlive},
+		{"not claimed", claimed(runner.StatusCreating, "", time.Time{}), nil, "", until, workAlive},
+		{"moved on", claimed(runner.StatusRunning, "m1#1@a", until), expired, "", until, workAlive},
+		{"pending again", claimed(runner.StatusPendingDelete, "m1#1@a", until), expired, "", until, workAlive},
+		{"no instance", nil, expired, "", until, workAlive},
+		{"this process's own earlier takeover", claimed(runner.StatusCreating, "-#0@b", until), renewedByAnother, "b", decisionNow, ownTakeover},
+		{"another live process's takeover", claimed(runner.StatusCreating, "-#0@b", until), renewedByAnother, "c", decisionNow, workAlive},
+		{"a worker's claim of this process", claimed(runner.StatusCreating, "m1#1@b", until), renewedByAnother, "b", decisionNow, workAlive},
 	} {
-		if got := decideDeadWork(tc.inst, tc.lease, tc.at); got != tc.want {
+		if got := decideDeadWork(tc.inst, tc.lease, tc.self, tc.at); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
