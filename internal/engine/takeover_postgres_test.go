@@ -200,3 +200,54 @@ func claimHolderOf(claim string) string {
 	}
 	return ""
 }
+
+// A scan's own takeover whose final write fails (the database restarting)
+// is done again by the same replica's next scan, not left until the
+// claim's end (a provider timeout away): scans run one after the other,
+// so the earlier one has returned.
+func TestAScanDoesItsOwnFailedTakeoverAgain(t *testing.T) {
+	clock := testclock.At(time.Date(2026, 4, 6, 11, 0, 0, 0, time.UTC))
+	fired := &atomic.Bool{}
+	// The first creating -> pending_create write fails: the takeover's.
+	w := enginetest.NewWorld(t, enginetest.Options{Now: clock.Now, WrapStore: func(s store.Store) store.Store {
+		return &outageStore{Store: s, from: runner.StatusCreating, to: runner.StatusPendingCreate, fired: fired}
+	}})
+	ctx := context.Background()
+	name := enginetest.InstanceName(32_601)
+	w.Deliver(enginetest.Event(runner.ActionQueued, 32_601, ""))
+	// Replica a claims the create and dies before its outcome: its claim
+	// stays, its liveness is never renewed.
+	replicaAt(t, w.Store, clock, "replica-a")
+	msgs, err := w.Queue.Receive(ctx, queue.ReceiveOptions{Max: 1, Visibility: 5 * time.Minute})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive: %d, %v", len(msgs), err)
+	}
+	inst := w.Instance(name)
+	claimed := inst.Clone()
+	claimed.Status, claimed.CreateAttempt = runner.StatusCreating, 1
+	claimed.Claim, claimed.ClaimUntil = msgs[0].ID+"#1@replica-a", clock.Now().Add(5*time.Minute)
+	if err := w.Store.UpdateInstance(ctx, inst.Status, claimed); err != nil {
+		t.Fatal(err)
+	}
+	b := replicaAt(t, w.Store, clock, "replica-b")
+	clock.Advance(livenessTTL)
+	if l, err := w.Store.GetLease(ctx, leader.LivenessLease("replica-b")); err != nil {
+		t.Fatal(err)
+	} else if _, err := w.Store.RenewLease(ctx, l, livenessTTL, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Engine.TakeOverDeadWork(b); err == nil || !fired.Load() {
+		t.Fatalf("the takeover's write did not fail: %v", err)
+	}
+	if got := w.Instance(name); got.Status != runner.StatusCreating || got.Claim != "-#0@replica-b" {
+		t.Fatalf("after the failed takeover: %s claimed %q", got.Status, got.Claim)
+	}
+	// The next scan, 3 s later: b's own takeover is done again.
+	clock.Advance(3 * time.Second)
+	if n, err := w.Engine.TakeOverDeadWork(b); err != nil || n != 1 {
+		t.Fatalf("second scan: %d takeovers, %v", n, err)
+	}
+	if got := w.Instance(name); got.Status != runner.StatusPendingCreate {
+		t.Fatalf("after the second scan: %s, want pending_create", got.Status)
+	}
+}
