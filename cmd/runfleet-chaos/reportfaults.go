@@ -46,7 +46,7 @@ func (r *report) printFaults(w io.Writer) {
 		fmt.Fprintf(w, "time to move on (another status) after a fault: min %s, median %s, p90 %s, max %s (bound %s, unless a later fault killed the replica that took it over)\n",
 			round(d[0]), round(d[len(d)/2]), round(d[len(d)*9/10]), round(d[len(d)-1]), maxHeldByFault)
 	}
-	fmt.Fprintf(w, "longest the pool was full while a fault's instance had not moved on: %s (bound %s)\n", round(f.fullLongest), maxHeldByFault)
+	fmt.Fprintf(w, "longest the pool was full while a fault's instance was not yet taken over: %s (bound %s)\n", round(f.fullLongest), maxHeldByFault)
 }
 
 // checkFaults names the faults whose work was held past the bounds.
