@@ -177,7 +177,7 @@ func TestRoleAllowsTheProviderAndForbidsTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := kubernetes.New(s, kubernetes.Options{Ownership: kubernetes.Ownership{ControllerID: "ctl", PoolID: "pool"}, Client: sa})
+	p, err := kubernetes.New(s, kubernetes.Options{Ownership: kubernetes.Ownership{ControllerID: "ctl", PoolID: "pool"}, Client: sa.CoreV1()})
 	if err != nil {
 		t.Fatal(err)
 	}

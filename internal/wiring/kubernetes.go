@@ -1,4 +1,4 @@
-//go:build !runfleet_nokubernetes
+//go:build !runfleet_nokubernetes && !lambda.norpc
 
 package wiring
 
@@ -13,8 +13,11 @@ import (
 // The Kubernetes provider reaches the API server with the pod's
 // ServiceAccount when runfleet runs in the cluster, otherwise with a
 // kubeconfig (settings kubeconfig/context, KUBECONFIG). It labels, lists and
-// deletes pods by the controller ID and the pool's provider-side id. Build
-// with -tags runfleet_nokubernetes to leave client-go out.
+// deletes pods by the controller ID and the pool's provider-side id.
+// client-go's scheme links every API group's types (~19 MB more in a
+// stripped binary), so the Lambda functions (built with lambda.norpc) leave
+// it out and stay under LAMBDA_MAX_BYTES; any other build can with -tags
+// runfleet_nokubernetes.
 func init() {
 	providerFactories[kubernetes.Type] = func(cfg *config.Config, pool *config.Pool, poolID string) (providers.Provider, error) {
 		settings, err := kubernetes.ParseSettings(pool.Provider.Settings)

@@ -58,7 +58,7 @@ func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]provider
 	if err := providers.CheckPool(opList, p.own.PoolID, poolID); err != nil {
 		return nil, err
 	}
-	pods, err := p.client.CoreV1().Pods(p.namespace).List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
+	pods, err := p.client.Pods(p.namespace).List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
 	if err != nil {
 		return nil, callError(opList, poolID, "list pods", err)
 	}
@@ -85,7 +85,7 @@ func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]provider
 // controller in the namespace, whatever their pool.
 func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 	sel := metav1.ListOptions{LabelSelector: p.own.selector(false)}
-	pods, err := p.client.CoreV1().Pods(p.namespace).List(ctx, sel)
+	pods, err := p.client.Pods(p.namespace).List(ctx, sel)
 	if err != nil {
 		return callError(opRemoveAll, p.own.ControllerID, "list pods", err)
 	}
@@ -94,7 +94,7 @@ func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 			return callError(opRemoveAll, pods.Items[i].Name, "delete pod", err)
 		}
 	}
-	err = p.client.CoreV1().Secrets(p.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+	err = p.client.Secrets(p.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
 	if err != nil {
 		return callError(opRemoveAll, p.own.ControllerID, "delete Secrets", err)
 	}
@@ -115,7 +115,7 @@ func (p *Provider) StopInstance(_ context.Context, instance string) error {
 // errors.Is(err, providers.ErrNotFound) accepts. A pod of another installation or pool with that
 // name is not found: it is never touched.
 func (p *Provider) find(ctx context.Context, instance string) (*corev1.Pod, error) {
-	pods := p.client.CoreV1().Pods(p.namespace)
+	pods := p.client.Pods(p.namespace)
 	if isUID(instance) {
 		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
 		if err != nil {
@@ -167,7 +167,7 @@ func (p *Provider) remove(ctx context.Context, pod *corev1.Pod, why string) erro
 func (p *Provider) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	grace := int64(0)
 	uid := pod.UID
-	err := p.client.CoreV1().Pods(p.namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+	err := p.client.Pods(p.namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: &grace,
 		Preconditions:      &metav1.Preconditions{UID: &uid},
 	})
@@ -180,7 +180,7 @@ func (p *Provider) deletePod(ctx context.Context, pod *corev1.Pod) error {
 // deleteSecret deletes this pool's bootstrap Secret of that name; one that
 // is gone or another's is left alone.
 func (p *Provider) deleteSecret(ctx context.Context, name string) {
-	secrets := p.client.CoreV1().Secrets(p.namespace)
+	secrets := p.client.Secrets(p.namespace)
 	s, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	if err != nil || !p.own.owns(s.Labels) {
 		return
@@ -195,7 +195,7 @@ func (p *Provider) deleteSecret(ctx context.Context, name string) {
 // sweepSecrets deletes the pool's bootstrap Secrets whose pod is not among
 // seen and that are older than a create takes.
 func (p *Provider) sweepSecrets(ctx context.Context, seen map[string]bool) {
-	list, err := p.client.CoreV1().Secrets(p.namespace).List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
+	list, err := p.client.Secrets(p.namespace).List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
 	if err != nil {
 		p.log.WarnContext(ctx, "kubernetes: cannot list bootstrap Secrets", "err", err)
 		return

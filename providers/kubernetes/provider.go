@@ -11,7 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	k8s "k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/runfleet/runfleet/providers"
 )
@@ -40,9 +40,10 @@ var ErrCannotStop = errors.New("a pod cannot be stopped or started; delete it in
 // Options are what New needs besides Settings.
 type Options struct {
 	Ownership Ownership
-	// Client is the API client; nil = one built from Settings (in-cluster
-	// or kubeconfig).
-	Client k8s.Interface
+	// Client is the API's core group client; nil = one built from
+	// Settings (in-cluster or kubeconfig). Only the core group: the full
+	// clientset would link every API group's client, ~20 MB of binary.
+	Client corev1client.CoreV1Interface
 	// Now is the clock orphaned Secrets are aged by; nil = time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -50,7 +51,7 @@ type Options struct {
 
 // Provider runs runners as pods. It is safe for concurrent use.
 type Provider struct {
-	client    k8s.Interface
+	client    corev1client.CoreV1Interface
 	namespace string
 	settings  Settings
 	own       Ownership
@@ -70,7 +71,7 @@ func New(s Settings, o Options) (*Provider, error) {
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes provider: %w", err)
 		}
-		if client, err = k8s.NewForConfig(cfg); err != nil {
+		if client, err = corev1client.NewForConfig(cfg); err != nil {
 			return nil, fmt.Errorf("kubernetes provider: %w", err)
 		}
 		if ns == "" {
@@ -115,9 +116,9 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	if err := p.putSecret(ctx, secret); err != nil {
 		return providers.Instance{}, callError(opCreate, req.Name, "create Secret", err)
 	}
-	made, err := p.client.CoreV1().Pods(p.namespace).Create(ctx, pod, metav1.CreateOptions{})
+	made, err := p.client.Pods(p.namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		made, err = p.client.CoreV1().Pods(p.namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		made, err = p.client.Pods(p.namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err == nil && (!p.own.owns(made.Labels) || made.Annotations[AnnotationInstance] != req.Name) {
 			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name,
 				Fault: fmt.Sprintf("pod %s/%s exists and is not this pool's runner %q", p.namespace, pod.Name, req.Name)}
@@ -138,7 +139,7 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 func (p *Provider) template(ctx context.Context) (corev1.PodTemplateSpec, error) {
 	switch {
 	case p.settings.PodTemplate != "":
-		pt, err := p.client.CoreV1().PodTemplates(p.namespace).Get(ctx, p.settings.PodTemplate, metav1.GetOptions{})
+		pt, err := p.client.PodTemplates(p.namespace).Get(ctx, p.settings.PodTemplate, metav1.GetOptions{})
 		if err != nil {
 			return corev1.PodTemplateSpec{}, err
 		}
@@ -153,7 +154,7 @@ func (p *Provider) template(ctx context.Context) (corev1.PodTemplateSpec, error)
 // putSecret creates the Secret, or replaces the data of this pool's own
 // Secret of that name (a retried create's).
 func (p *Provider) putSecret(ctx context.Context, s *corev1.Secret) error {
-	secrets := p.client.CoreV1().Secrets(p.namespace)
+	secrets := p.client.Secrets(p.namespace)
 	_, err := secrets.Create(ctx, s, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		return err
@@ -175,7 +176,7 @@ func (p *Provider) putSecret(ctx context.Context, s *corev1.Secret) error {
 // fatal: the provider deletes the Secret itself with the pod.
 func (p *Provider) adoptSecret(ctx context.Context, name string, pod *corev1.Pod) {
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":%q,"uid":%q}]}}`, pod.Name, pod.UID)
-	_, err := p.client.CoreV1().Secrets(p.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := p.client.Secrets(p.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		p.log.WarnContext(ctx, "kubernetes: cannot make the pod own its bootstrap Secret; it is deleted with the pod all the same",
 			"pod", pod.Name, "secret", name, "err", err)
