@@ -177,7 +177,7 @@ func TestRoleAllowsTheProviderAndForbidsTheRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := kubernetes.New(s, kubernetes.Options{Ownership: kubernetes.Ownership{ControllerID: "ctl", PoolID: "pool"}, Client: sa.CoreV1()})
+	p, err := kubernetes.New(s, kubernetes.Options{Ownership: kubernetes.Ownership{ControllerID: "ctl", PoolID: "pool"}, Config: srv.ServiceAccountConfig(t, ns, "runfleet")})
 	if err != nil {
 		t.Fatal(err)
 	}

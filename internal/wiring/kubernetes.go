@@ -14,10 +14,9 @@ import (
 // ServiceAccount when runfleet runs in the cluster, otherwise with a
 // kubeconfig (settings kubeconfig/context, KUBECONFIG). It labels, lists and
 // deletes pods by the controller ID and the pool's provider-side id.
-// client-go's scheme links every API group's types (~19 MB more in a
-// stripped binary), so the Lambda functions (built with lambda.norpc) leave
-// it out and stay under LAMBDA_MAX_BYTES; any other build can with -tags
-// runfleet_nokubernetes.
+// client-go adds ~7 MB to a stripped binary, so the Lambda functions (built
+// with lambda.norpc) leave it out and stay under LAMBDA_MAX_BYTES; any
+// other build can with -tags runfleet_nokubernetes.
 func init() {
 	providerFactories[kubernetes.Type] = func(cfg *config.Config, pool *config.Pool, poolID string) (providers.Provider, error) {
 		settings, err := kubernetes.ParseSettings(pool.Provider.Settings)

@@ -57,7 +57,7 @@ func newChaos(t *testing.T) *chaos {
 	}
 	prov, err := kubernetes.New(s, kubernetes.Options{
 		Ownership: kubernetes.Ownership{ControllerID: "chaos", PoolID: runner.PoolID(installation, enginetest.Pool)},
-		Client:    e.srv.Client(t).CoreV1(), Log: quiet, Now: e.clock.Now,
+		Config:    e.srv.Config(), Log: quiet, Now: e.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
 // Package kubernetes is a native provider that runs each runner as a pod
-// (client-go, the Kubernetes project's own client): one pod per instance,
+// (client-go's REST client, the Kubernetes project's own): one pod per instance,
 // made from the pool's pod template, in one namespace.
 //
 // The runner's bootstrap credentials — the instance token and the URLs it

@@ -46,7 +46,7 @@ func (e *env) provider(t *testing.T, ctl, pool string, settings map[string]any) 
 	}
 	p, err := kubernetes.New(s, kubernetes.Options{
 		Ownership: kubernetes.Ownership{ControllerID: ctl, PoolID: runner.PoolID(ctl, pool)},
-		Client:    e.srv.Client(t).CoreV1(), Now: e.clock.Now, Log: quiet,
+		Config:    e.srv.Config(), Now: e.clock.Now, Log: quiet,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -58,8 +58,8 @@ func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]provider
 	if err := providers.CheckPool(opList, p.own.PoolID, poolID); err != nil {
 		return nil, err
 	}
-	pods, err := p.client.Pods(p.namespace).List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
-	if err != nil {
+	pods := &corev1.PodList{}
+	if err := p.api.list(ctx, "pods", metav1.ListOptions{LabelSelector: p.own.selector(true)}, pods); err != nil {
 		return nil, callError(opList, poolID, "list pods", err)
 	}
 	out := make([]providers.Instance, 0, len(pods.Items))
@@ -85,8 +85,8 @@ func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]provider
 // controller in the namespace, whatever their pool.
 func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 	sel := metav1.ListOptions{LabelSelector: p.own.selector(false)}
-	pods, err := p.client.Pods(p.namespace).List(ctx, sel)
-	if err != nil {
+	pods := &corev1.PodList{}
+	if err := p.api.list(ctx, "pods", sel, pods); err != nil {
 		return callError(opRemoveAll, p.own.ControllerID, "list pods", err)
 	}
 	for i := range pods.Items {
@@ -94,8 +94,7 @@ func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 			return callError(opRemoveAll, pods.Items[i].Name, "delete pod", err)
 		}
 	}
-	err = p.client.Secrets(p.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
-	if err != nil {
+	if err := p.api.deleteCollection(ctx, "secrets", metav1.DeleteOptions{}, sel); err != nil {
 		return callError(opRemoveAll, p.own.ControllerID, "delete Secrets", err)
 	}
 	return nil
@@ -115,10 +114,9 @@ func (p *Provider) StopInstance(_ context.Context, instance string) error {
 // errors.Is(err, providers.ErrNotFound) accepts. A pod of another installation or pool with that
 // name is not found: it is never touched.
 func (p *Provider) find(ctx context.Context, instance string) (*corev1.Pod, error) {
-	pods := p.client.Pods(p.namespace)
 	if isUID(instance) {
-		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
-		if err != nil {
+		list := &corev1.PodList{}
+		if err := p.api.list(ctx, "pods", metav1.ListOptions{LabelSelector: p.own.selector(true)}, list); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {
@@ -128,7 +126,8 @@ func (p *Provider) find(ctx context.Context, instance string) (*corev1.Pod, erro
 		}
 		return nil, providers.ErrNotFound
 	}
-	pod, err := pods.Get(ctx, objectName(instance), metav1.GetOptions{})
+	pod := &corev1.Pod{}
+	err := p.api.get(ctx, "pods", objectName(instance), pod)
 	if apierrors.IsNotFound(err) {
 		return nil, providers.ErrNotFound
 	}
@@ -167,7 +166,7 @@ func (p *Provider) remove(ctx context.Context, pod *corev1.Pod, why string) erro
 func (p *Provider) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	grace := int64(0)
 	uid := pod.UID
-	err := p.client.Pods(p.namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+	err := p.api.delete(ctx, "pods", pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: &grace,
 		Preconditions:      &metav1.Preconditions{UID: &uid},
 	})
@@ -180,13 +179,12 @@ func (p *Provider) deletePod(ctx context.Context, pod *corev1.Pod) error {
 // deleteSecret deletes this pool's bootstrap Secret of that name; one that
 // is gone or another's is left alone.
 func (p *Provider) deleteSecret(ctx context.Context, name string) {
-	secrets := p.client.Secrets(p.namespace)
-	s, err := secrets.Get(ctx, name, metav1.GetOptions{})
-	if err != nil || !p.own.owns(s.Labels) {
+	s := &corev1.Secret{}
+	if err := p.api.get(ctx, "secrets", name, s); err != nil || !p.own.owns(s.Labels) {
 		return
 	}
 	uid := s.UID
-	err = secrets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := p.api.delete(ctx, "secrets", name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		p.log.WarnContext(ctx, "kubernetes: cannot delete a bootstrap Secret; the next list tries again", "secret", name, "err", err)
 	}
@@ -195,8 +193,8 @@ func (p *Provider) deleteSecret(ctx context.Context, name string) {
 // sweepSecrets deletes the pool's bootstrap Secrets whose pod is not among
 // seen and that are older than a create takes.
 func (p *Provider) sweepSecrets(ctx context.Context, seen map[string]bool) {
-	list, err := p.client.Secrets(p.namespace).List(ctx, metav1.ListOptions{LabelSelector: p.own.selector(true)})
-	if err != nil {
+	list := &corev1.SecretList{}
+	if err := p.api.list(ctx, "secrets", metav1.ListOptions{LabelSelector: p.own.selector(true)}, list); err != nil {
 		p.log.WarnContext(ctx, "kubernetes: cannot list bootstrap Secrets", "err", err)
 		return
 	}

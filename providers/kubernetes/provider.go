@@ -9,9 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/runfleet/runfleet/providers"
 )
@@ -40,10 +39,9 @@ var ErrCannotStop = errors.New("a pod cannot be stopped or started; delete it in
 // Options are what New needs besides Settings.
 type Options struct {
 	Ownership Ownership
-	// Client is the API's core group client; nil = one built from
-	// Settings (in-cluster or kubeconfig). Only the core group: the full
-	// clientset would link every API group's client, ~20 MB of binary.
-	Client corev1client.CoreV1Interface
+	// Config is the API server and credentials; nil = from Settings
+	// (in-cluster or kubeconfig).
+	Config *rest.Config
 	// Now is the clock orphaned Secrets are aged by; nil = time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -51,7 +49,7 @@ type Options struct {
 
 // Provider runs runners as pods. It is safe for concurrent use.
 type Provider struct {
-	client    corev1client.CoreV1Interface
+	api       *core
 	namespace string
 	settings  Settings
 	own       Ownership
@@ -64,16 +62,13 @@ func New(s Settings, o Options) (*Provider, error) {
 	if o.Ownership.ControllerID == "" || o.Ownership.PoolID == "" {
 		return nil, errors.New("kubernetes provider: controller id and pool id are required")
 	}
-	client := o.Client
-	ns := s.Namespace
-	if client == nil {
-		cfg, inCluster, err := restConfig(s)
+	cfg, ns := o.Config, s.Namespace
+	if cfg == nil {
+		c, inCluster, err := restConfig(s)
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes provider: %w", err)
 		}
-		if client, err = corev1client.NewForConfig(cfg); err != nil {
-			return nil, fmt.Errorf("kubernetes provider: %w", err)
-		}
+		cfg = c
 		if ns == "" {
 			ns = defaultNamespace(s, inCluster)
 		}
@@ -81,7 +76,11 @@ func New(s Settings, o Options) (*Provider, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	p := &Provider{client: client, namespace: ns, settings: s, own: o.Ownership, now: o.Now, log: o.Log}
+	api, err := newCore(cfg, ns)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes provider: %w", err)
+	}
+	p := &Provider{api: api, namespace: ns, settings: s, own: o.Ownership, now: o.Now, log: o.Log}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -116,9 +115,10 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	if err := p.putSecret(ctx, secret); err != nil {
 		return providers.Instance{}, callError(opCreate, req.Name, "create Secret", err)
 	}
-	made, err := p.client.Pods(p.namespace).Create(ctx, pod, metav1.CreateOptions{})
+	made := &corev1.Pod{}
+	err = p.api.create(ctx, "pods", pod, made)
 	if apierrors.IsAlreadyExists(err) {
-		made, err = p.client.Pods(p.namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		err = p.api.get(ctx, "pods", pod.Name, made)
 		if err == nil && (!p.own.owns(made.Labels) || made.Annotations[AnnotationInstance] != req.Name) {
 			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name,
 				Fault: fmt.Sprintf("pod %s/%s exists and is not this pool's runner %q", p.namespace, pod.Name, req.Name)}
@@ -139,8 +139,8 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 func (p *Provider) template(ctx context.Context) (corev1.PodTemplateSpec, error) {
 	switch {
 	case p.settings.PodTemplate != "":
-		pt, err := p.client.PodTemplates(p.namespace).Get(ctx, p.settings.PodTemplate, metav1.GetOptions{})
-		if err != nil {
+		pt := &corev1.PodTemplate{}
+		if err := p.api.get(ctx, "podtemplates", p.settings.PodTemplate, pt); err != nil {
 			return corev1.PodTemplateSpec{}, err
 		}
 		return pt.Template, nil
@@ -154,21 +154,19 @@ func (p *Provider) template(ctx context.Context) (corev1.PodTemplateSpec, error)
 // putSecret creates the Secret, or replaces the data of this pool's own
 // Secret of that name (a retried create's).
 func (p *Provider) putSecret(ctx context.Context, s *corev1.Secret) error {
-	secrets := p.client.Secrets(p.namespace)
-	_, err := secrets.Create(ctx, s, metav1.CreateOptions{})
+	err := p.api.create(ctx, "secrets", s, &corev1.Secret{})
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	cur, err := secrets.Get(ctx, s.Name, metav1.GetOptions{})
-	if err != nil {
+	cur := &corev1.Secret{}
+	if err := p.api.get(ctx, "secrets", s.Name, cur); err != nil {
 		return err
 	}
 	if !p.own.owns(cur.Labels) {
 		return fmt.Errorf("secret %s/%s exists and is not this pool's", p.namespace, s.Name)
 	}
 	cur.StringData = s.StringData
-	_, err = secrets.Update(ctx, cur, metav1.UpdateOptions{})
-	return err
+	return p.api.update(ctx, "secrets", cur.Name, cur, &corev1.Secret{})
 }
 
 // adoptSecret makes pod the Secret's owner, so a cluster's garbage
@@ -176,8 +174,7 @@ func (p *Provider) putSecret(ctx context.Context, s *corev1.Secret) error {
 // fatal: the provider deletes the Secret itself with the pod.
 func (p *Provider) adoptSecret(ctx context.Context, name string, pod *corev1.Pod) {
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":%q,"uid":%q}]}}`, pod.Name, pod.UID)
-	_, err := p.client.Secrets(p.namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
+	if err := p.api.patch(ctx, "secrets", name, types.MergePatchType, []byte(patch)); err != nil {
 		p.log.WarnContext(ctx, "kubernetes: cannot make the pod own its bootstrap Secret; it is deleted with the pod all the same",
 			"pod", pod.Name, "secret", name, "err", err)
 	}
