@@ -18,7 +18,7 @@ var nsSeq atomic.Int64
 // Terminating here: no controller finishes them) with the default
 // ServiceAccount the admission plugin wants a pod to have (no controller
 // makes it either).
-func (s *Server) Namespace(t testing, prefix string) string {
+func (s *Server) Namespace(t tb, prefix string) string {
 	t.Helper()
 	c := s.Client(t)
 	ctx := context.Background()
@@ -38,7 +38,7 @@ func (s *Server) Namespace(t testing, prefix string) string {
 // ServiceAccountConfig is a client config authenticated as a
 // ServiceAccount (a token the API server issues for it), the way a pod
 // running as it would be.
-func (s *Server) ServiceAccountConfig(t testing, namespace, name string) *rest.Config {
+func (s *Server) ServiceAccountConfig(t tb, namespace, name string) *rest.Config {
 	t.Helper()
 	c := s.Client(t)
 	tr, err := c.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name, &authenticationTokenRequest, metav1.CreateOptions{})
@@ -51,7 +51,7 @@ func (s *Server) ServiceAccountConfig(t testing, namespace, name string) *rest.C
 }
 
 // ServiceAccountClient is ServiceAccountConfig's client.
-func (s *Server) ServiceAccountClient(t testing, namespace, name string) k8s.Interface {
+func (s *Server) ServiceAccountClient(t tb, namespace, name string) k8s.Interface {
 	t.Helper()
 	c, err := k8s.NewForConfig(s.ServiceAccountConfig(t, namespace, name))
 	if err != nil {

@@ -46,7 +46,7 @@ var (
 // Shared returns this test process's server, starting it on first use. It
 // fails the test (never skips) when the server cannot start. Stop it from
 // TestMain with Main.
-func Shared(t testing) *Server {
+func Shared(t tb) *Server {
 	t.Helper()
 	once.Do(func() { shared, sharedErr = Start() })
 	if sharedErr != nil {
@@ -55,9 +55,9 @@ func Shared(t testing) *Server {
 	return shared
 }
 
-// testing is what Shared needs of a *testing.T (kept small so TestMain
+// tb is what Shared needs of a *testing.T (kept small so TestMain
 // helpers and benchmarks can pass theirs).
-type testing interface {
+type tb interface {
 	Helper()
 	Fatalf(format string, args ...any)
 }
@@ -283,7 +283,7 @@ func (s *Server) Config() *rest.Config {
 }
 
 // Client is a cluster-admin client.
-func (s *Server) Client(t testing) k8s.Interface {
+func (s *Server) Client(t tb) k8s.Interface {
 	t.Helper()
 	c, err := k8s.NewForConfig(s.Config())
 	if err != nil {
