@@ -56,7 +56,7 @@ build() { # build NAME PKG LDFLAGS
   total=$(cd "$tools" && "$go" list -deps "$pkg" | wc -l)
   start=$(date +%s)
   echo "install-kube: building $name ($pkg, $total packages; a cold build takes minutes)"
-  (cd "$tools" && "$go" build -v -trimpath -gcflags='all=-N -l' -ldflags "-s -w $ldflags" \
+  (cd "$tools" && "$go" build -v -buildvcs=false -trimpath -gcflags='all=-N -l' -ldflags "-s -w $ldflags" \
     -o "$tmp/$name" "$pkg") 2>&1 | progress "$name" "$total"
   echo "install-kube: $name built in $(( $(date +%s) - start ))s"
 }

@@ -45,7 +45,7 @@ type chaos struct {
 	faults  map[string]int
 }
 
-func newChaos(t *testing.T) *chaos {
+func newChaos(t *testing.T, adjust func(*enginetest.Options)) *chaos {
 	e := newEnv(t)
 	gh := ghsim.New()
 	c := &chaos{t: t, e: e, gh: gh, ctx: context.Background(),
@@ -62,7 +62,7 @@ func newChaos(t *testing.T) *chaos {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.w = enginetest.NewWorld(t, enginetest.Options{
+	opts := enginetest.Options{
 		InstallationID: installation,
 		Pools: enginetest.OnePool(func(p *runner.Pool) {
 			p.MaxRunners = chaosMaxRunners
@@ -83,7 +83,11 @@ func newChaos(t *testing.T) *chaos {
 				return "token-" + inst + "-" + strconv.Itoa(attempt), nil
 			}
 		},
-	})
+	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	c.w = enginetest.NewWorld(t, opts)
 	for i := range 3 {
 		node := fmt.Sprintf("%s-n%d", e.ns, i)
 		if err := e.kubelet.AddNode(c.ctx, node); err != nil {
@@ -215,7 +219,7 @@ func (c *chaos) state() string {
 }
 
 func TestChaosEveryJobServedOnceNothingLeft(t *testing.T) {
-	c := newChaos(t)
+	c := newChaos(t, nil)
 	ids := make([]int64, 12)
 	open := map[int64]bool{}
 	for i := range ids {
