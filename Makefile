@@ -180,7 +180,7 @@ sim:
 ## $(BIN)/warm-replay.md
 warm-replay:
 	@mkdir -p $(BIN)
-	$(GO) test -count=1 -run 'TestTable$$' ./internal/warm/replay -table -v | grep '^|' | tee $(BIN)/warm-replay.md
+	$(GO) test -count=1 -run 'TestTable$$' ./internal/warm/replay -table -svg $(CURDIR)/docs/warm-replay.svg -v | grep '^|' | tee $(BIN)/warm-replay.md
 
 ## chaos: kill -9 chaos run of bin/runfleet serve as a GitHub App: 350 jobs, a
 ## faulty external provider, 4 kills and a 60 s outage whose failed deliveries
@@ -233,11 +233,13 @@ bench: runfleet postgres
 ## "actions/cache"): the SDK's transfers through runfleet's cache beside a raw
 ## copy of the same bytes on the same storage (the disk; an S3 bucket on moto),
 ## then GitHub's own client (npm @actions/cache) saving and restoring with a
-## hash check; writes a few GB in a temporary directory, output in
-## bin/bench-cache.txt
+## hash check; then the AWS path through the machine's cache agent (blocks
+## straight to the bucket as parts) beside the same bucket's raw put and get;
+## writes a few GB in a temporary directory, output in bin/bench-cache.txt
 bench-cache: emulators
 	@mkdir -p $(BIN)
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkTransfer|BenchmarkRealClient' -benchtime 3x ./internal/cache 2>&1 | tee $(BIN)/bench-cache.txt
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkAgentS3|BenchmarkRealClientS3' -benchtime 3x ./internal/cacheagent 2>&1 | tee -a $(BIN)/bench-cache.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench-cache.txt
 
 FUZZTIME ?= 20s
