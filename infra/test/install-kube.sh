@@ -61,7 +61,8 @@ build() { # build NAME PKG LDFLAGS
   echo "install-kube: $name built in $(( $(date +%s) - start ))s"
 }
 
-(cd "$tools" && "$go" mod download)
+(cd "$tools" && "$go" mod download) ||
+  { echo "install-kube: cannot download infra/kube/tools's modules (is the module proxy reachable?)" >&2; exit 1; }
 build etcd ./etcd ""
 vpkg=k8s.io/component-base/version
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver \
