@@ -183,6 +183,18 @@ func CheckPool(op, served, requested string) error {
 	return &Error{Op: op, Instance: requested, Fault: fault, Err: ErrWrongPool}
 }
 
+// Operation names, as GARM's provider protocol names them: Error.Op of
+// every provider's errors, one spelling for all of them.
+const (
+	OpCreate    = "CreateInstance"
+	OpDelete    = "DeleteInstance"
+	OpGet       = "GetInstance"
+	OpList      = "ListInstances"
+	OpRemoveAll = "RemoveAllInstances"
+	OpStart     = "StartInstance"
+	OpStop      = "StopInstance"
+)
+
 // Error is a failed provider call, with the provider's own explanation
 // (stored on the instance so an operator can read it).
 type Error struct {

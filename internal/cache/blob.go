@@ -56,6 +56,14 @@ func (h *Handler) checkURL(q url.Values, op string, id int64) error {
 // a code, which the storage SDK reads into its RestError.
 func (h *Handler) refuseBlob(w http.ResponseWriter, log *slog.Logger, status int, code, msg string) {
 	log.Warn("cache: blob request refused", "status", status, "code", code, "reason", msg)
+	WriteBlobError(w, status, code, msg)
+}
+
+// WriteBlobError answers as Azure Blob storage does when it refuses a
+// request — an XML error body and its code in x-ms-error-code — so the
+// storage SDK inside @actions/cache reads it into its RestError. The
+// machine's agent answers its blob requests the same way.
+func WriteBlobError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("x-ms-error-code", code)
 	w.WriteHeader(status)

@@ -94,18 +94,6 @@ func (a *Agent) uploadState(key string) *upload {
 	return u
 }
 
-// azureError answers as Azure Blob storage would, so the SDK reads it.
-func azureError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/xml")
-	w.Header().Set("x-ms-error-code", code)
-	w.WriteHeader(status)
-	_ = xml.NewEncoder(w).Encode(struct {
-		XMLName xml.Name `xml:"Error"`
-		Code    string
-		Message string
-	}{Code: code, Message: msg})
-}
-
 func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	log := a.o.Log.With("http_method", r.Method)
 	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(r.URL.Path, UploadPrefix))
@@ -113,7 +101,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	// Only runfleet's own upload URLs: the agent must not PUT to wherever a
 	// caller names.
 	if err != nil || !strings.HasPrefix(signed, a.cacheBase+cache.BlobPrefix) {
-		azureError(w, http.StatusNotFound, "BlobNotFound", "not a runfleet upload")
+		cache.WriteBlobError(w, http.StatusNotFound, "BlobNotFound", "not a runfleet upload")
 		return
 	}
 	if rid := r.Header.Get("x-ms-client-request-id"); rid != "" {
@@ -122,7 +110,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-ms-version", "2025-11-05")
 	w.Header().Set("x-ms-request-id", strconv.FormatInt(time.Now().UnixNano(), 36))
 	if r.Method != http.MethodPut {
-		azureError(w, http.StatusMethodNotAllowed, "UnsupportedHttpVerb", "only PUT")
+		cache.WriteBlobError(w, http.StatusMethodNotAllowed, "UnsupportedHttpVerb", "only PUT")
 		return
 	}
 	up := a.uploadState(signed)
@@ -137,7 +125,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 			Committed   []string `xml:"Committed"`
 		}
 		if err := xml.NewDecoder(http.MaxBytesReader(w, r.Body, 8<<20)).Decode(&bl); err != nil {
-			azureError(w, http.StatusBadRequest, "InvalidXmlDocument", err.Error())
+			cache.WriteBlobError(w, http.StatusBadRequest, "InvalidXmlDocument", err.Error())
 			return
 		}
 		var parts []int32
@@ -151,7 +139,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 			err = a.complete(r, signed, []int32{1})
 		}
 	default:
-		azureError(w, http.StatusBadRequest, "InvalidQueryParameterValue", "comp must be block or blocklist")
+		cache.WriteBlobError(w, http.StatusBadRequest, "InvalidQueryParameterValue", "comp must be block or blocklist")
 		return
 	}
 	if err != nil {
@@ -160,7 +148,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 		if se, ok := err.(*statusError); ok && se.status < 500 {
 			status = se.status
 		}
-		azureError(w, status, "InternalError", err.Error())
+		cache.WriteBlobError(w, status, "InternalError", err.Error())
 		return
 	}
 	w.Header().Set("ETag", fmt.Sprintf(`"0x%X"`, time.Now().UnixNano()))

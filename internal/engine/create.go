@@ -138,7 +138,7 @@ func (e *Engine) makeMachine(ctx context.Context, log *slog.Logger, claimed *run
 	timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	if err == nil && machine.Status == providers.StatusError {
-		err = &providers.Error{Op: "CreateInstance", Instance: claimed.Name, Fault: machine.Fault}
+		err = &providers.Error{Op: providers.OpCreate, Instance: claimed.Name, Fault: machine.Fault}
 	}
 	if err != nil {
 		fault := providers.Fault(err)

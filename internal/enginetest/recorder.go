@@ -60,7 +60,7 @@ func (r *Recorder) CreateInstance(ctx context.Context, req providers.CreateReque
 		r.failing--
 	}
 	r.mu.Unlock()
-	refused := &providers.Error{Op: "CreateInstance", Instance: req.Name, Fault: FaultRefused}
+	refused := &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: FaultRefused}
 	if fail && !late {
 		return providers.Instance{}, refused
 	}

@@ -21,12 +21,12 @@ import (
 // other error ends the create.
 func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
 	fail := func(fault string, err error) (providers.Instance, error) {
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: fault, Err: err}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: fault, Err: err}
 	}
 	if req.Name == "" || req.Pool == "" {
 		return fail("the create request needs a name and a pool", nil)
 	}
-	if err := providers.CheckPool(opCreate, p.poolID, req.PoolID); err != nil {
+	if err := providers.CheckPool(providers.OpCreate, p.poolID, req.PoolID); err != nil {
 		return providers.Instance{}, err
 	}
 	userData, err := p.renderUserData(req)

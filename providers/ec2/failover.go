@@ -35,12 +35,12 @@ func (p *Provider) launch(ctx context.Context, name, pool string, launches []lau
 			return providers.Instance{}, p.noCapacity(name, tried, true, last)
 		}
 		if err := ctx.Err(); err != nil {
-			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: "cancelled before a launch choice had capacity", Err: err}
+			return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: name, Fault: "cancelled before a launch choice had capacity", Err: err}
 		}
 		out, err := p.client.RunInstances(ctx, l.input, failFastOnCapacity)
 		if err == nil {
 			if len(out.Instances) == 0 {
-				return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: "EC2 RunInstances returned no instance"}
+				return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: name, Fault: "EC2 RunInstances returned no instance"}
 			}
 			return created(out.Instances[0], name), nil
 		}
@@ -50,7 +50,7 @@ func (p *Provider) launch(ctx context.Context, name, pool string, launches []lau
 		if !isCapacityError(err) {
 			log.Warn("EC2 refused the launch; no other choice would succeed", "error", err)
 			refused := &LaunchRefusedError{Attempt: attempt, Err: err}
-			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: name, Fault: refused.Error(), Err: refused}
+			return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: name, Fault: refused.Error(), Err: refused}
 		}
 		tried = append(tried, attempt)
 		last = err
@@ -80,7 +80,7 @@ func nextLaunch(rest []launch, skipSpot bool) (launch, bool) {
 
 func (p *Provider) noCapacity(name string, tried []Attempt, capped bool, last error) error {
 	ce := &CapacityError{Attempts: tried, Capped: capped, Last: last}
-	return &providers.Error{Op: opCreate, Instance: name, Fault: ce.Error(), Err: ce}
+	return &providers.Error{Op: providers.OpCreate, Instance: name, Fault: ce.Error(), Err: ce}
 }
 
 // failFastOnCapacity keeps the SDK from retrying a capacity error: EC2

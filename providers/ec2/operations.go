@@ -13,10 +13,10 @@ import (
 func (p *Provider) DeleteInstance(ctx context.Context, instance string) error {
 	found, err := p.find(ctx, instance)
 	if err != nil {
-		return callError(opDelete, instance, "DescribeInstances", err)
+		return callError(providers.OpDelete, instance, "DescribeInstances", err)
 	}
 	if err := p.terminate(ctx, instanceIDs(found)); err != nil {
-		return callError(opDelete, instance, "TerminateInstances", err)
+		return callError(providers.OpDelete, instance, "TerminateInstances", err)
 	}
 	return nil
 }
@@ -27,10 +27,10 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string) error {
 func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.Instance, error) {
 	found, err := p.find(ctx, instance)
 	if err != nil {
-		return providers.Instance{}, callError(opGet, instance, "DescribeInstances", err)
+		return providers.Instance{}, callError(providers.OpGet, instance, "DescribeInstances", err)
 	}
 	if len(found) == 0 {
-		return providers.Instance{}, notFound(opGet, instance)
+		return providers.Instance{}, notFound(providers.OpGet, instance)
 	}
 	return toInstance(newest(found)), nil
 }
@@ -40,12 +40,12 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 // no runner's, they must look neither like orphans to the reconciler nor
 // like runners.
 func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]providers.Instance, error) {
-	if err := providers.CheckPool(opList, p.poolID, poolID); err != nil {
+	if err := providers.CheckPool(providers.OpList, p.poolID, poolID); err != nil {
 		return nil, err
 	}
 	found, err := p.describe(ctx, tagFilter(tagPoolID, poolID))
 	if err != nil {
-		return nil, callError(opList, poolID, "DescribeInstances", err)
+		return nil, callError(providers.OpList, poolID, "DescribeInstances", err)
 	}
 	out := make([]providers.Instance, 0, len(found))
 	for _, inst := range found {
@@ -62,17 +62,17 @@ func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]provider
 func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 	found, err := p.describe(ctx)
 	if err != nil {
-		return callError(opRemoveAll, p.controllerID, "DescribeInstances", err)
+		return callError(providers.OpRemoveAll, p.controllerID, "DescribeInstances", err)
 	}
 	if err := p.terminate(ctx, instanceIDs(found)); err != nil {
-		return callError(opRemoveAll, p.controllerID, "TerminateInstances", err)
+		return callError(providers.OpRemoveAll, p.controllerID, "TerminateInstances", err)
 	}
 	return nil
 }
 
 // StartInstance starts a stopped machine.
 func (p *Provider) StartInstance(ctx context.Context, instance string) error {
-	return p.startStop(ctx, opStart, "StartInstances", instance, func(ids []string) error {
+	return p.startStop(ctx, providers.OpStart, "StartInstances", instance, func(ids []string) error {
 		_, err := p.client.StartInstances(ctx, &awsec2.StartInstancesInput{InstanceIds: ids})
 		return err
 	})
@@ -81,7 +81,7 @@ func (p *Provider) StartInstance(ctx context.Context, instance string) error {
 // StopInstance stops a machine. EC2 refuses to stop one-time spot
 // instances; that refusal is the error.
 func (p *Provider) StopInstance(ctx context.Context, instance string) error {
-	return p.startStop(ctx, opStop, "StopInstances", instance, func(ids []string) error {
+	return p.startStop(ctx, providers.OpStop, "StopInstances", instance, func(ids []string) error {
 		_, err := p.client.StopInstances(ctx, &awsec2.StopInstancesInput{InstanceIds: ids})
 		return err
 	})

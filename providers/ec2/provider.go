@@ -112,15 +112,6 @@ func NewWithConfig(cfg aws.Config, owner Ownership, settings Settings, opts ...O
 	return p, nil
 }
 
-// Operation names, as GARM names them, for *providers.Error.
-const (
-	opCreate    = "CreateInstance"
-	opDelete    = "DeleteInstance"
-	opGet       = "GetInstance"
-	opList      = "ListInstances"
-	opRemoveAll = "RemoveAllInstances"
-	opStart     = "StartInstance"
-	opStop      = "StopInstance"
-	// opRefillWarm is runfleet's, not GARM's (providers.WarmPool).
-	opRefillWarm = "RefillWarm"
-)
+// opRefillWarm names a warm-pool refill in *providers.Error: runfleet's
+// operation, not GARM's (providers.WarmPool); GARM's are providers.Op*.
+const opRefillWarm = "RefillWarm"

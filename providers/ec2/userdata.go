@@ -35,20 +35,7 @@ const linuxUserData = `#!/bin/bash
 set -euo pipefail
 metadata_url={{shellquote .MetadataURL}}
 instance_token={{shellquote .InstanceToken}}
-script="$(mktemp)"
-for attempt in $(seq 1 30); do
-  if curl -fsS --max-time 30 -H "Authorization: Bearer ${instance_token}" -o "$script" "${metadata_url%/}/install-script"; then
-    break
-  fi
-  if [ "$attempt" -eq 30 ]; then
-    echo "runfleet: cannot fetch ${metadata_url%/}/install-script" >&2
-    exit 1
-  fi
-  sleep 5
-done
-chmod 0700 "$script"
-exec bash "$script"
-`
+` + providers.FetchInstallScriptShell
 
 const windowsUserData = `<powershell>
 # runfleet: fetch this runner's install script from the control plane and run it.

@@ -194,7 +194,7 @@ func (p *Provider) claim(ctx context.Context, req providers.CreateRequest, id st
 func (p *Provider) finishWarmStart(ctx context.Context, req providers.CreateRequest, inst ec2types.Instance, userData []byte) (providers.Instance, error) {
 	id := aws.ToString(inst.InstanceId)
 	fail := func(call string, err error) (providers.Instance, error) {
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: "starting warm machine " + id + ": " + fault(call, err), Err: err}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: "starting warm machine " + id + ": " + fault(call, err), Err: err}
 	}
 	if tagValue(inst.Tags, tagWarm) != "" {
 		// Until this goes, ListInstances hides the machine as warm.

@@ -25,10 +25,10 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string) error {
 		}
 		return nil
 	case err != nil:
-		return callError(opDelete, instance, "find pod", err)
+		return callError(providers.OpDelete, instance, "find pod", err)
 	}
 	if err := p.remove(ctx, pod, "deleted by runfleet"); err != nil {
-		return callError(opDelete, instance, "delete pod", err)
+		return callError(providers.OpDelete, instance, "delete pod", err)
 	}
 	return nil
 }
@@ -39,14 +39,14 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 	pod, err := p.find(ctx, instance)
 	switch {
 	case errors.Is(err, providers.ErrNotFound):
-		return providers.Instance{}, notFound(opGet, instance)
+		return providers.Instance{}, notFound(providers.OpGet, instance)
 	case err != nil:
-		return providers.Instance{}, callError(opGet, instance, "get pod", err)
+		return providers.Instance{}, callError(providers.OpGet, instance, "get pod", err)
 	}
 	st := classify(pod)
 	if st.Gone {
 		p.reap(ctx, pod, st)
-		return providers.Instance{}, notFound(opGet, instance)
+		return providers.Instance{}, notFound(providers.OpGet, instance)
 	}
 	return toInstance(pod, st), nil
 }
@@ -55,12 +55,12 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 // longer serve are removed and left out, and bootstrap Secrets whose pod
 // never came (a create that died between the two) are deleted.
 func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]providers.Instance, error) {
-	if err := providers.CheckPool(opList, p.own.PoolID, poolID); err != nil {
+	if err := providers.CheckPool(providers.OpList, p.own.PoolID, poolID); err != nil {
 		return nil, err
 	}
 	pods := &corev1.PodList{}
 	if err := p.api.list(ctx, "pods", metav1.ListOptions{LabelSelector: p.own.selector(true)}, pods); err != nil {
-		return nil, callError(opList, poolID, "list pods", err)
+		return nil, callError(providers.OpList, poolID, "list pods", err)
 	}
 	out := make([]providers.Instance, 0, len(pods.Items))
 	seen := make(map[string]bool, len(pods.Items))
@@ -87,27 +87,27 @@ func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 	sel := metav1.ListOptions{LabelSelector: p.own.selector(false)}
 	pods := &corev1.PodList{}
 	if err := p.api.list(ctx, "pods", sel, pods); err != nil {
-		return callError(opRemoveAll, p.own.ControllerID, "list pods", err)
+		return callError(providers.OpRemoveAll, p.own.ControllerID, "list pods", err)
 	}
 	for i := range pods.Items {
 		if err := p.deletePod(ctx, &pods.Items[i]); err != nil {
-			return callError(opRemoveAll, pods.Items[i].Name, "delete pod", err)
+			return callError(providers.OpRemoveAll, pods.Items[i].Name, "delete pod", err)
 		}
 	}
 	if err := p.api.deleteCollection(ctx, "secrets", metav1.DeleteOptions{}, sel); err != nil {
-		return callError(opRemoveAll, p.own.ControllerID, "delete Secrets", err)
+		return callError(providers.OpRemoveAll, p.own.ControllerID, "delete Secrets", err)
 	}
 	return nil
 }
 
 // StartInstance and StopInstance fail: a pod has no stopped state.
 func (p *Provider) StartInstance(_ context.Context, instance string) error {
-	return &providers.Error{Op: opStart, Instance: instance, Fault: ErrCannotStop.Error(), Err: ErrCannotStop}
+	return &providers.Error{Op: providers.OpStart, Instance: instance, Fault: ErrCannotStop.Error(), Err: ErrCannotStop}
 }
 
 // StopInstance: see StartInstance.
 func (p *Provider) StopInstance(_ context.Context, instance string) error {
-	return &providers.Error{Op: opStop, Instance: instance, Fault: ErrCannotStop.Error(), Err: ErrCannotStop}
+	return &providers.Error{Op: providers.OpStop, Instance: instance, Fault: ErrCannotStop.Error(), Err: ErrCannotStop}
 }
 
 // find returns the pool's pod with uid or instance name, or an error

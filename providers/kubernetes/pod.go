@@ -33,20 +33,8 @@ const bootstrapScript = `#!/bin/bash
 set -euo pipefail
 dir=/run/runfleet
 metadata_url="$(cat "$dir/metadata-url")"
-script="$(mktemp)"
-for attempt in $(seq 1 30); do
-  if curl -fsS --max-time 30 -H "Authorization: Bearer $(cat "$dir/instance-token")" -o "$script" "${metadata_url%/}/install-script"; then
-    break
-  fi
-  if [ "$attempt" -eq 30 ]; then
-    echo "runfleet: cannot fetch ${metadata_url%/}/install-script" >&2
-    exit 1
-  fi
-  sleep 5
-done
-chmod 0700 "$script"
-exec bash "$script"
-`
+instance_token="$(cat "$dir/instance-token")"
+` + providers.FetchInstallScriptShell
 
 // checkBootstrap refuses a create the pod could never bootstrap from.
 func checkBootstrap(req providers.CreateRequest) error {

@@ -15,17 +15,6 @@ import (
 	"github.com/runfleet/runfleet/providers"
 )
 
-// Operation names in errors.
-const (
-	opCreate    = "CreateInstance"
-	opDelete    = "DeleteInstance"
-	opGet       = "GetInstance"
-	opList      = "ListInstances"
-	opRemoveAll = "RemoveAllInstances"
-	opStart     = "StartInstance"
-	opStop      = "StopInstance"
-)
-
 // orphanSecretAge is how old a bootstrap Secret without its pod must be
 // before a list removes it: a create makes the Secret just before the pod.
 const orphanSecretAge = 2 * time.Minute
@@ -97,36 +86,36 @@ func (p *Provider) Namespace() string { return p.namespace }
 // then makes the pod the Secret's owner. A create retried after a timeout
 // finds its own pod and returns it.
 func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateRequest) (providers.Instance, error) {
-	if err := providers.CheckPool(opCreate, p.own.PoolID, req.PoolID); err != nil {
+	if err := providers.CheckPool(providers.OpCreate, p.own.PoolID, req.PoolID); err != nil {
 		return providers.Instance{}, err
 	}
 	if err := checkBootstrap(req); err != nil {
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: err.Error()}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: err.Error()}
 	}
 	tmpl, err := p.template(ctx)
 	if err != nil {
-		return providers.Instance{}, callError(opCreate, req.Name, "read pod template", err)
+		return providers.Instance{}, callError(providers.OpCreate, req.Name, "read pod template", err)
 	}
 	pod, err := buildPod(p.own, p.namespace, tmpl, p.settings, req)
 	if err != nil {
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: err.Error()}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: err.Error()}
 	}
 	secret := buildSecret(p.own, p.namespace, req)
 	if err := p.putSecret(ctx, secret); err != nil {
-		return providers.Instance{}, callError(opCreate, req.Name, "create Secret", err)
+		return providers.Instance{}, callError(providers.OpCreate, req.Name, "create Secret", err)
 	}
 	made := &corev1.Pod{}
 	err = p.api.create(ctx, "pods", pod, made)
 	if apierrors.IsAlreadyExists(err) {
 		err = p.api.get(ctx, "pods", pod.Name, made)
 		if err == nil && (!p.own.owns(made.Labels) || made.Annotations[AnnotationInstance] != req.Name) {
-			return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name,
+			return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name,
 				Fault: fmt.Sprintf("pod %s/%s exists and is not this pool's runner %q", p.namespace, pod.Name, req.Name)}
 		}
 	}
 	if err != nil {
 		p.deleteSecret(ctx, secret.Name)
-		return providers.Instance{}, callError(opCreate, req.Name, "create pod", err)
+		return providers.Instance{}, callError(providers.OpCreate, req.Name, "create pod", err)
 	}
 	p.adoptSecret(ctx, secret.Name, made)
 	p.log.InfoContext(ctx, "kubernetes: runner pod created", "instance", req.Name, "pool", req.Pool,

@@ -15,17 +15,6 @@ const (
 	FaultHung         = "simulated hang: the call never returned"
 )
 
-// Operation names, as in providers.Error.Op.
-const (
-	opCreate    = "CreateInstance"
-	opDelete    = "DeleteInstance"
-	opGet       = "GetInstance"
-	opList      = "ListInstances"
-	opRemoveAll = "RemoveAllInstances"
-	opStart     = "StartInstance"
-	opStop      = "StopInstance"
-)
-
 // CreateInstance makes a running machine named req.Name. A name already in
 // use is a duplicate error (GARM's exit code 31), like a cloud that refuses
 // a second machine with the same name.
@@ -38,7 +27,7 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 	p.mu.Unlock()
 
 	if req.Name == "" || req.PoolID == "" {
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: "create request needs a name and a pool id"}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: "create request needs a name and a pool id"}
 	}
 	if pl.hang {
 		p.count(func(s *Stats) { s.Hangs++ })
@@ -46,17 +35,17 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 		if f.LeaveFailedMachines {
 			p.leaveHalfMade(req, FaultHung)
 		}
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: FaultHung, Err: ctx.Err()}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: FaultHung, Err: ctx.Err()}
 	}
 	if err := wait(ctx, pl.delay); err != nil {
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: "cancelled", Err: err}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: "cancelled", Err: err}
 	}
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, exists := p.machines[req.Name]; exists {
 		p.stats.CreateFailures++
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: fmt.Sprintf("duplicate: a machine named %s already exists", req.Name)}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: fmt.Sprintf("duplicate: a machine named %s already exists", req.Name)}
 	}
 	if pl.fail {
 		p.stats.CreateFailures++
@@ -66,7 +55,7 @@ func (p *Provider) CreateInstance(ctx context.Context, req providers.CreateReque
 		if f.LeaveFailedMachines {
 			p.addLocked(req, providers.StatusError, FaultCreateFailed)
 		}
-		return providers.Instance{}, &providers.Error{Op: opCreate, Instance: req.Name, Fault: FaultCreateFailed}
+		return providers.Instance{}, &providers.Error{Op: providers.OpCreate, Instance: req.Name, Fault: FaultCreateFailed}
 	}
 	return p.addLocked(req, providers.StatusRunning, "").snapshot(), nil
 }
@@ -110,16 +99,16 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string) error {
 	if pl.hang {
 		p.count(func(s *Stats) { s.Hangs++ })
 		<-ctx.Done()
-		return &providers.Error{Op: opDelete, Instance: instance, Fault: FaultHung, Err: ctx.Err()}
+		return &providers.Error{Op: providers.OpDelete, Instance: instance, Fault: FaultHung, Err: ctx.Err()}
 	}
 	if err := wait(ctx, pl.delay); err != nil {
-		return &providers.Error{Op: opDelete, Instance: instance, Fault: "cancelled", Err: err}
+		return &providers.Error{Op: providers.OpDelete, Instance: instance, Fault: "cancelled", Err: err}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pl.fail {
 		p.stats.DeleteFailures++
-		return &providers.Error{Op: opDelete, Instance: instance, Fault: FaultDeleteFailed}
+		return &providers.Error{Op: providers.OpDelete, Instance: instance, Fault: FaultDeleteFailed}
 	}
 	if m, ok := p.lookupLocked(instance); ok {
 		delete(p.machines, m.Name)
@@ -131,14 +120,14 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string) error {
 // is providers.ErrNotFound.
 func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.Instance, error) {
 	if err := ctx.Err(); err != nil {
-		return providers.Instance{}, &providers.Error{Op: opGet, Instance: instance, Fault: "cancelled", Err: err}
+		return providers.Instance{}, &providers.Error{Op: providers.OpGet, Instance: instance, Fault: "cancelled", Err: err}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.Gets++
 	m, ok := p.lookupLocked(instance)
 	if !ok {
-		return providers.Instance{}, notFound(opGet, instance)
+		return providers.Instance{}, notFound(providers.OpGet, instance)
 	}
 	return m.snapshot(), nil
 }
@@ -147,7 +136,7 @@ func (p *Provider) GetInstance(ctx context.Context, instance string) (providers.
 // name.
 func (p *Provider) ListInstances(ctx context.Context, poolID string) ([]providers.Instance, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &providers.Error{Op: opList, Instance: poolID, Fault: "cancelled", Err: err}
+		return nil, &providers.Error{Op: providers.OpList, Instance: poolID, Fault: "cancelled", Err: err}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -167,14 +156,14 @@ func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 	if pl.hang {
 		p.count(func(s *Stats) { s.Hangs++ })
 		<-ctx.Done()
-		return &providers.Error{Op: opRemoveAll, Fault: FaultHung, Err: ctx.Err()}
+		return &providers.Error{Op: providers.OpRemoveAll, Fault: FaultHung, Err: ctx.Err()}
 	}
 	if err := wait(ctx, pl.delay); err != nil {
-		return &providers.Error{Op: opRemoveAll, Fault: "cancelled", Err: err}
+		return &providers.Error{Op: providers.OpRemoveAll, Fault: "cancelled", Err: err}
 	}
 	if pl.fail {
 		p.count(func(s *Stats) { s.DeleteFailures++ })
-		return &providers.Error{Op: opRemoveAll, Fault: FaultDeleteFailed}
+		return &providers.Error{Op: providers.OpRemoveAll, Fault: FaultDeleteFailed}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -184,12 +173,12 @@ func (p *Provider) RemoveAllInstances(ctx context.Context) error {
 
 // StartInstance marks a machine running.
 func (p *Provider) StartInstance(ctx context.Context, instance string) error {
-	return p.setStatus(ctx, opStart, instance, providers.StatusRunning, func(s *Stats) { s.Starts++ })
+	return p.setStatus(ctx, providers.OpStart, instance, providers.StatusRunning, func(s *Stats) { s.Starts++ })
 }
 
 // StopInstance marks a machine stopped.
 func (p *Provider) StopInstance(ctx context.Context, instance string) error {
-	return p.setStatus(ctx, opStop, instance, providers.StatusStopped, func(s *Stats) { s.Stops++ })
+	return p.setStatus(ctx, providers.OpStop, instance, providers.StatusStopped, func(s *Stats) { s.Stops++ })
 }
 
 func (p *Provider) setStatus(ctx context.Context, op, instance string, status providers.MachineStatus, tally func(*Stats)) error {
