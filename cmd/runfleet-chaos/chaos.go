@@ -124,6 +124,13 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	op := newOperator(fl.apiURL(), apiToken)
 	settleCtx, cancelSettle := context.WithDeadline(ctx, deadline.Add(-finalReserve))
 	rep.settled, rep.settleNote = settle(settleCtx, w, send, cl, op)
+	if fu, ok := fl.(interface{ faultsUndecided() time.Duration }); ok {
+		// A kill just before the quiet: its lease bound has not passed yet.
+		select {
+		case <-settleCtx.Done():
+		case <-time.After(fu.faultsUndecided()):
+		}
+	}
 	cancelSettle()
 	rep.settleEnded = time.Since(start)
 

@@ -149,6 +149,23 @@ func (t *faultTracker) add(w *faultWatch) {
 	t.watches = append(t.watches, w)
 }
 
+// leaseUndecided is how long from now until every kill of the lease's
+// holder is decided — the lease moved, or its bound (TTL plus the
+// standby's round trip, as checkFaults reads it) passed: a run that
+// settles sooner waits that long, so that a short run's last kill is
+// judged, not reported as never moved on.
+func (t *faultTracker) leaseUndecided(now time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var wait time.Duration
+	for _, w := range t.watches {
+		if w.leaseHeld && w.leaseMoved < 0 {
+			wait = max(wait, w.at.Add(w.leaseTTL+2*time.Second).Sub(now))
+		}
+	}
+	return wait
+}
+
 // followLease waits for the reconciler lease to be held by another than
 // dead.
 func (t *faultTracker) followLease(ctx context.Context, w *faultWatch, dead string) {

@@ -255,3 +255,12 @@ func (f *replicaFleet) faultFigures() *faultFigures {
 	ff := f.track.figures()
 	return &ff
 }
+
+// faultsUndecided is how long until every fault so far can be judged (0
+// when not tracking).
+func (f *replicaFleet) faultsUndecided() time.Duration {
+	if f.track == nil {
+		return 0
+	}
+	return f.track.leaseUndecided(time.Now())
+}

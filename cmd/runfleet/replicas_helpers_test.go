@@ -45,6 +45,9 @@ const (
 	// replicaInterval gives a reconciler lease of 3 s (its minimum).
 	replicaInterval = time.Second
 	replicaLeaseTTL = 3 * time.Second
+	// replicaLivenessTTL is serve's liveness lease (not configurable):
+	// a dead replica's work is taken over once it lapses.
+	replicaLivenessTTL = 15 * time.Second
 )
 
 // replicaConfigYAML: PostgreSQL store, the fake GitHub by token, the fake

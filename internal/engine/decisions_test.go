@@ -134,6 +134,27 @@ func TestDeleted(t *testing.T) {
 	}
 }
 
+// A failed ordinary delete records its retry only over its own claim: a
+// force delete claimed by another worker during the attempt is theirs.
+func TestStillOurDelete(t *testing.T) {
+	claimed := instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.Claim = "m1#1" })
+	for _, tc := range []struct {
+		name string
+		cur  *runner.Instance
+		want bool
+	}{
+		{"as claimed", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.Claim = "m1#1"; i.Version = 9 }), true},
+		{"forced, then claimed by another worker", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.Claim = "m3#1" }), false},
+		{"taken over by the message's redelivery", instanceIn(runner.StatusDeleting, func(i *runner.Instance) { i.Claim = "m1#2" }), false},
+		{"forced, not yet claimed", instanceIn(runner.StatusPendingForceDelete, func(i *runner.Instance) { i.Claim = "m1#1" }), false},
+		{"deleted", instanceIn(runner.StatusDeleted, nil), false},
+	} {
+		if got := stillOurDelete(tc.cur, claimed); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestJobCompleted(t *testing.T) {
 	const job = 1
 	for _, tc := range []struct {

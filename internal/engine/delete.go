@@ -217,7 +217,7 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 	var delay time.Duration
 	busy := errors.Is(cause, github.ErrRunnerBusy)
 	next, won, err := e.mutateFrom(ctx, claimed.Name, claimed, func(cur *runner.Instance) (*runner.Instance, error) {
-		if cur.Status != runner.StatusDeleting {
+		if !stillOurDelete(cur, claimed) {
 			return nil, errNoChange
 		}
 		next, err := cur.Transition(runner.StatusPendingDelete, e.now())
@@ -240,7 +240,8 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		return fmt.Errorf("record failed delete of %s: %w", claimed.Name, err)
 	}
 	if !won {
-		// Someone moved it on (a force delete); their message does the rest.
+		// Someone moved it on (a force delete, maybe claimed anew since);
+		// their message does the rest.
 		return nil
 	}
 	log.Warn("delete failed; will retry", "error", cause, "runner_busy", busy, "next_attempt", attempts, "retry_in", delay.String())
@@ -249,6 +250,17 @@ func (e *Engine) retryDelete(ctx context.Context, log *slog.Logger, claimed *run
 		return fmt.Errorf("re-enqueue delete for %s: %w", claimed.Name, err)
 	}
 	return nil
+}
+
+// stillOurDelete reports whether cur is still the delete attempt that
+// claimed it as claimed: deleting, under the same claim. An operator's
+// force delete during the attempt moves it to pending_force_delete, and
+// another worker may claim that before this attempt fails: writing
+// pending_delete over their claim would turn the forced delete back into
+// an ordinary one that retries forever against a provider that always
+// fails (TestServeEndToEnd caught it under load). Their claim, their outcome.
+func stillOurDelete(cur, claimed *runner.Instance) bool {
+	return cur.Status == runner.StatusDeleting && cur.Claim == claimed.Claim
 }
 
 // busyAfterCompletedMax caps the wait before asking GitHub again about a
