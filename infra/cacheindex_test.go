@@ -68,6 +68,12 @@ func TestMetadataCacheStatements(t *testing.T) {
 			if !slices.Equal(actions, w.actions) {
 				t.Errorf("%s allows %v, want %v", sid, actions, w.actions)
 			}
+			if sid == "CacheReadJobs" {
+				// The ledger read is of job items only.
+				if keys := st.get("Condition").get("ForAllValues:StringLike").get("dynamodb:LeadingKeys").strs(); !slices.Equal(keys, []string{"JOB#*"}) {
+					t.Errorf("CacheReadJobs reaches leading keys %v, want JOB#* only", keys)
+				}
+			}
 			r := st.get("Resource")
 			if got := r.getAtt() + r.sub() + r.ref(); got != w.resource {
 				t.Errorf("%s is on %q, want %q", sid, got, w.resource)
@@ -79,12 +85,12 @@ func TestMetadataCacheStatements(t *testing.T) {
 			t.Errorf("MetadataRole has no conditional statement %s", sid)
 		}
 	}
-	// The ledger read is of job items only.
-	if keys := tpl.condition(t, "CreateCacheBucket", map[string]string{"CacheBucketMaxAgeDays": "7"}); !keys {
-		t.Fatal("CreateCacheBucket does not hold with a bucket")
-	}
-	if tpl.resource("CacheIndexTable").get("Condition").str() != "CreateCacheBucket" {
+	idx := tpl.resource("CacheIndexTable")
+	if idx.get("Condition").str() != "CreateCacheBucket" {
 		t.Error("CacheIndexTable is not conditional on CreateCacheBucket")
+	}
+	if ttl := idx.get("Properties").get("TimeToLiveSpecification"); ttl.get("AttributeName").str() != "expires" || ttl.get("Enabled").v != true {
+		t.Error("CacheIndexTable's TTL is not on expires (internal/cache/dynamo.go's attrExpires)")
 	}
 	env := tpl.resource("MetadataFunction").get("Properties").get("Environment").get("Variables")
 	for _, name := range []string{"RUNFLEET_CACHE_TABLE", "RUNFLEET_CACHE_BUCKET"} {

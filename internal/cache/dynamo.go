@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // Dynamo is a Store for the serverless mode: its index lives in a DynamoDB
@@ -95,7 +96,27 @@ const (
 	attrLastAccess = "last_access"
 	attrFinalized  = "finalized"
 	attrUpload     = "upload"
+	// attrExpires is the table's TTL attribute (unix seconds): last access
+	// plus MaxAge, so DynamoDB itself evicts by age; lookups skip items
+	// past it that DynamoDB has not removed yet.
+	attrExpires = "expires"
 )
+
+// expiry is the TTL of an item accessed at t; ok is false without MaxAge.
+func (d *Dynamo) expiry(t time.Time) (dtypes.AttributeValue, bool) {
+	if d.policy.MaxAge <= 0 {
+		return nil, false
+	}
+	return nAttr(t.Add(d.policy.MaxAge).Unix()), true
+}
+
+// archiveExists says whether entry id's archive is in the bucket; an
+// error other than a miss counts as there (the safe side for a refusal).
+func (d *Dynamo) archiveExists(ctx context.Context, id int64) bool {
+	_, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.bucket, Key: aws.String(d.blobKey(id))})
+	var nf *s3types.NotFound
+	return err == nil || !errors.As(err, &nf)
+}
 
 func repoPK(repoID int64) string { return "repo#" + strconv.FormatInt(repoID, 10) }
 func idPK(id int64) string       { return "id#" + strconv.FormatInt(id, 10) }
@@ -191,7 +212,9 @@ func (d *Dynamo) Reserve(ctx context.Context, ref Ref) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	if had && Conflict(old, now, d.policy.PendingTTL) {
+	if had && Conflict(old, now, d.policy.PendingTTL) && (!old.Finalized || d.archiveExists(ctx, old.ID)) {
+		// A finalized entry whose archive the bucket's lifecycle rule
+		// removed is gone: the key is free again.
 		return Entry{}, ErrExists
 	}
 	id, err := newID()
@@ -203,11 +226,14 @@ func (d *Dynamo) Reserve(ctx context.Context, ref Ref) (Entry, error) {
 	if had {
 		// Replace exactly the stale reservation read: another reserver
 		// that got there first changed its id.
-		put.ConditionExpression = aws.String("id = :old AND finalized = :f")
-		put.ExpressionAttributeValues = map[string]dtypes.AttributeValue{":old": nAttr(old.ID), ":f": bAttr(false)}
+		put.ConditionExpression = aws.String("id = :old")
+		put.ExpressionAttributeValues = map[string]dtypes.AttributeValue{":old": nAttr(old.ID)}
 	}
 	idItem := idKey(id)
 	idItem[attrRepo], idItem[attrScope], idItem[attrKey], idItem[attrVersion] = nAttr(ref.RepoID), sAttr(ref.Scope), sAttr(ref.Key), sAttr(ref.Version)
+	if exp, ok := d.expiry(now); ok {
+		put.Item[attrExpires], idItem[attrExpires] = exp, exp
+	}
 	_, err = d.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []dtypes.TransactWriteItem{
 		{Put: put},
 		{Put: &dtypes.Put{TableName: &d.table, Item: idItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -259,46 +285,6 @@ func (d *Dynamo) pendingByID(ctx context.Context, id int64) (string, error) {
 	return upload, nil
 }
 
-// Lookup implements Store: one query per readable scope, Match over what
-// they return, and the match's last access written (a lost write only
-// makes eviction earlier).
-func (d *Dynamo) Lookup(ctx context.Context, repoID int64, scopes, keys []string, version string) (Entry, bool, error) {
-	var cands []Entry
-	for _, scope := range scopes {
-		pages := dynamodb.NewQueryPaginator(d.db, &dynamodb.QueryInput{
-			TableName:              &d.table,
-			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-			FilterExpression:       aws.String("finalized = :t"),
-			ExpressionAttributeValues: map[string]dtypes.AttributeValue{
-				":pk": sAttr(repoPK(repoID)), ":p": sAttr(scopePrefix(scope, version)), ":t": bAttr(true),
-			},
-		})
-		for pages.HasMorePages() {
-			page, err := pages.NextPage(ctx)
-			if err != nil {
-				return Entry{}, false, fmt.Errorf("cache: query the index: %w", err)
-			}
-			for _, it := range page.Items {
-				cands = append(cands, entryFrom(it))
-			}
-		}
-	}
-	e, ok := Match(cands, repoID, scopes, keys, version)
-	if !ok {
-		return Entry{}, false, nil
-	}
-	e.LastAccess = d.now()
-	if _, err := d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &d.table, Key: refKey(e.Ref),
-		UpdateExpression:          aws.String("SET last_access = :a"),
-		ConditionExpression:       aws.String("id = :id"),
-		ExpressionAttributeValues: map[string]dtypes.AttributeValue{":a": nAttr(e.LastAccess.UnixNano()), ":id": nAttr(e.ID)},
-	}); err != nil && !conditionFailed(err) {
-		d.log.Warn("cache: recording a read failed", "id", e.ID, "err", err)
-	}
-	return e, true, nil
-}
-
 // Finalize implements Store: the archive must be in the bucket and size
 // bytes long; the entry item turns finalized on condition it is still this
 // pending reservation.
@@ -320,14 +306,19 @@ func (d *Dynamo) Finalize(ctx context.Context, ref Ref, size int64) (Entry, erro
 		return Entry{}, &InvalidError{Field: "size_bytes", Reason: fmt.Sprintf("%d, but %d bytes were uploaded", size, got)}
 	}
 	now := d.now()
+	set := "SET finalized = :t, #size = :s, last_access = :a"
+	vals := map[string]dtypes.AttributeValue{
+		":t": bAttr(true), ":f": bAttr(false), ":s": nAttr(size), ":a": nAttr(now.UnixNano()), ":id": nAttr(e.ID),
+	}
+	if exp, ok := d.expiry(now); ok {
+		set += ", expires = :e"
+		vals[":e"] = exp
+	}
 	_, err = d.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &d.table, Key: refKey(ref),
-		UpdateExpression:         aws.String("SET finalized = :t, #size = :s, last_access = :a"),
-		ExpressionAttributeNames: map[string]string{"#size": attrSize},
-		ConditionExpression:      aws.String("id = :id AND finalized = :f"),
-		ExpressionAttributeValues: map[string]dtypes.AttributeValue{
-			":t": bAttr(true), ":f": bAttr(false), ":s": nAttr(size), ":a": nAttr(now.UnixNano()), ":id": nAttr(e.ID),
-		},
+		TableName: &d.table, Key: refKey(ref), UpdateExpression: &set,
+		ExpressionAttributeNames:  map[string]string{"#size": attrSize},
+		ConditionExpression:       aws.String("id = :id AND finalized = :f"),
+		ExpressionAttributeValues: vals,
 	})
 	switch {
 	case conditionFailed(err):

@@ -39,18 +39,9 @@ func (d *Dynamo) Evict(ctx context.Context) (EvictStats, error) {
 	var st EvictStats
 	for _, id := range PlanEviction(all, d.now(), d.policy) {
 		e := byID[id]
-		_, err := d.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: &d.table, Key: refKey(e.Ref),
-			ConditionExpression:       aws.String("id = :id"),
-			ExpressionAttributeValues: map[string]dtypes.AttributeValue{":id": nAttr(id)},
-		})
-		if err != nil {
-			if !conditionFailed(err) {
-				d.log.Warn("cache: evicting an entry failed", "id", id, "err", err)
-			}
+		if !d.forget(ctx, e) {
 			continue
 		}
-		d.removeObjects(ctx, id)
 		st.Entries++
 		st.Bytes += e.Size
 		delete(byID, id)

@@ -262,3 +262,56 @@ func TestDynamoStoreStaleReservationAndEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// saveParts reserves ref, uploads b as its one part and finalizes it.
+func saveParts(t *testing.T, st *Dynamo, ref Ref, b []byte) Entry {
+	t.Helper()
+	ctx := context.Background()
+	e, err := st.Reserve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putPart(t, st, e.ID, 1, b)
+	if err := st.CompleteParts(ctx, e.ID, []int32{1}, 20<<20); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = st.Finalize(ctx, ref, int64(len(b))); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// The index outlives neither its archive nor its age: an archive the
+// bucket's lifecycle rule removed frees the key, and an entry past its TTL
+// is not found even before DynamoDB deletes it.
+func TestDynamoStoreFollowsTheBucketAndTheTTL(t *testing.T) {
+	ctx := context.Background()
+	w := newDynamoWorld(t)
+	st := w.store(EvictionPolicy{MaxAge: 24 * time.Hour})
+	main := []string{"refs/heads/main"}
+	ref := Ref{RepoID: 4, Scope: main[0], Key: "deps-new", Version: "v"}
+	e := saveParts(t, st, ref, []byte("archive"))
+	if _, err := w.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &w.bucket, Key: aws.String(st.blobKey(e.ID))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := st.Lookup(ctx, 4, main, []string{"deps-new"}, "v"); ok || err != nil {
+		t.Fatalf("an entry without its archive is found: %v %v", ok, err)
+	}
+	saveParts(t, st, ref, []byte("archive again"))
+	if got, ok, _ := st.Lookup(ctx, 4, main, []string{"deps-new"}, "v"); !ok || got.Size != 13 {
+		t.Fatalf("the new save is not found: %+v %v", got, ok)
+	}
+	older := Ref{RepoID: 4, Scope: main[0], Key: "deps-old", Version: "v"}
+	saveParts(t, st, older, []byte("x"))
+	w.clock.Advance(23 * time.Hour)
+	if _, ok, _ := st.Lookup(ctx, 4, main, []string{"deps-new"}, "v"); !ok {
+		t.Fatal("an entry read within its age is gone")
+	}
+	w.clock.Advance(2 * time.Hour)
+	if got, ok, _ := st.Lookup(ctx, 4, main, []string{"deps-"}, "v"); !ok || got.Key != "deps-new" {
+		t.Fatalf("prefix lookup past deps-old's TTL = %+v %v, want deps-new (read 2 h ago)", got, ok)
+	}
+	if _, ok, _ := st.Lookup(ctx, 4, main, []string{"deps-old"}, "v"); ok {
+		t.Fatal("an entry past its TTL is found")
+	}
+}
