@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -51,9 +52,15 @@ func (w *dynamoWorld) store(p EvictionPolicy) *Dynamo {
 // as the machine's agent does.
 func putPart(t *testing.T, st *Dynamo, id int64, n int32, b []byte) {
 	t.Helper()
+	if err := tryPutPart(st, id, n, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tryPutPart(st *Dynamo, id int64, n int32, b []byte) error {
 	u, hdr, err := st.PresignPart(context.Background(), id, n, int64(len(b)), 20<<20, time.Hour)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	req, _ := http.NewRequest(http.MethodPut, u, bytes.NewReader(b))
 	for k, v := range hdr {
@@ -64,12 +71,13 @@ func putPart(t *testing.T, st *Dynamo, id int64, n int32, b []byte) {
 	req.ContentLength = int64(len(b))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("part %d: %s", n, resp.Status)
+		return fmt.Errorf("part %d: %s", n, resp.Status)
 	}
+	return nil
 }
 
 func get(t *testing.T, u string) []byte {
@@ -313,5 +321,46 @@ func TestDynamoStoreFollowsTheBucketAndTheTTL(t *testing.T) {
 	}
 	if _, ok, _ := st.Lookup(ctx, 4, main, []string{"deps-old"}, "v"); ok {
 		t.Fatal("an entry past its TTL is found")
+	}
+}
+
+// The SDK sends 8 blocks at once, each maybe to another function instance:
+// the first presigns race to start the multipart upload, one wins, and
+// every part lands in it.
+func TestDynamoStoreConcurrentFirstParts(t *testing.T) {
+	ctx := context.Background()
+	w := newDynamoWorld(t)
+	ref := Ref{RepoID: 5, Scope: "refs/heads/main", Key: "k", Version: "v"}
+	e, err := w.store(EvictionPolicy{}).Reserve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	part := make([]byte, minPartBytes)
+	_, _ = rand.Read(part)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		st := w.store(EvictionPolicy{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = tryPutPart(st, e.ID, int32(i+1), part)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	st := w.store(EvictionPolicy{})
+	if err := st.CompleteParts(ctx, e.ID, []int32{1, 2, 3, 4}, 100<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Finalize(ctx, ref, n*int64(len(part))); err != nil {
+		t.Fatal(err)
+	}
+	uploads, err := w.s3.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &w.bucket})
+	if err != nil || len(uploads.Uploads) != 0 {
+		t.Fatalf("multipart uploads left: %d, %v (the losers' must be aborted)", len(uploads.Uploads), err)
 	}
 }

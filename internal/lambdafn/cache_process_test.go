@@ -2,6 +2,7 @@ package lambdafn_test
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
@@ -182,10 +183,10 @@ func writeCacheData(t *testing.T, workspace string, n int) [32]byte {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Random bytes: the client compresses the archive (zstd), and the
+	// sizes must stay what they say.
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i*7 + i/4099)
-	}
+	_, _ = rand.Read(b)
 	if err := os.WriteFile(filepath.Join(dir, "blob"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) s
 // the machine's agent, against the metadata function run as its deployed
 // bootstrap under the Lambda Runtime API (two execution environments, the
 // index shared in DynamoDB Local), with the archives in a moto bucket:
-// save and restore, restore-key fallback, a second save refused, and
+// save and restore of 1 MiB and 100 MiB, restore-key fallback, a second save refused, and
 // repository A's token reading nothing of B's.
 func TestMetadataFunctionServesTheCache(t *testing.T) {
 	client := installCacheClient(t)
@@ -338,6 +339,25 @@ cache:
 		t.Fatalf("a second save of the key = %v:\n%s", res["id"], out)
 	}
 
+	// 100 MiB: the SDK's one Put Blob (up to 128 MiB), one part straight
+	// to the bucket, one restore straight from it.
+	big := t.TempDir()
+	bigSum := writeCacheData(t, big, 100<<20)
+	before := a1.agent.Counts().DirectParts
+	if res, out := a1.run(client, big, "save", "data", "build-100m"); res["id"] == nil || res["id"] == float64(-1) {
+		t.Fatalf("100 MiB save: %s", out)
+	}
+	if got := a1.agent.Counts().DirectParts - before; got != 1 {
+		t.Fatalf("the agent sent %d parts of 100 MiB straight to the bucket, want 1", got)
+	}
+	bigBack := t.TempDir()
+	if res, out := a2.run(client, bigBack, "restore", "data", "build-100m"); res["matched"] != "build-100m" {
+		t.Fatalf("100 MiB restore matched %v:\n%s", res["matched"], out)
+	}
+	if got, ok := readCacheData(t, bigBack); !ok || got != bigSum {
+		t.Fatal("the restored 100 MiB archive is not what was saved")
+	}
+
 	// A job of another repository reads nothing of it.
 	b := machine(7000034003, "octo-org/other", "refs/heads/main")
 	other := t.TempDir()
@@ -350,12 +370,12 @@ cache:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Contents) != 1 || !strings.HasPrefix(aws.ToString(list.Contents[0].Key), "blobs/") {
+	if len(list.Contents) != 2 || !strings.HasPrefix(aws.ToString(list.Contents[0].Key), "blobs/") || !strings.HasPrefix(aws.ToString(list.Contents[1].Key), "blobs/") {
 		var keys []string
 		for _, o := range list.Contents {
 			keys = append(keys, aws.ToString(o.Key))
 		}
-		t.Fatalf("bucket holds %v, want one archive under blobs/", keys)
+		t.Fatalf("bucket holds %v, want the two archives under blobs/", keys)
 	}
 }
 
