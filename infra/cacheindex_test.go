@@ -89,7 +89,20 @@ func TestMetadataCacheStatements(t *testing.T) {
 	if idx.get("Condition").str() != "CreateCacheBucket" {
 		t.Error("CacheIndexTable is not conditional on CreateCacheBucket")
 	}
-	if ttl := idx.get("Properties").get("TimeToLiveSpecification"); ttl.get("AttributeName").str() != "expires" || ttl.get("Enabled").v != true {
+	// The keys internal/cache's CreateDynamoTable makes (the tests' tables)
+	// and its items use: string pk (hash) and sk (range), on demand.
+	props := idx.get("Properties")
+	var keys, attrs []string
+	for _, k := range props.get("KeySchema").list() {
+		keys = append(keys, value{k}.get("AttributeName").str()+" "+value{k}.get("KeyType").str())
+	}
+	for _, a := range props.get("AttributeDefinitions").list() {
+		attrs = append(attrs, value{a}.get("AttributeName").str()+" "+value{a}.get("AttributeType").str())
+	}
+	if !slices.Equal(keys, []string{"pk HASH", "sk RANGE"}) || !slices.Equal(attrs, []string{"pk S", "sk S"}) || props.get("BillingMode").str() != "PAY_PER_REQUEST" {
+		t.Errorf("CacheIndexTable: keys %v, attributes %v, billing %q; want pk (S, hash), sk (S, range), PAY_PER_REQUEST", keys, attrs, props.get("BillingMode").str())
+	}
+	if ttl := props.get("TimeToLiveSpecification"); ttl.get("AttributeName").str() != "expires" || ttl.get("Enabled").v != true {
 		t.Error("CacheIndexTable's TTL is not on expires (internal/cache/dynamo.go's attrExpires)")
 	}
 	env := tpl.resource("MetadataFunction").get("Properties").get("Environment").get("Variables")
