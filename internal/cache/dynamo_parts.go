@@ -41,6 +41,7 @@ func (d *Dynamo) uploadFor(ctx context.Context, id int64, known string) (string,
 	if !conditionFailed(err) {
 		return "", fmt.Errorf("cache: record the multipart upload: %w", err)
 	}
+	d.log.Info("cache: another presign started the upload first; ours is aborted", "id", id)
 	upload, err := d.pendingByID(ctx, id)
 	if err != nil {
 		return "", err

@@ -242,8 +242,10 @@ func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) s
 // the machine's agent, against the metadata function run as its deployed
 // bootstrap under the Lambda Runtime API (two execution environments, the
 // index shared in DynamoDB Local), with the archives in a moto bucket:
-// save and restore of 1 MiB and 100 MiB, restore-key fallback, a second save refused, and
-// repository A's token reading nothing of B's.
+// save and restore of 1 MiB, 100 MiB (one Put Blob) and 160 MiB (three
+// blocks at once, so the instances race for the multipart upload),
+// restore-key fallback, a second save refused, and repository A's token
+// reading nothing of B's.
 func TestMetadataFunctionServesTheCache(t *testing.T) {
 	client := installCacheClient(t)
 	bins := buildBootstraps(t, "metadata")
@@ -358,6 +360,26 @@ cache:
 		t.Fatal("the restored 100 MiB archive is not what was saved")
 	}
 
+	// 160 MiB: three 64 MiB-or-less blocks staged at once, so the
+	// function's instances race to start the multipart upload (one wins,
+	// the others abort theirs), then one completion in block order.
+	multi := t.TempDir()
+	multiSum := writeCacheData(t, multi, 160<<20)
+	before = a1.agent.Counts().DirectParts
+	if res, out := a1.run(client, multi, "save", "data", "build-160m"); res["id"] == nil || res["id"] == float64(-1) {
+		t.Fatalf("160 MiB save: %s", out)
+	}
+	if got := a1.agent.Counts().DirectParts - before; got != 3 {
+		t.Fatalf("the agent sent %d parts of 160 MiB straight to the bucket, want 3", got)
+	}
+	multiBack := t.TempDir()
+	if res, out := a2.run(client, multiBack, "restore", "data", "build-160m"); res["matched"] != "build-160m" {
+		t.Fatalf("160 MiB restore matched %v:\n%s", res["matched"], out)
+	}
+	if got, ok := readCacheData(t, multiBack); !ok || got != multiSum {
+		t.Fatal("the restored 160 MiB archive is not what was saved")
+	}
+
 	// A job of another repository reads nothing of it.
 	b := machine(7000034003, "octo-org/other", "refs/heads/main")
 	other := t.TempDir()
@@ -365,17 +387,26 @@ cache:
 		t.Fatalf("repository B restored A's entry %v:\n%s", res["matched"], out)
 	}
 
-	// The archive is in the bucket under blobs/, nothing else is.
+	// The archives are in the bucket under blobs/, nothing else is, and
+	// no multipart upload is left (the race's losers aborted theirs).
 	list, err := s3c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Contents) != 2 || !strings.HasPrefix(aws.ToString(list.Contents[0].Key), "blobs/") || !strings.HasPrefix(aws.ToString(list.Contents[1].Key), "blobs/") {
-		var keys []string
-		for _, o := range list.Contents {
-			keys = append(keys, aws.ToString(o.Key))
+	var keys []string
+	for _, o := range list.Contents {
+		if k := aws.ToString(o.Key); strings.HasPrefix(k, "blobs/") {
+			keys = append(keys, k)
+		} else {
+			keys = append(keys, "(outside blobs/) "+k)
 		}
-		t.Fatalf("bucket holds %v, want the two archives under blobs/", keys)
+	}
+	if len(list.Contents) != 3 || strings.Contains(strings.Join(keys, " "), "outside") {
+		t.Fatalf("bucket holds %v, want the three archives under blobs/", keys)
+	}
+	uploads, err := s3c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &bucket})
+	if err != nil || len(uploads.Uploads) != 0 {
+		t.Fatalf("multipart uploads left: %d, %v", len(uploads.Uploads), err)
 	}
 }
 
