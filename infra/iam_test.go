@@ -63,6 +63,9 @@ func TestRolesGrantOnlyTheTableActionsTheirCodeCalls(t *testing.T) {
 		var got []string
 		for _, policy := range tpl.resource(role).get("Properties").get("Policies").list() {
 			walkStatements(value{policy}.get("PolicyDocument").get("Statement"), func(st value) {
+				if isCacheIndexStatement(st) {
+					return // cacheindex_test.go
+				}
 				actions := append(st.get("Action").strs(), st.get("Action").str())
 				for _, a := range actions {
 					if !strings.HasPrefix(a, "dynamodb:") {
@@ -74,6 +77,7 @@ func TestRolesGrantOnlyTheTableActionsTheirCodeCalls(t *testing.T) {
 			})
 		}
 		slices.Sort(got)
+		got = slices.Compact(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s allows %v on the table, its code calls %v", role, got, want)
 		}

@@ -36,7 +36,7 @@ var forbiddenEnv = []string{"RUNFLEET_WEBHOOK_SECRET", "RUNFLEET_GITHUB_PRIVATE_
 
 func TestTableMatchesSchemaFile(t *testing.T) {
 	tpl := loadTemplate(t)
-	id := tpl.onlyResourceOfType(t, "AWS::DynamoDB::Table")
+	id := tpl.stateTable(t)
 	table := tpl.resource(id)
 
 	data, err := os.ReadFile("dynamodb-table.json")
@@ -94,7 +94,7 @@ func TestFunctionsFollowTheContract(t *testing.T) {
 	if got, want := sortedKeys(fns), sortedKeys(contractEnv); !slices.Equal(got, want) {
 		t.Fatalf("functions = %v, want %v", got, want)
 	}
-	tableID := tpl.onlyResourceOfType(t, "AWS::DynamoDB::Table")
+	tableID := tpl.stateTable(t)
 	for id, wantVars := range contractEnv {
 		fn := tpl.resource(id)
 		prop := func(name string) value { return fn.get("Properties").get(name).or(globals.get(name)) }

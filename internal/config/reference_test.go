@@ -32,7 +32,8 @@ annotated examples.
 - **Durations** are written with a unit: ` + "`30s`, `5m`, `1h30m`" + `. A bare number such as ` + "`30`" + ` is refused.
 - **Unset or zero means the default.** To get another value, write it.
 - **Used by**: ` + "`serve`" + ` keys apply to embedded mode only (the Lambda functions ignore them; leave the
-  ` + "`server`" + ` and ` + "`store`" + ` sections out of an AWS config); ` + "`both`" + ` keys apply in both modes.
+  ` + "`store`" + ` section out of an AWS config, and the ` + "`server`" + ` section too but ` + "`server.public_url`" + ` with the cache);
+  ` + "`both`" + ` keys apply in both modes.
 - An invalid file is refused before anything starts, with every problem listed by key and line at
   once, and a suggestion for a misspelt key.
 

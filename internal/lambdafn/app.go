@@ -78,6 +78,9 @@ type App struct {
 	// tokens and hands providers the metadata URLs.
 	Tokens      *metadata.Tokens
 	MetadataURL string
+	// tokenKey is the instance token key Tokens verifies with; the
+	// metadata function's cache derives its own tokens' keys from it.
+	tokenKey []byte
 	// Metrics records the vocabulary (internal/metrics) as EMF; each
 	// handler flushes it at the end of its invocation (FlushMetrics).
 	Metrics *metrics.EMF

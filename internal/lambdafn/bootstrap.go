@@ -25,7 +25,7 @@ func (a *App) loadBootstrap(ctx context.Context, env Env, secrets SecretReader) 
 	if err != nil {
 		return fmt.Errorf("lambdafn: instance token key from %s: %w", env.InstanceTokenKeyARN, err)
 	}
-	a.Tokens, a.MetadataURL = tokens, env.MetadataURL
+	a.Tokens, a.MetadataURL, a.tokenKey = tokens, env.MetadataURL, key
 	return nil
 }
 

@@ -81,6 +81,12 @@ const (
 	// controller_id differs is refused at start (Load) rather than leaving
 	// every alarm blind. Optional: unset, nothing is compared.
 	EnvControllerID = "RUNFLEET_CONTROLLER_ID"
+	// EnvCacheTable and EnvCacheBucket are the actions/cache index table and
+	// bucket (template.yaml, CacheBucketMaxAgeDays > 0): with both, and the
+	// config's cache section, the metadata function serves the cache
+	// (metadata_cache.go).
+	EnvCacheTable  = "RUNFLEET_CACHE_TABLE"
+	EnvCacheBucket = "RUNFLEET_CACHE_BUCKET"
 )
 
 // Env is what a function reads from its environment. Secrets are never in
@@ -101,6 +107,9 @@ type Env struct {
 	WorkerTimeout time.Duration
 	// ControllerID, when set, is the controller_id the config must have.
 	ControllerID string
+	// CacheTable and CacheBucket are the metadata function's actions/cache
+	// index and bucket; empty: the stack has none.
+	CacheTable, CacheBucket string
 }
 
 // ReadEnv reads and checks the environment of a function in role, naming
@@ -126,6 +135,8 @@ func ReadEnv(role Role, lookup func(string) (string, bool)) (Env, error) {
 		InstanceTokenKeyARN: get(EnvInstanceTokenKeyARN),
 		MetadataURL:         get(EnvMetadataURL),
 		ControllerID:        get(EnvControllerID),
+		CacheTable:          get(EnvCacheTable),
+		CacheBucket:         get(EnvCacheBucket),
 	}
 	var problems []error
 	for _, required := range []struct{ name, value string }{

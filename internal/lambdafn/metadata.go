@@ -50,6 +50,8 @@ func NewMetadata(options OptionsFunc, log *slog.Logger) FunctionURLHandler {
 // bootstrap only schedules the delete, which the worker does.
 type MetadataApp struct {
 	*App
+	// cache is runfleet's actions/cache (metadata_cache.go), nil when off.
+	cache *metadataCache
 }
 
 // BuildMetadata loads the metadata function's App and checks its engine
@@ -61,6 +63,9 @@ func BuildMetadata(ctx context.Context, opts Options) (*MetadataApp, error) {
 	}
 	m := &MetadataApp{App: app}
 	if _, err := m.bootstrapEngine(app.Logger); err != nil {
+		return nil, err
+	}
+	if m.cache, err = buildMetadataCache(app, opts); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -88,6 +93,7 @@ func (a *MetadataApp) HandleMetadata(ctx context.Context, req events.LambdaFunct
 		CallbackURL:   callbackURL,
 		CACertBundle:  []byte(a.Config.Metadata.CACertBundle),
 		RunnerVersion: a.Config.Metadata.RunnerVersion,
+		CacheAgent:    a.cache.agentConfig(log),
 		Logger:        log,
 	})
 	if err != nil {
@@ -100,7 +106,11 @@ func (a *MetadataApp) HandleMetadata(ctx context.Context, req events.LambdaFunct
 		return events.LambdaFunctionURLResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeaders(), Body: string(body)}, nil
 	}
 	rec := newResponseRecorder()
-	h.ServeHTTP(rec, httpReq)
+	var serve http.Handler = h
+	if c := a.cache.route(httpReq); c != nil {
+		serve = c
+	}
+	serve.ServeHTTP(rec, httpReq)
 	return rec.functionURLResponse(), nil
 }
 

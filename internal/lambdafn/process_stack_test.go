@@ -160,7 +160,7 @@ func newLocalStack(t *testing.T, config, githubToken string) *localStack {
 		},
 		// The stack makes the config parameter and the webhook secret, as
 		// the quick start deploys it.
-		conditions: map[string]bool{"CreateConfigParameter": true, "CreateWebhookSecret": true},
+		conditions: map[string]bool{"CreateConfigParameter": true, "CreateWebhookSecret": true, "CreateCacheBucket": false},
 	}
 	return ls
 }

@@ -1,6 +1,7 @@
 package lambdafn_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -52,6 +53,9 @@ func templateEnv(t *testing.T, function string, d deployment) map[string]string 
 	sort.Strings(names)
 	for _, name := range names {
 		value, err := d.resolve(vars[name], params)
+		if errors.Is(err, errNoValue) {
+			continue // !Ref AWS::NoValue: the variable is not set
+		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", name, err))
 			continue
@@ -65,11 +69,16 @@ func templateEnv(t *testing.T, function string, d deployment) map[string]string 
 	return env
 }
 
+// errNoValue is !Ref AWS::NoValue: the property is left out.
+var errNoValue = errors.New("AWS::NoValue")
+
 // resolve evaluates a template value: a scalar, !Ref, !GetAtt, !If or
 // !Join of a list parameter.
 // Anything else is an error.
 func (d deployment) resolve(n *yaml.Node, params yamlNode) (string, error) {
 	switch tag := n.ShortTag(); {
+	case tag == "!Ref" && n.Kind == yaml.ScalarNode && n.Value == "AWS::NoValue":
+		return "", errNoValue
 	case tag == "!Ref" && n.Kind == yaml.ScalarNode:
 		if v, ok := d.refs[n.Value]; ok {
 			return v, nil

@@ -1,37 +1,37 @@
-package serve
+package cache
 
 import (
 	"context"
 	"errors"
 
-	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/store"
 )
 
-// cacheLedger answers the cache's job token handler from the store: which
+// StoreLedger answers the job token handler from runfleet's store (serve's
+// and the metadata function's alike): which
 // repository the machine's job is of. The job GitHub gave the runner
 // (in_progress) wins over the one the machine was made for: an
 // organization's runner may take any matching job.
-type cacheLedger struct{ st store.Store }
+type StoreLedger struct{ Store store.Store }
 
-// MachineJob implements cache.Ledger.
-func (l cacheLedger) MachineJob(ctx context.Context, instance string) (cache.MachineJob, error) {
-	inst, err := l.st.GetInstance(ctx, instance)
+// MachineJob implements Ledger.
+func (l StoreLedger) MachineJob(ctx context.Context, instance string) (MachineJob, error) {
+	inst, err := l.Store.GetInstance(ctx, instance)
 	if errors.Is(err, store.ErrNotFound) {
-		return cache.MachineJob{}, nil
+		return MachineJob{}, nil
 	}
 	if err != nil {
-		return cache.MachineJob{}, err
+		return MachineJob{}, err
 	}
-	m := cache.MachineJob{Live: machineRuns(inst.Status), Repository: inst.Repository}
+	m := MachineJob{Live: machineRuns(inst.Status), Repository: inst.Repository}
 	if inst.ActiveJobID != 0 {
-		j, err := l.st.GetJob(ctx, runner.JobKey(inst.ActiveJobID, inst.ActiveRunAttempt))
+		j, err := l.Store.GetJob(ctx, runner.JobKey(inst.ActiveJobID, inst.ActiveRunAttempt))
 		switch {
 		case err == nil:
 			m.Repository, m.Active = j.Repository, true
 		case !errors.Is(err, store.ErrJobNotFound):
-			return cache.MachineJob{}, err
+			return MachineJob{}, err
 		}
 	}
 	return m, nil
