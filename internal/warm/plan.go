@@ -103,7 +103,13 @@ func (a stepSum) rate() float64 {
 }
 
 // rateAt is the burst rate foretold for the half hour from at: the past
-// weeks' around it (Spread).
+// weeks' around it, from Spread before it to half a Spread after it. The
+// window leans back because a forecast reading ahead keeps runners for a
+// working day that has not begun: read to a full hour ahead, an 08:00
+// start was warmed from 06:30, two hours of four runners that served a
+// trickle of night jobs (docs/benchmarks.md#warm-pools). Reading behind is
+// cheaper, since the idle-surplus rule keeps runners 20 minutes past a
+// fall anyway.
 func (h History) rateAt(at, now time.Time, period time.Duration, p Params) float64 {
 	// The same sum as rate(h.past(…)), without the samples: the plan reads
 	// this for every half hour of the week.
@@ -111,7 +117,7 @@ func (h History) rateAt(at, now time.Time, period time.Duration, p Params) float
 	w := 1.0
 	for k := 1; k <= p.Weeks; k++ {
 		from := at.Add(-p.Spread - time.Duration(k)*period)
-		i0, i1 := h.steps(from, from.Add(p.Ahead+2*p.Spread), now)
+		i0, i1 := h.steps(from, from.Add(p.Spread+p.Ahead+p.Spread/2), now)
 		steps += w * float64(i1-i0)
 		for _, c := range h.Counts[i0:i1] {
 			if c > 0 {
