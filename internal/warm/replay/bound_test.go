@@ -67,8 +67,8 @@ func clairvoyantIdle(m Model, share float64) float64 {
 // robustPerfect is the perfect forecast held to what the adaptive pool is
 // held to: one aim for every draw of a trace. BestPerfect picks its aim
 // after the fact, per draw, which no forecast can; here the aim is the
-// lowest that meets target at p90 on the table's draw and the five others
-// of TestTable, and the ratios are its idle per job over each draw's
+// lowest that meets target at p90 on the table's draw and the five other
+// three-week draws of TestTable, and the ratios are its idle per job over each draw's
 // cheapest static size meeting p90 (first the table's draw, then the
 // lowest and highest of all six). Aims go up by half a point.
 func robustPerfect(s Shape, i int, start time.Time, target time.Duration) (aim, table, lo, hi float64) {
