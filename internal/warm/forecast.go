@@ -81,10 +81,10 @@ type Params struct {
 	// repository with no past weeks at all).
 	Recent       time.Duration
 	RecentWeight float64
-	// Spread widens the span the burst rate is read from, on both sides:
-	// a half hour of a few weeks holds too few bursts to tell its rate
-	// from chance; two and a half hours hold enough, and still tell 08:00
-	// from 03:00.
+	// Spread widens the span the burst rate is read from, by Spread
+	// before and half a Spread after (rateAt): a half hour of a few weeks
+	// holds too few bursts to tell its rate from chance; two hours hold
+	// enough, and still tell 08:00 from 03:00.
 	Spread time.Duration
 }
 

@@ -44,3 +44,42 @@ func TestYoungPoolAimsHigher(t *testing.T) {
 		t.Errorf("need at p60 (aim 80) = %d, want 2", got)
 	}
 }
+
+// A young pool with two days behind it sets its plan's threshold on the
+// day just past as the days before it foretold it: how busy the last day
+// was does not move it (the burst sizes, read from every burst, are the
+// same here: single jobs). With one day behind it, the plan reads the
+// coming day, foretold by the last, and a busier last day moves it.
+func TestYoungPlanReadsTheDayJustPast(t *testing.T) {
+	start := WeekStart(time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC))
+	history := func(days int, lastEvery int) History {
+		now := start.Add(time.Duration(days) * Day)
+		h := NewHistory(start, now, time.Minute, nil)
+		for i := range h.Counts {
+			every := 10
+			if i >= len(h.Counts)-int(Day/time.Minute) {
+				every = lastEvery
+			}
+			// Busy 08:00–18:00, a job a minute in every'th minute.
+			if m := i % (24 * 60); m >= 8*60 && m < 18*60 && i%every == 0 {
+				h.Counts[i] = 1
+			}
+		}
+		return h
+	}
+	for _, c := range []struct {
+		days  int
+		moves bool
+	}{{days: 3, moves: false}, {days: 1, moves: true}} {
+		quiet, busy := history(c.days, 10), history(c.days, 2)
+		now := start.Add(time.Duration(c.days) * Day)
+		a := PlanWeek(quiet, now, 90, Defaults())
+		b := PlanWeek(busy, now, 90, Defaults())
+		if a.Period != Day || b.Period != Day || !a.OK || !b.OK {
+			t.Fatalf("%d days: want plans by the day, got %+v and %+v", c.days, a, b)
+		}
+		if moved := a.Threshold != b.Threshold; moved != c.moves {
+			t.Errorf("%d days: threshold %g (last day quiet) vs %g (last day busy), moved %v, want %v", c.days, a.Threshold, b.Threshold, moved, c.moves)
+		}
+	}
+}

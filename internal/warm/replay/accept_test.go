@@ -15,20 +15,22 @@ import (
 // sizes), whose ratio says how much of the shortfall any forecast could
 // close: on day and night and the new repository none could
 // (OutOfReach); on the weekday office and the quiet week a perfect one
-// would just pass (docs/benchmarks.md).
+// would just pass with its aim chosen per draw, but not held to one aim
+// across draws as the adaptive pool is (TestBounds: 0.52 and 0.50 on
+// the full traces; docs/benchmarks.md).
 func TestAdaptiveMeetsTheTargetAtHalfTheIdle(t *testing.T) {
 	held := map[string]struct {
 		bar        bool
 		maxRatio   float64
 		outOfReach bool
 	}{
-		"weekday office": {maxRatio: 0.64},
+		"weekday office": {maxRatio: 0.62},
 		"day and night":  {maxRatio: 0.83, outOfReach: true},
 		"matrix bursts":  {bar: true},
 		"release day":    {bar: true},
 		"quiet week":     {maxRatio: 0.70},
 		// A new pool aims higher while it has less than a week behind it.
-		"new repository": {maxRatio: 0.82, outOfReach: true},
+		"new repository": {maxRatio: 0.73, outOfReach: true},
 	}
 	start := mondayMidnight(t)
 	target := 10 * time.Second
