@@ -13,11 +13,12 @@ import (
 // runfleet why's account of a wait past a pool's queue-time target: the
 // forecast missed when more jobs came within the minute than it kept warm.
 // The pool's ledger holds two days of bursts of three a minute from 09:50
-// to 10:40, so at 10:00 the forecast keeps three.
+// to 10:40, and today's from 09:50, so at 10:00 the forecast keeps three.
 func TestDecideWarmMiss(t *testing.T) {
 	now := testclock.At(time.Date(2026, 3, 4, 10, 5, 0, 0, time.UTC)).Now()
-	history := burstyDays(now)
 	queued := time.Date(now.Year(), now.Month(), now.Day(), 10, 0, 0, 0, time.UTC)
+	// The ledger until the job's minute; the cases add what came in it.
+	history := burstyDays(queued)
 	burst := func(n int) []time.Time {
 		out := append([]time.Time(nil), history...)
 		for range n {

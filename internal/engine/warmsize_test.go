@@ -72,15 +72,18 @@ func TestWarmSizeFromTheLedger(t *testing.T) {
 }
 
 // burstyDays are the queued times of a pool whose jobs came, on the two
-// days before now's, in bursts of three every minute from 09:50 to 10:40,
-// and never otherwise.
+// days before now's and today until now, in bursts of three every minute
+// from 09:50 to 10:40, and never otherwise: at 10:00 today's first ten
+// minutes of bursts have come, as on the days before.
 func burstyDays(now time.Time) []time.Time {
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	var out []time.Time
-	for d := 1; d <= 2; d++ {
+	for d := 2; d >= 0; d-- {
 		for m := range 50 {
 			at := day.Add(-time.Duration(d)*24*time.Hour + 9*time.Hour + 50*time.Minute + time.Duration(m)*time.Minute)
-			out = append(out, at, at, at)
+			if at.Before(now) {
+				out = append(out, at, at, at)
+			}
 		}
 	}
 	return out

@@ -83,29 +83,25 @@ func readTemplateTable(t *testing.T) infraTable {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("template.yaml: %v", err)
 	}
-	var tables []string
-	var table infraTable
-	for id, res := range doc.Resources {
-		if res.Type != "AWS::DynamoDB::Table" {
-			continue
-		}
-		tables = append(tables, id)
-		// Through JSON, so the infra file's field names apply unchanged.
-		var props map[string]any
-		if err := res.Properties.Decode(&props); err != nil {
-			t.Fatalf("template.yaml %s: %v", id, err)
-		}
-		raw, err := json.Marshal(props)
-		if err != nil {
-			t.Fatal(err)
-		}
-		table.Type = res.Type
-		if err := json.Unmarshal(raw, &table.Properties); err != nil {
-			t.Fatalf("template.yaml %s: %v", id, err)
-		}
+	// The state table; the template's other table (CacheIndexTable) is
+	// the cache's, tested with it (internal/cache).
+	const stateTable = "StateTable"
+	res, ok := doc.Resources[stateTable]
+	if !ok || res.Type != "AWS::DynamoDB::Table" {
+		t.Fatalf("template.yaml has no DynamoDB table %s", stateTable)
 	}
-	if len(tables) != 1 {
-		t.Fatalf("template.yaml has DynamoDB tables %v, want exactly one", tables)
+	// Through JSON, so the infra file's field names apply unchanged.
+	var props map[string]any
+	if err := res.Properties.Decode(&props); err != nil {
+		t.Fatalf("template.yaml %s: %v", stateTable, err)
+	}
+	raw, err = json.Marshal(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := infraTable{Type: res.Type}
+	if err := json.Unmarshal(raw, &table.Properties); err != nil {
+		t.Fatalf("template.yaml %s: %v", stateTable, err)
 	}
 	return table
 }
