@@ -128,6 +128,11 @@ func (w *world) abandon(mine func(*task) bool, why string, died bool) {
 // another visibility timeout, a fault of its own, from which the dead
 // work's bound counts again.
 func (w *world) redeliveryLost(name string, err error) {
+	if w.sharedStore() && name != "" {
+		// A create whose message is hidden by the death waits for that,
+		// not for GitHub's budget (github_limit.go's order).
+		w.gh.stopsWaiting(name)
+	}
 	d, ok := w.dead[name]
 	if !ok {
 		return

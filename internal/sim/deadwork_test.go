@@ -34,7 +34,7 @@ func newStaleRedelivery(ctx context.Context, d Deps) (Controller, error) {
 func TestInvariantsCatchDeadWork(t *testing.T) {
 	const invariant = "capacity held by dead work moves on within its bound"
 	caught := 0
-	for seed := uint64(3); seed <= 30 && caught == 0; seed += 3 {
+	for seed := uint64(3); seed <= 60 && caught == 0; seed += 6 {
 		cfg := seedConfig(seed, 30)
 		for _, v := range Run(cfg, BoltBackend{Dir: t.TempDir()}, newStaleRedelivery).Violations {
 			if v.Invariant == invariant {

@@ -131,7 +131,7 @@
 //
 // # Replicas and a store outage (issue #32)
 //
-// Every third seed runs runfleet as three `serve` replicas over one
+// Every sixth seed (3, 9, 15, …) runs runfleet as three `serve` replicas over one
 // shared store and queue, as on PostgreSQL (replicas.go, replicaWorld):
 // the primary takes the webhooks, reconciles and runs the listener and
 // four workers; two more replicas run four workers each, over engines of
@@ -154,8 +154,9 @@
 // No process dies; the store comes back by itself.
 //
 // The workers are serve's (engine.Engine.Work): a message's work runs
-// under a deadline of its visibility (a real-time deadline that never
-// expires in a run, which the engine's claims read), and a failed message
+// under a deadline of its visibility (each try a real-time deadline of
+// what is left of it on the virtual clock, which the engine's claims
+// read; it never expires in a run), and a failed message
 // is done again 1, 2, 4 and 8 s later while it is still the worker's,
 // then left for redelivery.
 //

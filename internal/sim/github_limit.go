@@ -213,6 +213,11 @@ func (g *githubWorld) waitsForBudget(name string, penalty bool) {
 	if !ok {
 		wait = budgetWait{since: g.w.now(), gen: g.w.currentGen()}
 	}
+	if g.w.sharedStore() {
+		// Its create's next message may be any replica's: the wait is
+		// the order of the process that holds it now.
+		wait.gen = g.w.currentGen()
+	}
 	wait.penalized = wait.penalized || penalty
 	g.waiting[name] = wait
 }

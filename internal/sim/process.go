@@ -96,9 +96,14 @@ func (p *process) die(reason string) {
 	}
 	p.w.tr.add("CRASH gen %d: %s", p.gen, reason)
 	p.w.abandon(func(t *task) bool { return t.gen == p.gen }, fmt.Sprintf("gen %d died: %s", p.gen, reason), true)
-	for t := range p.w.inHand {
+	for t, name := range p.w.inHand {
 		if t.gen == p.gen {
 			delete(p.w.inHand, t)
+			if p.w.sharedStore() {
+				// Its message comes back after the visibility timeout:
+				// what it waits for now is that, not GitHub's budget.
+				p.w.gh.stopsWaiting(name)
+			}
 		}
 	}
 }
@@ -192,20 +197,13 @@ func (p *process) handle(ctx context.Context, m queue.Message) bool {
 	w := p.w
 	w.stats.inc("messages.kind." + messageKind(m.Body))
 	w.takeInHand(messageInstance(m.Body))
-	hctx, until := ctx, w.now().Add(p.visibility())
-	if !w.backend.RealTime() && !w.cfg.PlainWorker {
-		// A real-time deadline, as the engine reads it (time.Until): it
-		// never expires in a run, and the claim's ClaimUntil is the
-		// virtual now plus what is left of it. A real-time queue's
-		// visibility (2 s of real time) could run out mid-call.
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithTimeout(ctx, p.visibility())
-		defer cancel()
-	}
+	until := w.now().Add(p.visibility())
 	var ack bool
 	var err error
 	for try := 0; ; try++ {
+		hctx, cancel := p.workContext(ctx, until)
 		ack, err = p.ctl.HandleMessage(hctx, m.ID, m.ReceiveCount, m.Body)
+		cancel()
 		if p.dead {
 			return false
 		}
@@ -239,6 +237,21 @@ func (p *process) handle(ctx context.Context, m queue.Message) bool {
 		return false
 	}
 	return true
+}
+
+// workContext is a try's context under the message's visibility, which
+// ends at until on the virtual clock. The engine reads the deadline as
+// real time left (time.Until, for a claim's ClaimUntil), so each try gets
+// a real-time deadline of what is left of the visibility on the virtual
+// clock: it never expires in a run (real time barely moves), and a claim
+// made at a try's start is bounded as serve's would be. A real-time
+// queue's visibility (2 s of real time) could run out mid-call: no
+// deadline there, nor for the plain worker.
+func (p *process) workContext(ctx context.Context, until time.Time) (context.Context, context.CancelFunc) {
+	if p.w.backend.RealTime() || p.w.cfg.PlainWorker {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, until.Sub(p.w.now()))
 }
 
 // repeatAfter is serve's worker's wait before its try-th repeat (from 0)
