@@ -37,7 +37,7 @@ LAMBDA_MAX_BYTES        ?= 20971520
 PYTHON  ?= python3
 CFNLINT ?= cfn-lint
 
-.PHONY: all build runfleet release image lambdas run test test-dates test-short emulators chromium postgres bench bench-cache warm-replay lint fmt clean fuzz sim chaos chaos-replicas chaos-scaleset \
+.PHONY: all build runfleet release image lambdas run test test-dates test-short emulators chromium postgres kube bench bench-cache warm-replay lint fmt clean fuzz sim chaos chaos-replicas chaos-scaleset \
 	lint-go lint-repo lint-template lint-deploy lambda-check template-tools promtool \
 	$(LAMBDA_FUNCTIONS:%=build-%) $(LAMBDA_FUNCTIONS:%=lambda-%)
 
@@ -109,6 +109,12 @@ emulators:
 	bash infra/test/install-fixtures.sh
 	bash infra/test/install-cache-client.sh
 
+## kube: kube-apiserver and etcd for the Kubernetes provider's tests, built
+## from infra/kube/tools into .cache/kube/<version>/ (RUNFLEET_KUBE_DIR
+## overrides); a cold build takes ~15 min on two cores, a cached one nothing
+kube:
+	bash infra/test/install-kube.sh
+
 ## postgres: PostgreSQL's server binaries, which the PostgreSQL store and
 ## queue tests run themselves (initdb into a temporary directory); installed
 ## with apt-get when missing, and a clear failure when they cannot be
@@ -150,7 +156,7 @@ chromium:
 ## `make test-dates` runs the suite with the clocks moved both ways.
 SIM_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 TEST_CLOCK_SHIFT ?= -60w
-test: emulators chromium postgres
+test: emulators chromium postgres kube
 	$(GO) vet ./...
 	RUNFLEET_TEST_CLOCK_SHIFT=$(TEST_CLOCK_SHIFT) RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$')
 	@test -n "$(SIM_COMMIT)" || { echo "test: no commit to derive the explored seeds from (not a git checkout?); set SIM_COMMIT=..." >&2; exit 1; }
@@ -160,7 +166,7 @@ test: emulators chromium postgres
 ## test-dates: every test but the simulation's, without the race detector,
 ## twice: with the stopped clocks 60 weeks in the past, then 60 weeks in
 ## the future. Both must pass: no test depends on the day it runs.
-test-dates: emulators chromium postgres
+test-dates: emulators chromium postgres kube
 	@set -e; for shift in -60w +60w; do echo "test-dates: RUNFLEET_TEST_CLOCK_SHIFT=$$shift"; \
 	  RUNFLEET_TEST_CLOCK_SHIFT=$$shift RUNFLEET_CHROMIUM=$(CHROMIUM) $(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/internal/sim$$'); done
 
@@ -174,7 +180,7 @@ sim:
 ## $(BIN)/warm-replay.md
 warm-replay:
 	@mkdir -p $(BIN)
-	$(GO) test -count=1 -run 'TestTable$$' ./internal/warm/replay -table -v | grep '^|' | tee $(BIN)/warm-replay.md
+	$(GO) test -count=1 -run 'TestTable$$' ./internal/warm/replay -table -svg $(CURDIR)/docs/warm-replay.svg -v | grep '^|' | tee $(BIN)/warm-replay.md
 
 ## chaos: kill -9 chaos run of bin/runfleet serve as a GitHub App: 350 jobs, a
 ## faulty external provider, 4 kills and a 60 s outage whose failed deliveries
@@ -227,11 +233,13 @@ bench: runfleet postgres
 ## "actions/cache"): the SDK's transfers through runfleet's cache beside a raw
 ## copy of the same bytes on the same storage (the disk; an S3 bucket on moto),
 ## then GitHub's own client (npm @actions/cache) saving and restoring with a
-## hash check; writes a few GB in a temporary directory, output in
-## bin/bench-cache.txt
+## hash check; then the AWS path through the machine's cache agent (blocks
+## straight to the bucket as parts) beside the same bucket's raw put and get;
+## writes a few GB in a temporary directory, output in bin/bench-cache.txt
 bench-cache: emulators
 	@mkdir -p $(BIN)
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkTransfer|BenchmarkRealClient' -benchtime 3x ./internal/cache 2>&1 | tee $(BIN)/bench-cache.txt
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkAgentS3|BenchmarkRealClientS3' -benchtime 3x ./internal/cacheagent 2>&1 | tee -a $(BIN)/bench-cache.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench-cache.txt
 
 FUZZTIME ?= 20s

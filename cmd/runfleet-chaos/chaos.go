@@ -131,6 +131,9 @@ func chaos(ctx context.Context, s settings, stderr io.Writer) (*report, error) {
 	finalCtx, cancelFinal := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancelFinal()
 	obs, obsErr := observe(finalCtx, w, send, gh, cl, op, fl.logs())
+	if ft, ok := fl.(interface{ faultFigures() *faultFigures }); ok {
+		rep.faults = ft.faultFigures()
+	}
 	stopRun()
 	bg.Wait()
 	send.wait()

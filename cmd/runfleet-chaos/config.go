@@ -59,6 +59,17 @@ type serveConfig struct {
 // deliveries from the App's delivery log), bootstrap on (public_url), one
 // pool on the chaos provider.
 func writeServeConfig(path string, s settings, c serveConfig) error {
+	engine := fmt.Sprintf("  reconcile_interval: %s\n  delete_backoff_min: %s\n  delete_backoff_max: %s\n  visibility_timeout: %s\n%s",
+		s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout, c.engineExtra)
+	timeouts := fmt.Sprintf("    bootstrap_timeout: %s\n    provider_timeout: %s\n", bootstrapTimeout, providerTimeout)
+	if s.defaults {
+		// runfleet's own defaults for every engine timing (issue #32's
+		// acceptance): nothing but the workers is set. The pool's
+		// timeouts belong to its machine image, and the chaos's machines
+		// boot in a second: the default bootstrap_timeout (20 min) would
+		// leave a machine whose boot report a kill lost for 20 min.
+		engine = ""
+	}
 	config := fmt.Sprintf(`# written by runfleet-chaos (seed %d)
 controller_id: chaos
 github:
@@ -75,26 +86,20 @@ server:
 %sstore: %s
 engine:
   workers: %d
-  reconcile_interval: %s
-  delete_backoff_min: %s
-  delete_backoff_max: %s
-  visibility_timeout: %s
 %spools:
   - name: %s
     owner: %s
     labels: [self-hosted, linux, x64]
 %s    max_runners: %d
-    bootstrap_timeout: %s
-    provider_timeout: %s
-    provider:
+%s    provider:
       type: external
       settings:
         provider_executable: %q
         config_file: %q
         timeout: %s
 `, s.seed, c.githubURL, chaosAppID, chaosInstallation, c.appKey, c.extraApps, secretEnv, c.port, c.publicURL, apiTokenEnv, c.serverExtra, c.store,
-		s.workers, s.reconcile, deleteBackoffMin, deleteBackoffMax, visibilityTimeout, c.engineExtra,
-		chaosPool, chaosOrg, scaleSetYAML(s.intake), s.maxRunners, bootstrapTimeout, providerTimeout, c.providerBin, c.providerConfig, providerTimeout)
+		s.workers, engine,
+		chaosPool, chaosOrg, scaleSetYAML(s.intake), s.maxRunners, timeouts, c.providerBin, c.providerConfig, providerTimeout)
 	return os.WriteFile(path, []byte(config), 0o600)
 }
 

@@ -140,11 +140,22 @@ func (b *booter) call(ctx context.Context, method, url, token, body string, out 
 }
 
 // drawBootFailure decides from the seed and the name alone, so a replay
-// fails the same machines.
+// fails the same machines. FNV-1a's top bits barely change with the last
+// byte, so the sum is mixed (splitmix64's finalizer) before its top bits
+// are read: unmixed, a job's re-served instances (-r2, -r3 … differ in
+// their last byte only) all drew the same, and a job whose -r2 failed its
+// boot failed every one after it (seen in a -defaults run).
 func (b *booter) drawBootFailure(name string) bool {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/boot/%s", b.seed, name)
-	return float64(h.Sum64()>>11)/(1<<53) < b.failRate
+	return float64(mix64(h.Sum64())>>11)/(1<<53) < b.failRate
+}
+
+// mix64 is splitmix64's finalizer: every input bit moves every output bit.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // runnerAgentID is the runner id in a JIT configuration's .runner file

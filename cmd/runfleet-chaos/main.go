@@ -45,6 +45,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/config"
 )
 
 func main() {
@@ -77,6 +79,9 @@ type settings struct {
 	// database the driver starts; 1 is one serve on its bbolt store.
 	replicas  int
 	dbRestart bool
+	// defaults serves with runfleet's default timings (no engine
+	// timing, no pool timeout set) and no hung provider calls.
+	defaults bool
 	// apps is how many GitHub Apps runfleet spreads its calls over.
 	apps int
 	// intake is how jobs reach runfleet: intakeWebhook or intakeScaleSet.
@@ -129,6 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&s.apps, "apps", 1, "GitHub Apps installed on the organization; runfleet uses the others as github.extra_apps, each with a budget of its own, so 2 serve jobs about twice as fast (see docs/reliability.md)")
 	fs.StringVar(&s.intake, "intake", intakeWebhook, "how jobs reach runfleet: webhook (workflow_job deliveries) or scaleset (a scale-set pool whose listener long-polls GitHub's Actions service, with that service's faults; no -outage by default)")
 	fs.BoolVar(&s.actionsFaults, "actions-faults", true, "with -intake scaleset: the Actions service's faults (5xx, slow answers, messages twice, failed acks) and GitHub's re-assignments of 10% of the jobs")
+	fs.BoolVar(&s.defaults, "defaults", false, "serve with runfleet's default engine timings (engine.reconcile_interval, delete_backoff_min/max, visibility_timeout, takeover_grace) instead of the short ones, and report what each fault held against issue #32's 30 s bound; -hang-rate defaults to 0 then (a hung call is a live process stuck, the timeouts' business, not dead work)")
 	fs.BoolVar(&s.dbRestart, "db-restart", true, "with -replicas: crash PostgreSQL (immediate shutdown) once mid-run and restart it on its data")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -142,6 +148,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !set["outage"] {
 			s.outage = 0
 		}
+	}
+	if s.defaults {
+		if !set["hang-rate"] {
+			s.hangRate = 0
+		}
+		s.reconcile = config.DefaultReconcileInterval
 	}
 	if s.intake == intakeScaleSet && !set["outage"] {
 		// The outage is about deliveries nobody resends; a scale set

@@ -62,12 +62,15 @@ func (f *replicaFleet) unleash(ctx context.Context, log *slog.Logger, stderr io.
 			fail(fmt.Errorf("replica %s: %w", f.names[victim], err))
 			break
 		}
+		killedAt := time.Now()
 		rec := &killRecord{at: time.Since(start), run: r.n, downtime: k.downtime, replica: f.names[victim]}
 		mu.Lock()
 		done.kills = append(done.kills, *rec)
 		n := len(done.kills)
 		mu.Unlock()
 		log.Info("replica killed", "replica", rec.replica, "run", r.n, "pid", r.proc.PID(), "downtime", k.downtime)
+		what, pid := fmt.Sprintf("kill -9 #%d (replica %s, run #%d)", n, rec.replica, r.n), r.proc.PID()
+		go f.track.killed(ctx, what, pid, killedAt)
 		fmt.Fprintf(stderr, "runfleet-chaos: %s: kill -9 #%d: replica %s (run #%d, pid %d); restarting in %s\n", round(rec.at), n, rec.replica, r.n, r.proc.PID(), round(k.downtime))
 		restarts.Add(1)
 		go func() {
@@ -133,6 +136,7 @@ func (f *replicaFleet) restartDatabase(ctx context.Context, log *slog.Logger, st
 	f.dbGate.Lock()
 	defer f.dbGate.Unlock()
 	rec := &dbRecord{at: time.Since(start), downtime: p.downtime}
+	crashedAt := time.Now()
 	f.db.kill()
 	log.Info("database killed (immediate shutdown)", "downtime", p.downtime)
 	fmt.Fprintf(stderr, "runfleet-chaos: %s: PostgreSQL crashed (immediate shutdown); restarting in %s\n", round(rec.at), round(p.downtime))
@@ -144,6 +148,7 @@ func (f *replicaFleet) restartDatabase(ctx context.Context, log *slog.Logger, st
 		return rec, err
 	}
 	rec.restartTook = time.Since(began)
+	go f.track.dbRestarted(ctx, crashedAt)
 	log.Info("database restarted", "took", rec.restartTook)
 	return rec, nil
 }

@@ -42,6 +42,9 @@ type replicaFleet struct {
 	db       *database
 	lb       *balancer
 	plan     replicaPlan
+	// track follows what each fault left (faulttrack.go).
+	track     *faultTracker
+	stopTrack context.CancelFunc
 	// dbGate: a replica starts only while the database is up (its start
 	// migrates and would fail), and the database goes down only when no
 	// replica is starting.
@@ -75,6 +78,12 @@ func startReplicaFleet(ctx context.Context, u setup, plan replicaPlan) (_ *repli
 	if f.db, err = startDatabase(ctx, filepath.Join(u.dir, "postgres")); err != nil {
 		return f, err
 	}
+	if f.track, err = newFaultTracker(ctx, f.db.dsn, u.s.maxRunners, reconcilerLeaseTTL(u.s.reconcile)); err != nil {
+		return f, err
+	}
+	trackCtx, stopTrack := context.WithCancel(context.WithoutCancel(ctx))
+	f.stopTrack = stopTrack
+	go f.track.run(trackCtx)
 	if f.lb, err = startBalancer(f.pickAPI); err != nil {
 		return f, err
 	}
@@ -104,7 +113,7 @@ func startReplicaFleet(ctx context.Context, u setup, plan replicaPlan) (_ *repli
 			extraApps:   extraAppsYAML(len(u.gh.extraKeysPEM), func(i int) string { return "private_key_env: " + extraAppKeyEnv(i) }),
 			store:       fmt.Sprintf("{kind: postgres, dsn_env: %s}", dsnEnv),
 			serverExtra: "  instance_token_key_env: " + instanceTokenKeyEnv + "\n",
-			engineExtra: fmt.Sprintf("  takeover_grace: %s\n", replicaTakeoverGrace),
+			engineExtra: replicaEngineExtra(u.s),
 			providerBin: u.s.provider, providerConfig: u.providerConfig,
 		})
 		if err != nil {
@@ -196,6 +205,11 @@ func (f *replicaFleet) stop() error {
 	if f.lb != nil {
 		f.lb.close()
 	}
+	if f.track != nil {
+		f.stopTrack()
+		f.track.close()
+		f.track = nil
+	}
 	if f.db != nil {
 		f.db.stop()
 	}
@@ -216,4 +230,28 @@ func (f *replicaFleet) logs() []string {
 		out = append(out, srv.logs()...)
 	}
 	return out
+}
+
+// replicaEngineExtra is the replicas' engine.takeover_grace: short, unless
+// -defaults.
+func replicaEngineExtra(s settings) string {
+	if s.defaults {
+		return ""
+	}
+	return fmt.Sprintf("  takeover_grace: %s\n", replicaTakeoverGrace)
+}
+
+// reconcilerLeaseTTL is serve's: three reconcile intervals within
+// 3 s … 3 min (internal/serve/replica.go).
+func reconcilerLeaseTTL(interval time.Duration) time.Duration {
+	return min(max(3*interval, 3*time.Second), 3*time.Minute)
+}
+
+// faultFigures is what the tracker found so far (nil when not tracking).
+func (f *replicaFleet) faultFigures() *faultFigures {
+	if f.track == nil {
+		return nil
+	}
+	ff := f.track.figures()
+	return &ff
 }

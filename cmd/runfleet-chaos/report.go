@@ -13,11 +13,14 @@ import (
 
 // report is the run's outcome.
 type report struct {
-	settings    settings
-	dir         string
-	started     time.Time
-	kills       []killRecord
-	dbRestart   *dbRecord
+	settings  settings
+	dir       string
+	started   time.Time
+	kills     []killRecord
+	dbRestart *dbRecord
+	// faults is what each replica kill and the database restart left in
+	// creating/deleting, and how long it held it (replicas mode).
+	faults      *faultFigures
 	chaosEnded  time.Duration
 	settleEnded time.Duration
 	settled     bool
@@ -125,6 +128,7 @@ func (r *report) check() {
 		v("graceful stop: %v", r.stopErr)
 	}
 	r.checkScaleSet(v)
+	r.checkFaults(v)
 }
 
 func (r *report) print(w io.Writer) {
@@ -159,6 +163,7 @@ func (r *report) print(w io.Writer) {
 	} else if s.replicas > 1 && s.dbRestart {
 		fmt.Fprintln(w, "PostgreSQL was not restarted: the run ended first")
 	}
+	r.printFaults(w)
 	fmt.Fprintf(w, "chaos ended at %s (faults off); settling ended at %s: ", round(r.chaosEnded), round(r.settleEnded))
 	if r.settled {
 		fmt.Fprintln(w, "quiet")

@@ -40,6 +40,7 @@ Usage:
   runfleet restore FILE [--store-dir DIR] [-o table|json]
   runfleet provider check --config FILE [--pool NAME] [--settle DURATION] [-o table|json] [--log-level LEVEL]
   runfleet version [-o table|json]
+  runfleet cache-agent --config FILE [--listen ADDR] [--socket PATH] | --print-hook
   runfleet help [COMMAND]
 
 serve runs embedded mode: the webhook endpoint, the operator API, the status
@@ -50,6 +51,8 @@ operator API (backup copies its store), and webhook send delivers to its
   --server URL    server to talk to (env RUNFLEET_SERVER; default ` + defaultServer + `)
   --token TOKEN   the server's operator API token (env RUNFLEET_API_TOKEN)
 provider check runs a pool's provider directly, without a server, to vet it.
+cache-agent runs on a runner machine, pointing its jobs' actions/cache at
+runfleet's cache (docs/actions-cache.md).
 
 -o json prints what a command shows as JSON, for scripts (--json is the same).
 Run 'runfleet COMMAND -h' for a command's flags.
@@ -87,6 +90,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return c.restore(rest)
 	case "version", "--version":
 		return c.version(rest)
+	case "cache-agent":
+		return c.cacheAgent(ctx, rest)
 	case "help", "-h", "-help", "--help":
 		return c.help(rest)
 	default:
@@ -103,7 +108,7 @@ func (c *cli) help(args []string) int {
 	// Each command prints its own usage for -h; asked for by name, it goes
 	// to stdout.
 	switch args[0] {
-	case "serve", "instances", "jobs", "why", "cost", "reconcile", "webhook", "provider", "backup", "restore", "version":
+	case "serve", "instances", "jobs", "why", "cost", "reconcile", "webhook", "provider", "backup", "restore", "version", "cache-agent":
 		return run(context.Background(), append(args, "-h"), c.getenv, c.stdout, c.stdout)
 	default:
 		fmt.Fprintf(c.stderr, "runfleet: no help for unknown command %q\n\n%s", args[0], mainUsage)

@@ -79,7 +79,7 @@ func (h *Handler) serveBlob(w http.ResponseWriter, r *http.Request, rest string)
 	w.Header().Set("x-ms-request-id", strconv.FormatInt(h.o.Now().UnixNano(), 36))
 	w.Header().Set("x-ms-version", "2025-11-05")
 	op := "d"
-	if r.Method == http.MethodPut {
+	if r.Method == http.MethodPut || r.Method == http.MethodPost {
 		op = "u"
 	}
 	if err := h.checkURL(r.URL.Query(), op, id); err != nil {
@@ -89,10 +89,12 @@ func (h *Handler) serveBlob(w http.ResponseWriter, r *http.Request, rest string)
 	switch r.Method {
 	case http.MethodPut:
 		h.upload(w, r, log, id)
+	case http.MethodPost:
+		h.direct(w, r, log, id)
 	case http.MethodGet, http.MethodHead:
 		h.download(w, r, log, id)
 	default:
-		h.refuseBlob(w, log, http.StatusMethodNotAllowed, "UnsupportedHttpVerb", "only PUT, GET and HEAD")
+		h.refuseBlob(w, log, http.StatusMethodNotAllowed, "UnsupportedHttpVerb", "only PUT, POST, GET and HEAD")
 	}
 }
 

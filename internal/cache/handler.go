@@ -288,7 +288,13 @@ func (h *Handler) create(ctx context.Context, c Claim, dec *json.Decoder) (any, 
 		return nil, terr
 	}
 	h.o.Log.Info("cache: entry reserved", "id", e.ID, "repo", c.Repo, "scope", c.Write, "key", req.Key)
-	return createResponse{OK: true, SignedUploadURL: h.signedURL("u", e.ID, c.RepoID)}, nil
+	up := h.signedURL("u", e.ID, c.RepoID)
+	if _, ok := h.o.Store.(PartUploader); ok {
+		// A hint, outside the signature, for the machine's cache agent:
+		// the bytes may go straight to the bucket (blobdirect.go).
+		up += "&" + DirectHint
+	}
+	return createResponse{OK: true, SignedUploadURL: up}, nil
 }
 
 func (h *Handler) finalize(ctx context.Context, c Claim, dec *json.Decoder) (any, *twirpError) {

@@ -36,6 +36,9 @@ type S3 struct {
 	now     func() time.Time
 	log     *slog.Logger
 	index
+	// direct are the multipart uploads the machines' agents are sending
+	// straight to the bucket (s3direct.go).
+	direct s3Uploads
 }
 
 // copyConcurrency is how many part copies a commit runs at once.
@@ -368,6 +371,7 @@ func (s *S3) deletePrefix(ctx context.Context, prefix string) {
 }
 
 func (s *S3) removeObjects(ctx context.Context, id int64) {
+	s.abortUpload(ctx, id)
 	for _, k := range []string{s.blobKey(id), s.metaKey(id)} {
 		if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(k)}); err != nil {
 			s.log.Warn("cache: deleting an object failed", "key", k, "err", err)

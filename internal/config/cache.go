@@ -1,6 +1,12 @@
 package config
 
-import "time"
+import (
+	"regexp"
+	"time"
+)
+
+// hostNamePattern is a DNS host name: labels of letters, digits and '-'.
+var hostNamePattern = regexp.MustCompile(`^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$`)
 
 // Cache is runfleet's own actions/cache service in embedded mode
 // (docs/actions-cache.md): off unless Dir or S3 is set. Served by
@@ -20,6 +26,26 @@ type Cache struct {
 	// MaxEntryBytes refuses an archive bigger than this (default 10 GiB,
 	// GitHub's per-repository cap).
 	MaxEntryBytes int64 `yaml:"max_entry_bytes"`
+	// Pools are the pools whose machines run the cache agent
+	// (`runfleet cache-agent`), which points the jobs' actions/cache at
+	// this cache. Empty: the cache is served, no machine uses it.
+	Pools []string `yaml:"pools"`
+	// ResultsHosts are the hosts of GitHub's results service the agent
+	// answers for (default: github.com's).
+	ResultsHosts []string `yaml:"results_hosts"`
+}
+
+// ForPool says whether pool's machines run the cache agent.
+func (c *Cache) ForPool(pool string) bool {
+	if !c.On() {
+		return false
+	}
+	for _, p := range c.Pools {
+		if p == pool {
+			return true
+		}
+	}
+	return false
 }
 
 // CacheS3 names the bucket the cache keeps its entries in. Credentials
@@ -54,12 +80,33 @@ func (c *Cache) applyDefaults() {
 	setDefault(&c.MaxAge, DefaultCacheMaxAge)
 	setDefault(&c.MaxBytes, DefaultCacheMaxBytes)
 	setDefault(&c.MaxEntryBytes, DefaultCacheMaxEntryBytes)
+	if len(c.ResultsHosts) == 0 {
+		c.ResultsHosts = []string{DefaultResultsHost}
+	}
 }
 
-func (c *Cache) validate(p *problems, server *Server) {
+// DefaultResultsHost is github.com's results service, ACTIONS_RESULTS_URL's
+// host for every job there.
+const DefaultResultsHost = "results-receiver.actions.githubusercontent.com"
+
+func (c *Cache) validate(p *problems, server *Server, pools []Pool) {
+	for _, name := range c.Pools {
+		found := false
+		for _, pl := range pools {
+			found = found || pl.Name == name
+		}
+		if !found {
+			p.add("cache.pools", "%q is not a pool", name)
+		}
+	}
+	for _, h := range c.ResultsHosts {
+		if !hostNamePattern.MatchString(h) {
+			p.add("cache.results_hosts", "%q is not a host name", h)
+		}
+	}
 	if !c.On() {
-		if c.MaxAge != 0 || c.MaxBytes != 0 || c.MaxEntryBytes != 0 {
-			p.add("cache", "limits are set but neither cache.dir nor cache.s3 is: set one to turn the cache on")
+		if c.MaxAge != 0 || c.MaxBytes != 0 || c.MaxEntryBytes != 0 || len(c.Pools) != 0 || len(c.ResultsHosts) != 0 {
+			p.add("cache", "limits or pools are set but neither cache.dir nor cache.s3 is: set one to turn the cache on")
 		}
 		return
 	}

@@ -234,7 +234,7 @@ type SpotBreaker struct {
 
 // Provider selects and configures a provider for a pool.
 type Provider struct {
-	Type string `yaml:"type"` // simulated, external, ec2
+	Type string `yaml:"type"` // simulated, external, ec2, kubernetes
 	// Settings are the provider type's own options, decoded by it.
 	Settings map[string]any `yaml:"settings"`
 }

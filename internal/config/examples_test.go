@@ -82,7 +82,7 @@ func checkSimulated(providerType string, settings map[string]any) error {
 	case simulated.Type:
 		_, err := simulated.New(settings)
 		return err
-	case "external", "ec2":
+	case "external", "ec2", "kubernetes":
 		return nil // validated by their own packages' tests
 	default:
 		return errors.New(fmt.Sprint("unexpected provider type ", providerType))

@@ -8,7 +8,7 @@ import (
 // ProviderTypes are the provider types runfleet can build. Each provider
 // package exports its own name (e.g. simulated.Type); config keeps only the
 // names, so loading a config never links in a cloud SDK.
-var ProviderTypes = []string{"simulated", "external", "ec2"}
+var ProviderTypes = []string{"simulated", "external", "ec2", "kubernetes"}
 
 func knownProviderType(t string) bool {
 	return slices.Contains(ProviderTypes, t)

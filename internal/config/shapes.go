@@ -30,8 +30,10 @@ type Shapes struct {
 
 // shapeProviderTypes are the provider types that launch a machine by
 // shape: GARM's external providers take one flavor per pool, and a shape
-// they ignored would launch a machine the job did not ask for.
-var shapeProviderTypes = []string{"ec2", "simulated"}
+// they ignored would launch a machine the job did not ask for. The
+// kubernetes provider turns a shape into the runner pod's resource
+// requests; it has no instance families to choose from.
+var shapeProviderTypes = []string{"ec2", "simulated", "kubernetes"}
 
 // shapeImagePattern is what EC2 accepts as an image: an AMI id, or an SSM
 // parameter EC2 resolves at launch.
@@ -52,7 +54,7 @@ func (s *Shapes) validate(p *problems, i int, providerType string) {
 	if knownProviderType(providerType) && !slices.Contains(shapeProviderTypes, providerType) {
 		p.add(poolField(i, "shapes"), "the %s provider cannot launch machines by shape (only %s)", providerType, strings.Join(shapeProviderTypes, ", "))
 	}
-	if len(s.Families) == 0 {
+	if len(s.Families) == 0 && providerType != "kubernetes" {
 		p.add(field("families"), "required: the instance families jobs may ask for, cheapest first (e.g. [c7g, m7g])")
 	}
 	for j, f := range s.Families {

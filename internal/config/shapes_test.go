@@ -96,10 +96,18 @@ func TestShapesNeedAProviderThatLaunchesByShape(t *testing.T) {
 	yaml := withShapes(t, "      families: [m7g]\n      max_cpu: 4\n      max_memory: 16\n")
 	yaml = strings.Replace(yaml, "type: simulated", "type: external", 1)
 	_, err := parse(t, yaml, defaultEnv())
-	assertMessages(t, err, "pools[0].shapes: the external provider cannot launch machines by shape (only ec2, simulated)")
+	assertMessages(t, err, "pools[0].shapes: the external provider cannot launch machines by shape (only ec2, simulated, kubernetes)")
 }
 
 func TestPoolLabelsCannotBeShapeLabels(t *testing.T) {
 	_, err := parse(t, replace(t, "labels: [self-hosted, linux, x64]", "labels: [linux, runfleet/cpu=4]"), defaultEnv())
 	assertMessages(t, err, `pools[0].labels[1]: "runfleet/cpu=4": labels starting with "runfleet/" ask for machine shapes; a pool grants them with shapes:, it cannot carry them`)
+}
+
+func TestKubernetesShapesNeedNoFamilies(t *testing.T) {
+	yaml := withShapes(t, "      max_cpu: 4\n      max_memory: 16\n")
+	yaml = strings.Replace(yaml, "type: simulated", "type: kubernetes", 1)
+	if _, err := parse(t, yaml, defaultEnv()); err != nil {
+		t.Fatalf("a kubernetes pool's shapes without families (resource requests have none): %v", err)
+	}
 }

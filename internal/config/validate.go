@@ -47,7 +47,7 @@ func (c *Config) validate() problems {
 	c.validateSharedStore(&p)
 	c.Engine.validate(&p)
 	c.Metadata.validate(&p)
-	c.Cache.validate(&p, &c.Server)
+	c.Cache.validate(&p, &c.Server, c.Pools)
 	c.validatePools(&p)
 	c.validatePrices(&p)
 	return p

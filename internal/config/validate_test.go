@@ -174,9 +174,9 @@ func TestValidationMessages(t *testing.T) {
 		{"spot breaker negative", pool("spot_breaker", "{interruptions: -1, window: 15m}"), nil,
 			[]string{"pools[0].spot_breaker: interruptions, window and cooldown must be ≥ 0 (0: the default)"}},
 		{"provider type missing", replace(t, "      type: simulated\n", "      settings: {}\n"), nil,
-			[]string{"pools[0].provider.type: required (one of simulated, external, ec2)"}},
+			[]string{"pools[0].provider.type: required (one of simulated, external, ec2, kubernetes)"}},
 		{"provider type unknown", replace(t, "type: simulated", "type: lxd"), nil,
-			[]string{`pools[0].provider.type: unknown type "lxd" (one of simulated, external, ec2)`}},
+			[]string{`pools[0].provider.type: unknown type "lxd" (one of simulated, external, ec2, kubernetes)`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,7 +218,7 @@ pools:
 		"webhook: a secret is required: set secret_file or secret_env",
 		"pools[0].labels: must not be empty",
 		"pools[1].max_runners: must be ≥ 1",
-		`pools[1].provider.type: unknown type "nope" (one of simulated, external, ec2)`,
+		`pools[1].provider.type: unknown type "nope" (one of simulated, external, ec2, kubernetes)`,
 	}
 	assertMessages(t, err, want...)
 	if got := messages(t, err); len(got) != len(want) {

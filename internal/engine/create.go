@@ -61,14 +61,14 @@ func (e *Engine) claimCreate(ctx context.Context, log *slog.Logger, msg Message)
 	if err != nil {
 		return nil, nil, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
 	}
-	if take, err := e.takeOver(ctx, inst, "create"); err != nil || take {
+	if taken, err := e.takeOver(ctx, inst, "create"); err != nil || taken != nil {
 		if err != nil {
 			return nil, nil, log, err
 		}
 		log = log.With("pool", inst.Pool, "create_attempt", inst.CreateAttempt)
 		log.Warn("an earlier try of this message claimed the create and recorded no outcome; taking it over",
 			"claimed_at", inst.StatusChangedAt, "claim", inst.Claim)
-		return nil, nil, log, e.recoverCreating(ctx, log, inst, "redelivery")
+		return nil, nil, log, e.recoverCreating(ctx, log, taken, "redelivery")
 	}
 	if inst == nil || inst.Status != runner.StatusPendingCreate {
 		log.Debug("create message is stale; nothing to do")
@@ -90,7 +90,7 @@ func (e *Engine) claimCreate(ctx context.Context, log *slog.Logger, msg Message)
 		}
 		next.CreateAttempt++
 		next.NextAttemptAt, next.WaitingForGitHub = time.Time{}, time.Time{}
-		next.Claim, next.ClaimUntil = deliveryOf(ctx).claim(), claimUntil(ctx, e.now())
+		next.Claim, next.ClaimUntil = claimOf(ctx), claimUntil(ctx, e.now())
 		return next, nil
 	})
 	if err != nil {
@@ -228,14 +228,25 @@ func (e *Engine) recordCreated(ctx context.Context, log *slog.Logger, msg Messag
 // bounded: by the provider timeout, and by a short grace past the caller's
 // own deadline when it has one.
 func (e *Engine) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := e.cleanupBudget()
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, max(time.Until(dl), 0)+cleanupGrace)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	// Past ctx's cancellation, but not past the holder's life: a replica
+	// whose liveness lapsed has its work taken over (takeover.go).
+	untilDead(ctx, cctx, cancel)
+	return cctx, cancel
+}
+
+// cleanupBudget is the longest a clean-up may take: the longest provider
+// timeout.
+func (e *Engine) cleanupBudget() time.Duration {
 	budget := e.opts.ProviderTimeout
 	for _, p := range e.pools {
 		budget = max(budget, p.ProviderTimeout)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		budget = min(budget, max(time.Until(dl), 0)+cleanupGrace)
-	}
-	return context.WithTimeout(context.WithoutCancel(ctx), budget)
+	return budget
 }
 
 // deleteMachine asks the pool's provider to delete one machine, bounded by

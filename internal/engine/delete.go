@@ -45,7 +45,7 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 	if err != nil {
 		return nil, false, log, fmt.Errorf("read instance %s: %w", msg.Instance, err)
 	}
-	if take, err := e.takeOver(ctx, inst, "delete"); err != nil || take {
+	if taken, err := e.takeOver(ctx, inst, "delete"); err != nil || taken != nil {
 		if err != nil {
 			return nil, false, log, err
 		}
@@ -57,7 +57,7 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 		log = log.With("pool", inst.Pool)
 		log.Warn("an earlier try of this message claimed the delete and recorded no outcome; taking it over",
 			"claimed_at", inst.StatusChangedAt, "claim", inst.Claim)
-		return inst, false, log, nil
+		return taken, false, log, nil
 	}
 	if inst == nil || !inst.Status.PendingDeletion() {
 		log.Debug("delete message is stale; nothing to do")
@@ -72,7 +72,7 @@ func (e *Engine) claimDelete(ctx context.Context, log *slog.Logger, msg Message)
 		claimedFrom = cur.Status
 		next, err := cur.Transition(runner.StatusDeleting, e.now())
 		if err == nil {
-			next.Claim, next.ClaimUntil = deliveryOf(ctx).claim(), claimUntil(ctx, e.now())
+			next.Claim, next.ClaimUntil = claimOf(ctx), claimUntil(ctx, e.now())
 		}
 		return next, err
 	})

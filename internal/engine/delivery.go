@@ -48,8 +48,10 @@ func (d delivery) claim() string {
 	return d.id + "#" + strconv.Itoa(d.receive)
 }
 
-// parseClaim splits a claim into the message id and receive it names.
+// parseClaim splits a claim into the message id and receive it names
+// (the holder after '@', if any, is claimHolder's).
 func parseClaim(claim string) delivery {
+	claim, _ = splitHolder(claim)
 	id, n, ok := strings.Cut(claim, "#")
 	if !ok {
 		return delivery{}
@@ -126,16 +128,17 @@ func decideTakeover(inst *runner.Instance, d delivery, now time.Time) takeover {
 var errClaimSettling = errors.New("an earlier delivery of this message may still be finishing its work")
 
 // takeOver decides, for the message's delivery on ctx, whether to take
-// inst's work over now (true), leave it (false), or fail for a later try
-// (errClaimSettling). log names the instance, and the observer hears a
-// takeover.
-func (e *Engine) takeOver(ctx context.Context, inst *runner.Instance, what string) (bool, error) {
+// inst's work over now, leave it, or fail for a later try
+// (errClaimSettling). Taking it is a conditional write of this delivery's
+// claim over the one found (takeClaim): of a redelivery and a scan of dead
+// work finding the same claim, one takes it. The instance returned is the
+// one taken (nil: not ours, or another took it first).
+func (e *Engine) takeOver(ctx context.Context, inst *runner.Instance, what string) (*runner.Instance, error) {
 	switch decideTakeover(inst, deliveryOf(ctx), e.now()) {
 	case takeOverNow:
-		e.observer.WorkTakenOver(inst, "redelivery", e.now().Sub(inst.StatusChangedAt))
-		return true, nil
+		return e.takeClaim(ctx, inst, "redelivery")
 	case takeOverLater:
-		return false, fmt.Errorf("%s of %s: %w (until %s)", what, inst.Name, errClaimSettling, inst.ClaimUntil.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%s of %s: %w (until %s)", what, inst.Name, errClaimSettling, inst.ClaimUntil.UTC().Format(time.RFC3339))
 	}
-	return false, nil
+	return nil, nil
 }

@@ -26,11 +26,21 @@ func (e *Engine) refillWarmMachines(ctx context.Context) error {
 		var got providers.WarmRefill
 		var err error
 		sizer, canSize := providers.As[providers.WarmSizer](e.providers[pool.Name])
-		if stopped, decided := e.memory.warm.stopped(pool.Name); pool.Warm != nil && canSize && decided {
+		shaper, canShape := providers.As[providers.WarmShaper](e.providers[pool.Name])
+		stopped, decided := e.memory.warm.stopped(pool.Name)
+		switch {
+		case pool.Warm != nil && decided && pool.Shapes != nil && canShape:
+			// A pool with shapes: the forecast's stopped machines in the
+			// shapes its jobs ask for (stoppedShapes).
+			var want []providers.WarmShape
+			if want, err = e.stoppedShapes(rctx, pool, stopped); err == nil {
+				got, err = shaper.RefillWarmShapes(rctx, pool.Name, pool.ID, want)
+			}
+		case pool.Warm != nil && canSize && decided:
 			// A pool with a queue-time target: the stopped machines its
 			// forecast asks for, warm_pool.size the provider's floor.
 			got, err = sizer.RefillWarmTo(rctx, pool.Name, pool.ID, stopped)
-		} else {
+		default:
 			got, err = warm.RefillWarm(rctx, pool.Name, pool.ID)
 		}
 		cancel()

@@ -75,17 +75,29 @@ func (e *Engine) topUpWarmPools(ctx context.Context, rep *ReconcileReport) error
 	if err != nil {
 		return fmt.Errorf("list live instances: %w", err)
 	}
-	idle := idleByPool(live)
+	idle := map[string][]*runner.Instance{}
+	for _, inst := range live {
+		if idleCandidate(inst) {
+			idle[inst.Pool] = append(idle[inst.Pool], inst)
+		}
+	}
 	var errs []error
 	for i := range e.pools {
 		pool := &e.pools[i]
 		want := e.minIdle(pool)
-		for n := idle[pool.Name]; n < want; n++ {
+		// A pool with shapes keeps its warm runners in the shapes its jobs
+		// ask for (warmShapes); others, as many of its own as are short.
+		for k, shape := range warmShapes(pool, live, idle[pool.Name], want) {
+			n := len(idle[pool.Name]) + k
 			suffix := make([]byte, 4)
 			_, _ = io.ReadFull(e.opts.Rand, suffix)
 			name := runner.WarmInstanceName(pool.Name, hex.EncodeToString(suffix))
 			log := e.log.With("instance", name, "pool", pool.Name, "job_id", 0, "reconciler", true)
 			inst := e.newInstance(pool, nil, name)
+			if shape != nil {
+				inst.Labels = pool.JobRunnerLabels(e.controllerID, shape)
+				log = log.With("shape", shape)
+			}
 			err := e.admit(ctx, store.Admission{Instance: inst, MaxRunners: pool.MaxRunners}, EventMeta{})
 			if errors.Is(err, store.ErrPoolFull) {
 				log.Info("pool at max_runners; min_idle not reached", "min_idle", want, "idle", n)

@@ -147,7 +147,7 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 			errs = append(errs, fmt.Errorf("warm size of pool %s: %w", pool.Name, err))
 			continue
 		}
-		_, stoppedOK := providers.As[providers.WarmSizer](e.providers[pool.Name])
+		stoppedOK := providers.KeepsStopped(e.providers[pool.Name])
 		size := decideWarmSize(pool, arrivals, now, params, stoppedOK)
 		size.Idle = idle[pool.Name]
 		if prev, ok := e.memory.warm.idleSince(pool.Name, now); ok && now.After(prev) {

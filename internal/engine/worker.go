@@ -23,11 +23,27 @@ type WorkerOptions struct {
 	// same receive's own: decideTakeover), the work moves on within
 	// seconds, not at the redelivery after Visibility (issue #32).
 	RetryAfter time.Duration
+	// Life, when set, is this process's liveness (leader.Liveness): each
+	// message is done under the life current when it was received, its
+	// claims name that life's holder, and the work stops when the life
+	// ends — the others take its claims over then (TakeOverDeadWork).
+	// Between lives no message is received.
+	Life Life
+}
+
+// Life is a process's liveness as the workers need it: the holder id of
+// the life it is in and a context that ends with it; ok false between
+// lives.
+type Life interface {
+	Current() (holder string, alive context.Context, ok bool)
 }
 
 // failedRetries bounds how often a worker does a failed message again
 // before leaving it for redelivery: 1+2+4+8 = 15 s at the default.
 const failedRetries = 4
+
+// livenessWait is how often a worker between lives looks again.
+const livenessWait = 500 * time.Millisecond
 
 // retryFailedAfter is the wait before a worker's try-th repeat (from 0) of
 // a failed message, base doubling, and whether to repeat at all: not past
@@ -68,6 +84,16 @@ func (e *Engine) Work(ctx context.Context, q queue.Queue, opts WorkerOptions) {
 
 func (e *Engine) consume(ctx context.Context, q queue.Queue, opts WorkerOptions) {
 	for ctx.Err() == nil {
+		if opts.Life != nil {
+			if _, _, ok := opts.Life.Current(); !ok {
+				// Between lives: a message received now could not be claimed
+				// under a live holder.
+				if !(leader.RealRuntime{}).Sleep(ctx, livenessWait) {
+					return
+				}
+				continue
+			}
+		}
 		msgs, err := q.Receive(ctx, queue.ReceiveOptions{Max: 1, Visibility: opts.Visibility, Wait: opts.Wait})
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
@@ -100,10 +126,25 @@ func (e *Engine) process(ctx context.Context, q queue.Queue, m queue.Message, op
 	wctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	wctx = WithDelivery(wctx, m.ID, m.ReceiveCount)
+	if opts.Life != nil {
+		holder, alive, ok := opts.Life.Current()
+		if !ok {
+			e.log.Warn("this process's liveness lapsed; message left for redelivery", "message_id", m.ID, "receive_count", m.ReceiveCount)
+			return
+		}
+		wctx = WithHolder(wctx, holder, alive)
+		stop := context.AfterFunc(alive, cancel)
+		defer stop()
+	}
 	for try := 0; ; try++ {
 		err := e.HandleMessage(wctx, m.Body)
 		if err == nil || errors.Is(err, ErrMalformed) {
 			break
+		}
+		if wctx.Err() != nil && time.Now().Before(deadline) {
+			// The life ended under the work: it is the others' now.
+			e.log.Warn("this process's liveness lapsed during the work; it is taken over", "message_id", m.ID, "receive_count", m.ReceiveCount, "error", err)
+			return
 		}
 		wait, again := retryFailedAfter(try, opts.RetryAfter, time.Until(deadline))
 		// On real time, as the queue's visibility runs; a shutdown (ctx)

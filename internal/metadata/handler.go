@@ -58,6 +58,9 @@ type Options struct {
 	// RunnerVersion is the actions/runner release the install script
 	// downloads when the image has none (default DefaultRunnerVersion).
 	RunnerVersion string
+	// CacheAgent configures a machine's cache agent (metadata/cache-agent);
+	// nil: runfleet's actions/cache is off.
+	CacheAgent CacheAgentFunc
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -70,6 +73,7 @@ type Handler struct {
 	callbackURL   string
 	certs         certBundle
 	runnerVersion string
+	cacheAgentFn  CacheAgentFunc
 	log           *slog.Logger
 }
 
@@ -98,7 +102,7 @@ func New(opts Options) (*Handler, error) {
 	return &Handler{
 		engine: opts.Engine, tokens: opts.Tokens,
 		metadataURL: opts.MetadataURL, callbackURL: opts.CallbackURL,
-		certs: certs, runnerVersion: opts.RunnerVersion, log: log,
+		certs: certs, runnerVersion: opts.RunnerVersion, cacheAgentFn: opts.CacheAgent, log: log,
 	}, nil
 }
 
@@ -126,6 +130,7 @@ var metadataRoutes = map[string]route{
 	"system/cert-bundle":                {http.MethodGet, (*Handler).certBundle},
 	"install-script":                    {http.MethodGet, (*Handler).installScript},
 	"runner-metadata":                   {http.MethodGet, (*Handler).runnerMetadata},
+	"cache-agent":                       {http.MethodGet, (*Handler).cacheAgent},
 }
 
 var callbackRoutes = map[string]route{

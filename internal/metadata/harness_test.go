@@ -55,6 +55,8 @@ type harnessOptions struct {
 	// id derives from.
 	provider       providers.Provider
 	installationID string
+	// cacheAgent serves metadata/cache-agent (nil: the cache is off).
+	cacheAgent metadata.CacheAgentFunc
 }
 
 func newBootHarness(t *testing.T, o harnessOptions) *bootHarness {
@@ -93,7 +95,7 @@ func newBootHarness(t *testing.T, o harnessOptions) *bootHarness {
 	logger := h.Logs.Logger(slog.LevelDebug)
 	mh, err := metadata.New(metadata.Options{
 		Engine: h.Engine, Tokens: h.tokens, MetadataURL: metadataURL, CallbackURL: callbackURL,
-		CACertBundle: o.caBundle, Logger: logger,
+		CACertBundle: o.caBundle, CacheAgent: o.cacheAgent, Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)

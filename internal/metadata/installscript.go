@@ -100,6 +100,48 @@ chmod 0644 "/etc/systemd/system/${SERVICE}"
 cp "$RUN_HOME/bin/runsvc.sh" "$RUN_HOME/runsvc.sh"
 chown -R "${RUN_USER}:$(id -gn "$RUN_USER")" "$RUN_HOME"
 
+# runfleet's actions/cache (cache.pools, docs/actions-cache.md): metadata/
+# cache-agent answers 404 unless the pool uses it. The agent is the runfleet
+# binary, which the image must carry; without it the jobs use GitHub's cache.
+if CACHE_AGENT="$(api "${METADATA_URL}/cache-agent" 2>/dev/null)"; then
+	if command -v runfleet >/dev/null; then
+		report installing "starting the cache agent"
+		install -d -m 0700 /etc/runfleet
+		(umask 077 && printf '%s' "$CACHE_AGENT" >/etc/runfleet/cache-agent.json)
+		install -d -m 0755 /opt/runfleet
+		runfleet cache-agent --print-hook >/opt/runfleet/job-started.sh
+		chmod 0755 /opt/runfleet/job-started.sh
+		CA_FILE=/usr/local/share/ca-certificates/runfleet-cache-agent.crt
+		cat >/etc/systemd/system/runfleet-cache-agent.service <<UNIT
+[Unit]
+Description=runfleet cache agent (actions/cache next to the runner)
+Before=${SERVICE}
+
+[Service]
+ExecStartPre=/bin/mkdir -p /run/runfleet
+ExecStart=$(command -v runfleet) cache-agent --config /etc/runfleet/cache-agent.json --ca-file ${CA_FILE}
+Restart=always
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+		systemctl daemon-reload
+		systemctl enable --now runfleet-cache-agent.service
+		for _ in $(seq 1 50); do [ -s "$CA_FILE" ] && break; sleep 0.2; done
+		update-ca-certificates >/dev/null 2>&1 || true
+		for host in $(runfleet cache-agent --config /etc/runfleet/cache-agent.json --print-hosts); do
+			grep -q " ${host}\$" /etc/hosts || echo "127.0.0.1 ${host}" >>/etc/hosts
+		done
+		{
+			echo "NODE_EXTRA_CA_CERTS=${CA_FILE}"
+			echo "ACTIONS_RUNNER_HOOK_JOB_STARTED=/opt/runfleet/job-started.sh"
+		} >>"$RUN_HOME/.env"
+		chown "${RUN_USER}:$(id -gn "$RUN_USER")" "$RUN_HOME/.env"
+	else
+		echo "runfleet: this pool uses runfleet's cache but the image has no runfleet binary; jobs use GitHub's cache" >&2
+	fi
+fi
+
 report installing "starting the runner service"
 systemctl daemon-reload
 systemctl enable --now "$SERVICE"

@@ -135,7 +135,7 @@ var Families = []Family{
 	{GitHubRateLimitRemaining, "Requests left in the current rate-limit window, by installation (0 = token), as GitHub last reported it.", Gauge, []string{LabelInstallation}, nil},
 	{GitHubAppRefused, "Owners and installations GitHub refuses the GitHub App on (403 to its installation look-up or its token, not a rate limit: suspended), by App id; 0 for an App it accepts. runfleet sends nothing through the App there until a recheck, after a minute, doubling up to 15.", Gauge, []string{LabelApp}, nil},
 	{DeleteRetries, "Failed deletes scheduled to be tried again, by pool.", Counter, []string{LabelPool}, nil},
-	{WorkTakenOver, "Creates and deletes a worker claimed and left without recording an outcome, taken over by another, by pool, status (creating, deleting) and reason (redelivery: a later delivery of the same message).", Counter, []string{LabelPool, LabelStatus, LabelReason}, nil},
+	{WorkTakenOver, "Creates and deletes a worker claimed and left without recording an outcome, taken over by another, by pool, status (creating, deleting) and reason (liveness: its holder's liveness record lapsed, a replica killed; claim_expired: past its claim's end, a Lambda invocation killed at its timeout; redelivery: a later delivery of the same message).", Counter, []string{LabelPool, LabelStatus, LabelReason}, nil},
 	{WorkTakenOverAge, "Seconds since its claim that work taken over (runfleet_work_taken_over_total) held its instance in creating or deleting.", Histogram, []string{LabelPool, LabelStatus}, ProviderBuckets},
 	{DeadLetters, "Work messages in the dead-letter store.", Gauge, nil, nil},
 	{ReconcilePasses, "Reconcile passes by result.", Counter, []string{LabelResult}, nil},

@@ -91,6 +91,7 @@ func (b *bootstrap) mount(cfg *config.Config, eng *engine.Engine, rest http.Hand
 		CallbackURL:   b.callbackURL,
 		CACertBundle:  []byte(cfg.Metadata.CACertBundle),
 		RunnerVersion: cfg.Metadata.RunnerVersion,
+		CacheAgent:    b.cache.agentConfig(),
 		Logger:        log,
 	})
 	if err != nil {

@@ -15,7 +15,10 @@ import (
 
 	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/config"
+	"github.com/runfleet/runfleet/internal/metadata"
 	"github.com/runfleet/runfleet/internal/metrics"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 // cacheEvictInterval is how often the cache's eviction runs: often enough
@@ -32,6 +35,13 @@ type cacheService struct {
 	handler *cache.Handler
 	tokens  *cache.Tokens
 	metrics *cache.Metrics
+	// agents mints the machines' agent tokens; jobTokens trades them for
+	// job cache tokens, once the store is known (useStore).
+	agents    *cache.AgentTokens
+	jobTokens *cache.JobTokenHandler
+	cfg       config.Cache
+	publicURL string
+	log       *slog.Logger
 }
 
 // newCacheService returns nil when the cache is off. The config's
@@ -63,7 +73,46 @@ func newCacheService(cfg *config.Config, key []byte, log *slog.Logger) (*cacheSe
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	return &cacheService{store: store, handler: h, tokens: tokens, metrics: metrics}, nil
+	agents, err := cache.NewAgentTokens(key, cfg.ControllerID, nil)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return &cacheService{store: store, handler: h, tokens: tokens, metrics: metrics, agents: agents,
+		cfg: cfg.Cache, publicURL: cfg.Server.PublicURL, log: log}, nil
+}
+
+// useStore lets the job token handler read the ledger (nothing when c is
+// nil).
+func (c *cacheService) useStore(st store.Store) error {
+	if c == nil {
+		return nil
+	}
+	h, err := cache.NewJobTokenHandler(cache.JobTokenOptions{
+		Agents: c.agents, Tokens: c.tokens, Ledger: cacheLedger{st}, Log: c.log,
+	})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	c.jobTokens = h
+	return nil
+}
+
+// agentConfig is metadata/cache-agent for machines of the pools in
+// cache.pools (nil when the cache is off).
+func (c *cacheService) agentConfig() metadata.CacheAgentFunc {
+	if c == nil {
+		return nil
+	}
+	return func(inst *runner.Instance) (metadata.CacheAgentConfig, bool, error) {
+		if !c.cfg.ForPool(inst.Pool) {
+			return metadata.CacheAgentConfig{}, false, nil
+		}
+		tok, err := c.agents.Mint(inst.Name, inst.Pool, cache.DefaultAgentTokenTTL)
+		if err != nil {
+			return metadata.CacheAgentConfig{}, false, err
+		}
+		return metadata.CacheAgentConfig{CacheURL: c.publicURL, AgentToken: tok, ResultsHosts: c.cfg.ResultsHosts}, true, nil
+	}
 }
 
 // cacheOpenTimeout bounds reading an S3 store's index at start.
@@ -111,6 +160,9 @@ func (c *cacheService) mount(mux *http.ServeMux) {
 	}
 	mux.Handle(cache.TwirpPrefix, c.handler)
 	mux.Handle(cache.BlobPrefix, c.handler)
+	if c.jobTokens != nil {
+		mux.Handle(cache.JobTokenPath, c.jobTokens)
+	}
 }
 
 // evictEvery runs the cache's eviction until ctx is done.

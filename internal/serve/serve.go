@@ -145,7 +145,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	var background sync.WaitGroup
-	startWorkers(workCtx, &background, cfg, opts, eng, st, log)
+	startWorkers(workCtx, &background, cfg, opts, eng, st, rep, log)
 	startReconciler(workCtx, &background, cfg, eng, st, rep, rec, log)
 	if st.soleOwner {
 		freeDeadListenerLeases(workCtx, st.store, scaleSetPools, log)
@@ -263,7 +263,7 @@ func warnDeadLetters(ctx context.Context, st *state, cfg *config.Config, log *sl
 // startWorkers starts the queue consumers (none with
 // Options.DisableWorkers), and first, when this process owns the store
 // alone, the recovery of what a crashed predecessor left in flight.
-func startWorkers(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, opts Options, eng *engine.Engine, st *state, log *slog.Logger) {
+func startWorkers(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, opts Options, eng *engine.Engine, st *state, rep *replica, log *slog.Logger) {
 	// The recovery at start assumes that whatever is creating or deleting
 	// has no worker, which holds only when one process owns the store (bolt's
 	// file lock). On a store several replicas share, another replica's
@@ -274,12 +274,27 @@ func startWorkers(ctx context.Context, wg *sync.WaitGroup, cfg *config.Config, o
 		recoverBeside(ctx, wg, eng, log)
 	}
 	if opts.DisableWorkers {
+		if rep != nil {
+			scanDeadWork(ctx, wg, eng, nil, log)
+		}
 		return
 	}
+	// Among replicas, the workers claim under this replica's liveness
+	// (liveness.go), and every replica takes over the work of a dead one.
+	life, endLife := rep.startLiveness(log)
+	var workLife engine.Life
+	if life != nil {
+		workLife = life
+	}
+	if rep != nil {
+		scanDeadWork(ctx, wg, eng, workLife, log)
+	}
 	wg.Go(func() {
+		defer endLife()
 		eng.Work(ctx, st.queue, engine.WorkerOptions{
 			Concurrency: cfg.Engine.Workers,
 			Visibility:  cfg.Engine.VisibilityTimeout,
+			Life:        workLife,
 		})
 	})
 }

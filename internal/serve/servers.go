@@ -31,6 +31,11 @@ func newServers(cfg *config.Config, opts Options, eng *engine.Engine, st *state,
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	if boot != nil {
+		if err := boot.cache.useStore(st.store); err != nil {
+			return nil, err
+		}
+	}
 	if handler, err = boot.mount(cfg, eng, handler, log); err != nil {
 		return nil, err
 	}

@@ -160,7 +160,20 @@ func PlanWeek(h History, now time.Time, percentile float64, p Params) Plan {
 			return pl
 		}
 	}
-	return plan(h, now, percentile, p, Day)
+	return plan(h, now, youngAim(percentile), p, Day)
+}
+
+// youngAim is the percentile a pool with less than a week of history
+// plans for: half way from the one it is asked for (AimPercentile's) to
+// 100. A plan by the day reads
+// one to six past days, so its rates and burst sizes are rougher than a
+// week's, and the jobs a rough plan misses are missed at the target's
+// expense; aiming higher pays for the roughness in idle runners until the
+// pool has a week behind it. The replay's new repository missed p90
+// without it (87.7 % of jobs within 10 s) and meets it with it
+// (docs/benchmarks.md#warm-pools).
+func youngAim(percentile float64) float64 {
+	return percentile + (100-percentile)/2
 }
 
 // Day is the period of a pool with less than a week of history.
@@ -211,7 +224,7 @@ func (pl Plan) Forecast(h History, now time.Time, percentile float64, p Params) 
 	week := h.pastSum(now, p.Ahead, now, pl.Period, p)
 	if !pl.OK || week.steps == 0 {
 		samples := h.past(now, p.Ahead, now, pl.Period, p)
-		f := fromSamples(h.read(samples, now.Add(-p.Recent), now, now, p.RecentWeight), percentile)
+		f := fromSamples(h.read(samples, now.Add(-p.Recent), now, now, p.RecentWeight), youngAim(percentile))
 		f.Level = 1
 		return f
 	}
@@ -220,7 +233,7 @@ func (pl Plan) Forecast(h History, now time.Time, percentile float64, p Params) 
 	f := Forecast{Samples: week.steps, Jobs: week.count, Threshold: pl.Threshold}
 	f.Level = level(last, h.pastSum(now.Add(-p.Recent), p.Recent, now, pl.Period, p))
 	f.PerStep = week.jobs / week.weight * f.Level
-	r := h.rateAt(now, now, pl.Period, p) * max(f.Level, 1)
+	r := h.rateAt(now, now, pl.Period, p) * pl.scale(f.Level)
 	for _, s := range pl.bursts.atLeast {
 		if r*s < pl.Threshold {
 			break
@@ -228,6 +241,20 @@ func (pl Plan) Forecast(h History, now time.Time, percentile float64, p Params) 
 		f.Need++
 	}
 	return f
+}
+
+// scale is what the level does to the foretold rate. Above 1 it raises it
+// (a release day). Below 1 it lowers it only in a plan by the day: a pool
+// younger than a week has never seen a weekend, so its Saturday is foretold
+// by its Friday, and a Saturday morning far quieter than foretold is the
+// only sign it has that this day is not a working one. A plan by the week
+// has seen the weekend; there a quiet level is a quiet week, whose fewer
+// jobs need the same runners for the same percentile.
+func (pl Plan) scale(level float64) float64 {
+	if pl.Period == Day {
+		return level
+	}
+	return max(level, 1)
 }
 
 // Level bounds: a last hour ten times quieter or five times busier than

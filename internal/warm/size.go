@@ -91,9 +91,14 @@ func Size(need int, target time.Duration, k Kinds, l Limits) Decision {
 }
 
 // AimPercentile is the percentile the plan is asked for to meet a target
-// at percentile p. It is p itself: the plan keeps every machine worth as
-// much as the last one the percentile needs, and rounding each half hour's
-// count up to whole machines already serves a little more than p (the
-// replay's traces meet p90 at p90 with a margin: docs/benchmarks.md). One
-// place to change it if a trace says otherwise.
-func AimPercentile(p float64) float64 { return p }
+// at percentile p: a fifth of the way from p to 100 (92 for p90). The plan
+// counts a warm runner as serving every burst of its size in its minute,
+// but a burst that comes before the runners the last one used are
+// replaced (a cold launch, 25–60 s) finds fewer, so the share served
+// falls short of the share planned; and one week's draw of matrices
+// differs from the weeks the plan read by a point or two. Aiming at p
+// itself, the replay's traces met p90 in the table's own draws but missed
+// it, narrowly (89.6–89.8 % within the target), in 6 of 60 other draws; a
+// fifth of the way to 100 misses it in 1 of the 60 draws the table adds
+// (docs/benchmarks.md#warm-pools), for about a tenth more idle runners.
+func AimPercentile(p float64) float64 { return p + (100-p)/5 }

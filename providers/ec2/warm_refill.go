@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -46,74 +45,9 @@ func (p *Provider) RefillWarm(ctx context.Context, pool, poolID string) (provide
 
 // RefillWarmTo implements providers.WarmSizer: RefillWarm to the larger
 // of size (what a pool's forecast asks for) and warm_pool.size (the
-// floor), at most maxWarmPoolSize.
+// floor), at most maxWarmPoolSize; every machine of the pool's own shape.
 func (p *Provider) RefillWarmTo(ctx context.Context, pool, poolID string, size int) (providers.WarmRefill, error) {
-	var out providers.WarmRefill
-	if err := providers.CheckPool(opRefillWarm, p.poolID, poolID); err != nil {
-		return out, err
-	}
-	warm, err := p.describe(ctx, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{tagWarm}}, tagFilter(tagPoolID, p.poolID))
-	if err != nil {
-		return out, callError(opRefillWarm, pool, "DescribeInstances", err)
-	}
-	size = min(max(size, p.settings.WarmPool.Size), maxWarmPoolSize)
-	if size == 0 && len(warm) == 0 {
-		// No warm pool: one DescribeInstances a pass, and no image lookup
-		// (whose permissions such a pool need not have).
-		return out, nil
-	}
-	// What a machine made now would be; with size 0 every warm machine is
-	// surplus, whatever it is.
-	var now current
-	if size > 0 {
-		if now, err = p.current(ctx, pool); err != nil {
-			return out, &providers.Error{Op: opRefillWarm, Instance: pool, Fault: err.Error(), Err: err}
-		}
-	}
-	at := time.Now()
-	var healthy []ec2types.Instance
-	var doomed []string
-	for _, inst := range warm {
-		reason := now.replaceReason(inst, at)
-		if reason == "" {
-			healthy = append(healthy, inst)
-			continue
-		}
-		p.log.Info("replacing a warm machine", "pool", pool, "provider_id", aws.ToString(inst.InstanceId), "reason", reason)
-		doomed = append(doomed, aws.ToString(inst.InstanceId))
-		out.Replaced++
-	}
-	if len(healthy) > size {
-		// Stopped ones first: they are what a create would start.
-		slices.SortStableFunc(healthy, func(a, b ec2types.Instance) int {
-			return boolRank(stopped(a)) - boolRank(stopped(b))
-		})
-		for _, inst := range healthy[size:] {
-			doomed = append(doomed, aws.ToString(inst.InstanceId))
-		}
-		healthy = healthy[:size]
-	}
-	if err := p.terminate(ctx, doomed); err != nil {
-		return out, callError(opRefillWarm, pool, "TerminateInstances", err)
-	}
-	out.Ready = len(slices.DeleteFunc(slices.Clone(healthy), func(inst ec2types.Instance) bool { return !stopped(inst) }))
-	if len(healthy) >= size {
-		return out, nil
-	}
-	userData := p.renderWarmUserData()
-	for range size - len(healthy) {
-		name, err := warmName()
-		if err != nil {
-			return out, err
-		}
-		if _, err := p.launch(ctx, name, pool, p.warmLaunches(name, pool, userData, now.rootDevice)); err != nil {
-			// The next pass tries again; no point in hammering a region
-			// out of capacity now.
-			return out, err
-		}
-		out.Launched++
-	}
-	return out, nil
+	return p.RefillWarmShapes(ctx, pool, poolID, []providers.WarmShape{{Count: size}})
 }
 
 // current is what the pool's machines are made of now.
@@ -176,12 +110,13 @@ func warmName() (string, error) {
 	return warmNamePrefix + hex.EncodeToString(b), nil
 }
 
-// warmLaunches are the on-demand launch choices of the pool, for a warm
+// warmLaunches are the on-demand launch choices of the pool (with
+// settings s: the pool's, or a shape's), for a warm
 // machine: tagged warm rather than with a runner name, stopping rather
 // than terminating when it powers off.
-func (p *Provider) warmLaunches(name, pool string, userData []byte, rootDevice string) []launch {
+func (p *Provider) warmLaunches(s Settings, name, pool string, userData []byte, rootDevice string) []launch {
 	var out []launch
-	for _, l := range p.launches(p.settings, name, pool, userData, rootDevice) {
+	for _, l := range p.launches(s, name, pool, userData, rootDevice) {
 		if l.market == marketSpot {
 			continue
 		}

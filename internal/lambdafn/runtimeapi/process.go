@@ -117,3 +117,7 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// Kill ends the process with SIGKILL, as Lambda ends a sandbox at its
+// function's timeout: no handler returns, nothing is cleaned up.
+func (p *Process) Kill() error { return p.cmd.Process.Kill() }

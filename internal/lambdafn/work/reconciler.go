@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -61,7 +62,15 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (e
 	// The gauges are read as the pass finds the fleet: stuck instances are
 	// the ones it is about to recover.
 	a.recordFleet(ctx, log, eng)
+	// First, at once: work a worker invocation claimed and left at its
+	// timeout (its claim ended at its deadline) is taken over now, not
+	// after the creating timeout (issue #32).
+	taken, takeErr := eng.TakeOverDeadWork(asInvocation(ctx))
+	if taken > 0 || takeErr != nil {
+		log.WarnContext(ctx, "work left by stopped invocations taken over", "taken_over", taken, "error", takeErr)
+	}
 	rep, err := eng.Reconcile(ctx)
+	err = errors.Join(takeErr, err)
 	a.Metrics.ReconcileResult(err)
 	attrs := []any{
 		"examined", rep.Examined,

@@ -158,7 +158,7 @@ func (a *App) handleRecord(ctx context.Context, log *slog.Logger, rec events.SQS
 	if isEventBridgeEvent(msg.Body) {
 		return handleEC2Event(ctx, log, eng, msg.Body)
 	}
-	err = eng.HandleMessage(engine.WithDelivery(ctx, msg.ID, msg.ReceiveCount), msg.Body)
+	err = eng.HandleMessage(engine.WithDelivery(asInvocation(ctx), msg.ID, msg.ReceiveCount), msg.Body)
 	switch {
 	case err == nil:
 		return recordDone

@@ -12,7 +12,7 @@ import (
 
 // RunArrivals checks a store's store.Arrivals: a pool's queued times since
 // a time, open and settled jobs alike, no other pool's. A separate suite
-// from Run because the capability is optional (DynamoDB has none).
+// from Run because the capability is optional (a wrapper may lack it).
 func RunArrivals(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Helper()
 	t.Run("Arrivals/PoolSinceOpenAndSettled", func(t *testing.T) {

@@ -22,6 +22,26 @@ type Verdict struct {
 	// static's idle per job, or (no static meets it) has a p90 at least 3×
 	// lower than the best static's at equal idle cost.
 	OK bool
+	// Perfect is the cheapest perfect forecast meeting Target at p90
+	// (BestPerfect), PerfectRatio its idle per job over Static's: the
+	// least ratio any forecast could reach on this trace.
+	Perfect      Result
+	PerfectRatio float64
+	// OutOfReach: the bar is missed, and a perfect forecast misses it too
+	// (or cannot meet the target at all) — the bar asks more than the
+	// trace's arrivals allow any warm pool sized by a forecast.
+	OutOfReach bool
+}
+
+// WithPerfect adds the perfect forecast's reading (BestPerfect's result
+// and ok) to v.
+func (v Verdict) WithPerfect(p Result, ok bool) Verdict {
+	v.Perfect = p
+	if ok && v.Met && v.Static.IdlePerJob() > 0 {
+		v.PerfectRatio = p.IdlePerJob() / v.Static.IdlePerJob()
+	}
+	v.OutOfReach = !v.OK && (!ok || (v.Met && v.PerfectRatio > 0.5))
+	return v
 }
 
 // Judge reads one trace's results (as Run returns them, one per strategy)

@@ -6,27 +6,29 @@ import (
 )
 
 // The acceptance figures on short traces (one week of history, one
-// measured), in make test: the adaptive pool at p90 ≤ 10 s against every
-// static min_idle size on the same arrivals. The bar — p90 met at
-// no more than half the idle machine-minutes per job of the cheapest
-// static size that meets it — holds on the traces marked bar; on the
-// others the adaptive pool falls short of it (docs/benchmarks.md says
-// where and why), and the test holds the figures where they are so that
-// they do not get worse unnoticed: its p90 within maxP90 and its idle per
-// job within maxRatio of the cheapest static's.
+// measured), in make test. On every trace the adaptive pool meets p90 ≤
+// 10 s. The bar — at no more than half the idle machine-minutes per
+// job of the cheapest static min_idle meeting the same p90 — holds on the
+// traces marked bar. On the others it does not, and each is held where it
+// is (maxRatio) so that it does not get worse unnoticed; beside it the
+// test reads a perfect forecast (Perfect: told the true rates and matrix
+// sizes), whose ratio says how much of the shortfall any forecast could
+// close: on day and night and the new repository none could
+// (OutOfReach); on the weekday office and the quiet week a perfect one
+// would just pass (docs/benchmarks.md).
 func TestAdaptiveMeetsTheTargetAtHalfTheIdle(t *testing.T) {
 	held := map[string]struct {
-		bar      bool
-		maxP90   time.Duration
-		maxRatio float64
+		bar        bool
+		maxRatio   float64
+		outOfReach bool
 	}{
-		"weekday office": {maxP90: 10 * time.Second, maxRatio: 0.6},
-		"day and night":  {maxP90: 10 * time.Second, maxRatio: 0.8},
+		"weekday office": {maxRatio: 0.64},
+		"day and night":  {maxRatio: 0.83, outOfReach: true},
 		"matrix bursts":  {bar: true},
 		"release day":    {bar: true},
-		"quiet week":     {maxP90: 10 * time.Second, maxRatio: 0.7},
-		// A new repository's first day has nothing to forecast from.
-		"new repository": {maxP90: 30 * time.Second, maxRatio: 0.7},
+		"quiet week":     {maxRatio: 0.70},
+		// A new pool aims higher while it has less than a week behind it.
+		"new repository": {maxRatio: 0.82, outOfReach: true},
 	}
 	start := mondayMidnight(t)
 	target := 10 * time.Second
@@ -45,17 +47,23 @@ func TestAdaptiveMeetsTheTargetAtHalfTheIdle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("adaptive p90 %s (%.1f%% within 10 s), %.1f idle min/job; %s p90 %s, %.1f idle min/job; ratio %.2f",
+			v = v.WithPerfect(BestPerfect(s, tr, DefaultModel(), 7, target))
+			t.Logf("adaptive p90 %s (%.1f%% within 10 s), %.1f idle min/job; %s p90 %s, %.1f idle min/job; ratio %.2f; perfect forecast %.1f idle min/job, ratio %.2f",
 				v.Adaptive.P90.Round(time.Millisecond), 100*v.Adaptive.Within10s, v.Adaptive.IdlePerJob(),
-				v.Static.Strategy, v.Static.P90.Round(time.Millisecond), v.Static.IdlePerJob(), v.Ratio)
+				v.Static.Strategy, v.Static.P90.Round(time.Millisecond), v.Static.IdlePerJob(), v.Ratio,
+				v.Perfect.IdlePerJob(), v.PerfectRatio)
 			h, ok := held[tr.Name]
 			switch {
 			case !ok:
 				t.Errorf("a trace with no figures held")
+			case v.Adaptive.P90 > target:
+				t.Errorf("the adaptive pool misses its p90 target: %+v", v)
 			case h.bar && !v.OK:
 				t.Errorf("the adaptive pool no longer meets the bar: %+v", v)
-			case !h.bar && (v.Adaptive.P90 > h.maxP90 || !v.Met || v.Ratio > h.maxRatio):
-				t.Errorf("worse than held (p90 ≤ %s, ratio ≤ %.2f): %+v", h.maxP90, h.maxRatio, v)
+			case !h.bar && (!v.Met || v.Ratio > h.maxRatio):
+				t.Errorf("worse than held (ratio ≤ %.2f): %+v", h.maxRatio, v)
+			case h.outOfReach && !v.OutOfReach:
+				t.Errorf("a perfect forecast now meets the bar (ratio %.2f): the adaptive pool's %.2f is the forecast's shortfall", v.PerfectRatio, v.Ratio)
 			}
 		})
 	}

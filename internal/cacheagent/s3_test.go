@@ -1,0 +1,175 @@
+package cacheagent
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/runfleet/runfleet/internal/cache"
+	"github.com/runfleet/runfleet/internal/testclock"
+	"github.com/runfleet/runfleet/internal/testenv"
+)
+
+// motoStore is runfleet's S3 store on a new bucket of the moto server.
+func motoStore(t testing.TB) (*cache.S3, *s3.Client, string) {
+	t.Helper()
+	client := s3.NewFromConfig(testenv.AWSConfig(t), func(o *s3.Options) { o.UsePathStyle = true })
+	name := strings.Trim(strings.ToLower(strings.ReplaceAll(testenv.UniqueName(t, "agent"), "_", "-")), "-")
+	if len(name) > 63 {
+		name = strings.Trim(name[len(name)-63:], "-")
+	}
+	if _, err := client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
+		t.Fatal(err)
+	}
+	clock := testclock.At(time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
+	st, err := cache.OpenS3(context.Background(), client, name, "c/", cache.EvictionPolicy{}, clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, client, name
+}
+
+// TestRealClientOnS3: the AWS path with GitHub's client — the agent sends
+// the archive straight to the bucket (moto) in parts on presigned URLs, the
+// restore comes straight from the bucket, the bytes are the same; at 1 MB
+// and 100 MB.
+func TestRealClientOnS3(t *testing.T) {
+	st, client, bucket := motoStore(t)
+	w := newAgentWorld(t, st, "", false)
+	defer func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", w.logs.Tail(40))
+		}
+	}()
+	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
+	ws := t.TempDir()
+	for _, size := range []int{1 << 20, 100 << 20} {
+		t.Run(fmt.Sprintf("%d MiB", size>>20), func(t *testing.T) {
+			key := fmt.Sprintf("deps-%d", size)
+			before, parts := w.metrics.Snapshot(), w.agent.Counts().DirectParts
+			sum := writeData(t, ws, size)
+			if r := w.run(ws, "save", "data", key); !saved(r) {
+				t.Fatalf("save: %s", r.Stdout)
+			}
+			clearData(t, ws)
+			if r := w.run(ws, "restore", "data", key); matched(r) != key {
+				t.Fatalf("restore: %s", r.Stdout)
+			}
+			if got, _ := readData(t, ws); got != sum {
+				t.Fatal("restored other bytes")
+			}
+			// The archive went to the bucket through the agent's parts, not
+			// through runfleet's blob endpoint: nothing was downloaded from
+			// runfleet, the uploads were presigned.
+			after := w.metrics.Snapshot()
+			if after.BytesDownloaded != before.BytesDownloaded || after.BytesUploaded <= before.BytesUploaded || w.agent.Counts().DirectParts <= parts {
+				t.Fatalf("metrics before %+v after %+v, agent %+v", before, after, w.agent.Counts())
+			}
+		})
+	}
+	// No staging object was written: the parts were the archive's, and
+	// none came through runfleet's blob endpoint.
+	out, err := client.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String("c/staging/")})
+	if err != nil || len(out.Contents) != 0 {
+		t.Fatalf("staging objects: %v %v", out, err)
+	}
+}
+
+// TestBlocksOutOfOrder: the SDK's blocks, arriving out of order as its 8
+// concurrent uploads do, become the parts in the block list's order.
+func TestBlocksOutOfOrder(t *testing.T) {
+	st, _, _ := motoStore(t)
+	w := newAgentWorld(t, st, "", false)
+	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
+	ctx := context.Background()
+	agent := httptest.NewServer(w.agent)
+	t.Cleanup(agent.Close)
+
+	twirp := func(method, body string) string {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, agent.URL+cache.TwirpPrefix+method, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s = %d %s", method, resp.StatusCode, b.String())
+		}
+		return b.String()
+	}
+	created := twirp("CreateCacheEntry", `{"key":"k","version":"v"}`)
+	i := strings.Index(created, UploadPrefix)
+	if i < 0 {
+		t.Fatalf("the upload URL is not the agent's: %s", created)
+	}
+	up := agent.URL + created[i:strings.Index(created[i:], `"`)+i]
+
+	const uuid = "0b0e4d2a-5c1f-4b6e-9a7d-3e2f1c0d9b8a"
+	block := func(i int) string { return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s%012d", uuid, i)) }
+	sizes := []int{5 << 20, 5 << 20, 1000}
+	var all []byte
+	data := make([][]byte, len(sizes))
+	for i, n := range sizes {
+		data[i] = make([]byte, n)
+		_, _ = rand.Read(data[i])
+		all = append(all, data[i]...)
+	}
+	put := func(u string, body []byte) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("PUT %s = %d", u, resp.StatusCode)
+		}
+	}
+	for _, i := range []int{2, 0, 1} {
+		put(up+"?comp=block&blockid="+block(i), data[i])
+	}
+	put(up+"?comp=blocklist", fmt.Appendf(nil, "<BlockList><Latest>%s</Latest><Latest>%s</Latest><Latest>%s</Latest></BlockList>", block(0), block(1), block(2)))
+	twirp("FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":"k","version":"v","size_bytes":"%d"}`, len(all)))
+	found := twirp("GetCacheEntryDownloadURL", `{"key":"k","version":"v"}`)
+	var dl struct {
+		URL string `json:"signed_download_url"`
+	}
+	if err := jsonUnmarshal(found, &dl); err != nil || dl.URL == "" {
+		t.Fatalf("lookup: %s", found)
+	}
+	resp, err := http.Get(dl.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got bytes.Buffer
+	_, _ = got.ReadFrom(resp.Body)
+	if !bytes.Equal(got.Bytes(), all) {
+		t.Fatalf("the archive is not the blocks in the list's order (%d bytes of %d)", got.Len(), len(all))
+	}
+
+	t.Run("an upload URL that is not runfleet's is refused", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, agent.URL+UploadPrefix+base64.RawURLEncoding.EncodeToString([]byte("http://169.254.169.254/latest")), strings.NewReader("x"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	})
+}

@@ -1,0 +1,301 @@
+package cacheagent
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/cache"
+	"github.com/runfleet/runfleet/internal/testclock"
+	"github.com/runfleet/runfleet/internal/testlog"
+)
+
+var testKey = bytes.Repeat([]byte("k"), 32)
+
+// installClient installs npm @actions/cache (pinned in the script) and
+// returns its npm prefix; the test fails, never skips, without it.
+func installClient(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join("..", "..", "infra", "test", "install-cache-client.sh")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("installing npm @actions/cache failed (node and npm are needed): %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := lines[len(lines)-1]
+	if i := strings.LastIndex(last, " in "); i >= 0 && strings.HasPrefix(last, "install-cache-client:") {
+		return last[i+len(" in "):]
+	}
+	return last
+}
+
+// tokenBox is a TokenSource the test swaps between jobs.
+type tokenBox struct{ v atomic.Value }
+
+func (b *tokenBox) set(s string) { b.v.Store(s) }
+func (b *tokenBox) Token(context.Context) (string, error) {
+	s, _ := b.v.Load().(string)
+	if s == "" {
+		return "", errors.New("no job registered")
+	}
+	return s, nil
+}
+
+// ledger is runfleet's ledger as the job token handler reads it: which
+// repository each machine's job is of.
+type ledger map[string]cache.MachineJob
+
+func (l ledger) MachineJob(_ context.Context, instance string) (cache.MachineJob, error) {
+	return l[instance], nil
+}
+
+// agentWorld is runfleet's cache on local disk (serve's part), the agent
+// in front of it on HTTPS with the machine's CA, and GitHub's client.
+type agentWorld struct {
+	t        testing.TB
+	client   string
+	caFile   string
+	agentURL string
+	cacheURL string
+	clock    *testclock.Clock
+	tokens   *cache.Tokens
+	box      *tokenBox
+	jobs     *JobTokens
+	agents   *cache.AgentTokens
+	ledger   ledger
+	agent    *Agent
+	metrics  *cache.Metrics
+	logs     *testlog.Buffer
+}
+
+func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, useJobTokens bool) *agentWorld {
+	t.Helper()
+	client := installClient(t)
+	logs := &testlog.Buffer{}
+	log := logs.Logger(slog.LevelInfo)
+	clock := testclock.At(time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
+	if store == nil {
+		d, err := cache.OpenDisk(t.TempDir(), cache.EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, clock.Now, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store = d
+	}
+	tokens, err := cache.NewTokens(testKey, "ctl", clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	metrics := &cache.Metrics{}
+	h, err := cache.NewHandler(cache.Options{Store: store, Tokens: tokens, BlobKey: bytes.Repeat([]byte("b"), 32),
+		PublicURL: srv.URL, Now: clock.Now, Log: log, Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents, err := cache.NewAgentTokens(testKey, "ctl", clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	led := ledger{}
+	jth, err := cache.NewJobTokenHandler(cache.JobTokenOptions{Agents: agents, Tokens: tokens, Ledger: led, Now: clock.Now, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.Handle(cache.JobTokenPath, jth)
+	srv.Config.Handler = mux
+	cacheURL := srv.URL
+	if cacheURLOverride != "" {
+		cacheURL = cacheURLOverride
+	}
+
+	ca, err := NewCA(time.Now(), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, ca.PEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The client resolves the agent's name the way a runner machine
+	// resolves the results host through /etc/hosts: here "localhost".
+	leaf, err := ca.Leaf("localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := &tokenBox{}
+	var src TokenSource = box
+	var jobs *JobTokens
+	if useJobTokens {
+		agentTok, err := agents.Mint("m-1", "linux", 24*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = &JobTokens{URL: cacheURL + cache.JobTokenPath, AgentToken: func() (string, error) { return agentTok, nil }, Now: clock.Now, Log: log}
+		src = jobs
+	}
+	agent, err := New(Options{CacheURL: cacheURL, Tokens: src, Upstream: http.DefaultTransport, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := httptest.NewUnstartedServer(agent)
+	as.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}}
+	as.StartTLS()
+	t.Cleanup(as.Close)
+	_, port, _ := net.SplitHostPort(as.Listener.Addr().String())
+	return &agentWorld{t: t, client: client, caFile: caFile, agentURL: "https://localhost:" + port + "/", cacheURL: cacheURL, clock: clock,
+		tokens: tokens, box: box, jobs: jobs, agents: agents, ledger: led, agent: agent, metrics: metrics, logs: logs}
+}
+
+func (w *agentWorld) job(j cache.Job) string {
+	w.t.Helper()
+	g, err := cache.GrantFor(j)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	tok, err := w.tokens.Mint("runner-1", g, time.Hour)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return tok
+}
+
+type clientResult struct {
+	ID      *int64  `json:"id"`
+	Matched *string `json:"matched"`
+	Stdout  string  `json:"-"`
+}
+
+// run runs GitHub's client as a node action on the machine: the runner
+// gave it GitHub's results URL and GitHub's token, which the agent stands
+// in for; the agent's CA is trusted through NODE_EXTRA_CA_CERTS.
+func (w *agentWorld) run(workspace string, args ...string) clientResult {
+	w.t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "cache", "testdata", "client.mjs"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cmd := exec.Command("node", append([]string{script}, args...)...)
+	cmd.Dir = workspace
+	cmd.Env = append(os.Environ(),
+		"CACHE_CLIENT_DIR="+w.client,
+		"NODE_EXTRA_CA_CERTS="+w.caFile,
+		"ACTIONS_CACHE_SERVICE_V2=true",
+		"ACTIONS_RESULTS_URL="+w.agentURL,
+		"ACTIONS_RUNTIME_TOKEN=github-runtime-token-the-agent-replaces",
+		"ACTIONS_CACHE_URL=",
+		"GITHUB_SERVER_URL=https://github.com",
+		"GITHUB_WORKSPACE="+workspace,
+		"RUNNER_TEMP="+w.t.TempDir(),
+	)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("client %v failed (a cache must never fail the job): %v\n%s", args, err, out)
+	}
+	var res clientResult
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RESULT "); ok {
+			if err := json.Unmarshal([]byte(rest), &res); err != nil {
+				w.t.Fatalf("client result %q: %v", rest, err)
+			}
+		}
+	}
+	res.Stdout = string(out)
+	return res
+}
+
+func writeData(t testing.TB, workspace string, n int) [32]byte {
+	t.Helper()
+	dir := filepath.Join(workspace, "data")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "blob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for left := n; left > 0; left -= len(buf) {
+		b := buf[:min(left, len(buf))]
+		_, _ = rand.Read(b)
+		h.Write(b)
+		if _, err := f.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+func readData(t testing.TB, workspace string) ([32]byte, bool) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(workspace, "data", "blob"))
+	if err != nil {
+		return [32]byte{}, false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, true
+}
+
+func clearData(t testing.TB, workspace string) {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(workspace, "data")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func saved(r clientResult) bool { return r.ID != nil && *r.ID > 0 }
+
+func refusedSave(r clientResult, words string) bool {
+	return r.ID != nil && *r.ID == -1 && strings.Contains(r.Stdout, words)
+}
+
+func matched(r clientResult) string {
+	if r.Matched == nil {
+		return ""
+	}
+	return *r.Matched
+}
+
+func writeFile(t testing.TB, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func cryptoRandRead(p []byte) (int, error) { return rand.Read(p) }
