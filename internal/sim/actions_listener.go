@@ -59,7 +59,7 @@ func (p *process) startListener(ctx context.Context) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p.stopListener = cancel
+	p.stops = append(p.stops, cancel)
 	p.spawnCtx(ctx, "listener", func(ctx context.Context) {
 		if err := l.Run(ctx); err != nil && !p.dead {
 			w.violate("the listener starts", "Run: %v", err)

@@ -70,7 +70,8 @@ type Config struct {
 	// virtual time in which every store and queue call fails.
 	StoreOutage OutageFaults
 	// DeadWorkBound is how long capacity may be held by work nobody is
-	// doing (deadwork.go); 0: deadWorkBound.
+	// doing (deadwork.go); 0: liveDeadWorkBound with replicas,
+	// deadWorkBound without.
 	DeadWorkBound time.Duration
 
 	// PlainWorker runs the queue workers as the simulation had them before

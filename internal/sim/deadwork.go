@@ -18,24 +18,25 @@ import (
 // the slot is held by dead work, and it must move on (any write to the
 // instance: taken over, advanced, recovered) within the bound.
 
-// deadWorkBound is how long an instance in creating or deleting may stay
-// there after the work on it died, on the engine as it is: a dead
-// worker's work moves on when its message is redelivered — the
-// visibility timeout (serve's default, 5 min, from the receive, which is
-// never after the death) — and the redelivery's worker takes the claim
-// over once its ClaimUntil (the visibility plus cleanupGrace, 2 s) has
-// passed, repeating the message 1 s and 2 s later; a deleting instance
-// the reconciler recovers sooner (provider_timeout + takeover_grace,
-// 3 min). The bound is the visibility plus the takeover grace (1 min):
-// the redelivery, with a minute for a worker to be free to take it. It is
-// the figure the engine meets, not the one wanted: once a replica's
-// death is known from its liveness rather than from its messages'
-// visibility (#32 item 1), tighten it to liveDeadWorkBound.
-const deadWorkBound = 5*time.Minute + time.Minute
-
-// liveDeadWorkBound is issue #32's acceptance figure: dead work moves on
-// within 30 s of the fault. Run with -deadwork 30s to hold the engine to it.
+// liveDeadWorkBound is how long an instance in creating or deleting may
+// stay there after the work on it died, with replicas over a shared
+// store: what serve promises for a dead replica (README, design notes'
+// liveness section) — its liveness lease expires at most the TTL (15 s)
+// after its death, a live replica's next scan (3 s) takes the work over
+// — with a margin for the scan's own store calls and a life begun again
+// after an outage; issue #32's acceptance figure, 30 s. Time the store
+// was unreachable does not count (deadWorkDue). A takeover that
+// regresses to the message's redelivery (5 min) breaks it
+// (TestInvariantsCatchDeadWork).
 const liveDeadWorkBound = 30 * time.Second
+
+// deadWorkBound is the bound of a process alone on its store, which
+// holds no liveness (serve runs none without replicas): its dead work is
+// recovered by the next process's start (LeftInFlight, whose provider
+// calls may hang up to the provider timeout) or by the message's
+// redelivery — the visibility timeout (5 min) plus the takeover grace
+// (1 min).
+const deadWorkBound = 5*time.Minute + time.Minute
 
 // held is the task at work on an instance: the last one that wrote it
 // into creating or deleting, or that took its dead work in hand (prior).
@@ -55,10 +56,33 @@ type deadWork struct {
 }
 
 func (w *world) deadWorkBound() time.Duration {
-	if w.cfg.DeadWorkBound > 0 {
+	switch {
+	case w.cfg.DeadWorkBound > 0:
 		return w.cfg.DeadWorkBound
+	case w.sharedStore():
+		return liveDeadWorkBound
+	default:
+		return deadWorkBound
 	}
-	return deadWorkBound
+}
+
+// deadWorkDue is when work dead since since must have moved on: the bound
+// later, not counting the time the store was unreachable meanwhile (no
+// write moves anything on then; a 40 s outage holds every such instance
+// 40 s, and the bound counts from the store's return).
+func (w *world) deadWorkDue(since time.Time) time.Time {
+	due := since.Add(w.deadWorkBound())
+	if o := w.outage; o != nil && o.from.Before(due) && o.until.After(since) {
+		due = due.Add(o.until.Sub(later(o.from, since)))
+	}
+	return due
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // takeInHand notes that the task that has the turn is at a message that
@@ -78,12 +102,13 @@ func (w *world) takeInHand(name string) {
 // wroteInstance notes a write that took effect on instance name, from
 // status from to status to, by the task that has the turn. A write that
 // moves the status on, or one by the task whose message names the
-// instance (a takeover re-claiming it), moves dead work on; a write that
+// instance or by a scan of dead work (a takeover re-claiming it), moves
+// dead work on; a write that
 // leaves the status as it was (a webhook noting the runner of an instance
 // being created) does not, nor does it make its task the one at the work.
 func (w *world) wroteInstance(name string, from, to runner.Status) {
 	t := w.sched.current
-	if from == to && (t == nil || w.inHand[t] != name) {
+	if from == to && (t == nil || w.inHand[t] != name && !w.takers[t]) {
 		return
 	}
 	if d, ok := w.dead[name]; ok {
@@ -110,7 +135,13 @@ func (w *world) abandon(mine func(*task) bool, why string, died bool) {
 			continue
 		}
 		delete(w.holds, name)
-		d := deadWork{since: w.deadSince(), status: h.status, why: why}
+		// A death is a fault of its own, even just after an outage:
+		// dead since now; work let go is the outage's from its start.
+		since := w.deadSince()
+		if died {
+			since = w.now()
+		}
+		d := deadWork{since: since, status: h.status, why: why}
 		if h.prior != nil && !died {
 			d = *h.prior
 		} else {
@@ -118,7 +149,7 @@ func (w *world) abandon(mine func(*task) bool, why string, died bool) {
 			w.tr.add("dead work: %s left %s (%s)", name, h.status, why)
 		}
 		w.dead[name] = d
-		w.sched.at(d.since.Add(w.deadWorkBound()), 0, func() { w.checkDeadWork(name, d) })
+		w.sched.at(w.deadWorkDue(d.since), 0, func() { w.checkDeadWork(name, d) })
 	}
 }
 
@@ -140,7 +171,7 @@ func (w *world) redeliveryLost(name string, err error) {
 	d.since, d.why = w.deadSince(), fmt.Sprintf("%s; its redelivery lost at the receive: %v", d.why, err)
 	w.dead[name] = d
 	w.tr.add("dead work: %s's redelivery lost (%v)", name, err)
-	w.sched.at(d.since.Add(w.deadWorkBound()), 0, func() { w.checkDeadWork(name, d) })
+	w.sched.at(w.deadWorkDue(d.since), 0, func() { w.checkDeadWork(name, d) })
 }
 
 // abandonTask declares dead the work of the task that has the turn, which

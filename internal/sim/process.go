@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/leader"
 	"github.com/runfleet/runfleet/internal/queue"
 )
 
@@ -30,8 +31,21 @@ type process struct {
 	dead, buried bool
 	busyWorkers  int
 	reconciling  bool
-	// stopListener ends the listener's context (scale-set worlds).
-	stopListener context.CancelFunc
+	// stops end the contexts of the tasks run under internal/leader (the
+	// listener, the liveness), whose loops look at their context rather
+	// than at the process's death.
+	stops []context.CancelFunc
+	// lives is the process's liveness (shared store only: liveness.go);
+	// awaitingLife, that its idle workers look again for a life soon.
+	lives        *leader.Liveness
+	awaitingLife bool
+}
+
+// stopLeaders ends the tasks run under internal/leader.
+func (p *process) stopLeaders() {
+	for _, stop := range p.stops {
+		stop()
+	}
 }
 
 // errNotSent is errKilled for a call the process never got to make.
@@ -50,7 +64,7 @@ func (p *process) enter(ctx context.Context) error {
 	if p.dead {
 		return errKilled
 	}
-	return nil
+	return lifeEnded(ctx)
 }
 
 // sleep is virtual time spent inside a call.
@@ -87,9 +101,7 @@ func (p *process) die(reason string) {
 		return
 	}
 	p.dead, p.up = true, false
-	if p.stopListener != nil {
-		p.stopListener()
-	}
+	p.stopLeaders()
 	p.w.stats.inc("process.died")
 	if p.replica > 0 {
 		p.w.stats.inc("process.replica_died")
@@ -178,6 +190,21 @@ func (p *process) wakeAt(t time.Time) {
 func (p *process) work(ctx context.Context) {
 	defer func() { p.busyWorkers-- }()
 	for !p.dead {
+		if _, _, ok := p.life(); p.lives != nil && !ok {
+			// Between lives no message is received (engine.Work): a
+			// message received now could not be claimed under a live
+			// holder. Serve's worker looks again every 500 ms; here one
+			// poke for all the workers, which would otherwise each
+			// schedule one that starts them all again.
+			if !p.awaitingLife {
+				p.awaitingLife = true
+				p.w.sched.after(500*time.Millisecond, p.gen, func() {
+					p.awaitingLife = false
+					p.pokeWorkers()
+				})
+			}
+			return
+		}
 		msgs, err := p.queue.Receive(ctx, queue.ReceiveOptions{Max: 1, Visibility: p.visibility()})
 		if err != nil || len(msgs) == 0 {
 			return
@@ -198,10 +225,21 @@ func (p *process) handle(ctx context.Context, m queue.Message) bool {
 	w.stats.inc("messages.kind." + messageKind(m.Body))
 	w.takeInHand(messageInstance(m.Body))
 	until := w.now().Add(p.visibility())
+	// As serve's worker does, the message is done under the life current
+	// when it was received (liveness.go).
+	holder, alive, live := p.life()
+	if p.lives != nil && !live {
+		w.tr.add("message %s (receive %d): this process's liveness lapsed; left for redelivery", m.ID, m.ReceiveCount)
+		w.abandonTask(fmt.Sprintf("message %s left for redelivery (liveness lapsed)", m.ID))
+		return false
+	}
 	var ack bool
 	var err error
 	for try := 0; ; try++ {
 		hctx, cancel := p.workContext(ctx, until)
+		if live {
+			hctx, cancel = underLife(hctx, cancel, holder, alive)
+		}
 		ack, err = p.ctl.HandleMessage(hctx, m.ID, m.ReceiveCount, m.Body)
 		cancel()
 		if p.dead {
@@ -209,6 +247,13 @@ func (p *process) handle(ctx context.Context, m queue.Message) bool {
 		}
 		if err == nil || ack {
 			break
+		}
+		if live && alive.Err() != nil {
+			// The life ended under the work: it is the others' now.
+			w.stats.inc("messages.life_ended")
+			w.tr.add("message %s (receive %d): this process's liveness lapsed during the work; it is taken over: %v", m.ID, m.ReceiveCount, sanitize(err))
+			w.abandonTask(fmt.Sprintf("message %s: its life ended", m.ID))
+			return false
 		}
 		wait, again := repeatAfter(try, time.Second, until.Sub(w.now()))
 		if !again || w.cfg.PlainWorker {

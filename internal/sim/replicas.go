@@ -113,6 +113,7 @@ func (w *world) startReplica(i int) {
 	p.queue = &queuePort{Queue: p.state.Queue, p: p}
 	deps := w.deps(p, storeIface)
 	w.tr.add("replica %d (gen %d) starting", i, p.gen)
+	p.startLiveness()
 	p.spawn(fmt.Sprintf("r%d-start", i), func(ctx context.Context) {
 		ctl, err := w.newController(ctx, deps)
 		if p.dead {

@@ -62,6 +62,7 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 		holds:         map[string]held{},
 		dead:          map[string]deadWork{},
 		inHand:        map[*task]string{},
+		takers:        map[*task]bool{},
 	}
 	if cfg.Echo != nil {
 		w.tr.echo = cfg.Echo
@@ -179,6 +180,7 @@ func (w *world) start() {
 	p.queue = &queuePort{Queue: st.Queue, p: p}
 	deps := w.deps(p, storeIface)
 	w.tr.add("runfleet gen %d starting", gen)
+	p.startLiveness()
 	p.spawn("start", func(ctx context.Context) {
 		var recover func(context.Context) error
 		ctl, err := w.newController(ctx, deps)
@@ -278,9 +280,7 @@ func (w *world) finish() *Result {
 	for _, gen := range slices.Sorted(maps.Keys(w.procs)) {
 		p := w.procs[gen]
 		p.dead, p.buried = true, true
-		if p.stopListener != nil {
-			p.stopListener()
-		}
+		p.stopLeaders()
 		w.sched.kill(p.gen)
 		if !w.sharedStore() && p.state.Close != nil {
 			_ = p.state.Close()

@@ -25,7 +25,7 @@ var (
 	flagFirstSeed  = flag.Uint64("firstseed", 1, "the first seed TestSimulation runs (explore beyond the usual ones)")
 	flagExplore    = flag.String("explore", "", "the commit whose window of seeds TestSimulationExplore runs (default: git rev-parse HEAD)")
 	flagWindow     = flag.Int("window", 100, "how many seeds TestSimulationExplore runs")
-	flagDeadWork   = flag.Duration("deadwork", 0, "hold dead work to this bound instead of deadWorkBound ("+liveDeadWorkBound.String()+": issue #32's target, once liveness lands)")
+	flagDeadWork   = flag.Duration("deadwork", 0, "hold dead work to this bound instead of liveDeadWorkBound (replicas) or deadWorkBound (a process alone)")
 )
 
 // seedConfig is the configuration of one seed, the same in a run of many

@@ -85,6 +85,9 @@ type world struct {
 	// inHand is, per worker at a create or delete message, the instance
 	// the message names.
 	inHand map[*task]string
+	// takers are the tasks scanning for dead work (liveness.go): their
+	// claim writes take it over.
+	takers map[*task]bool
 	// heldQueue is the real queue delayed messages are handed to when due
 	// (real-time backends only): the last one opened.
 	heldQueue queue.Queue
