@@ -165,14 +165,19 @@
 // task at it died with its process, or let it go (a worker leaving its
 // message for redelivery, a task ending with the instance still there) —
 // must move on (a write that changes its status, or a re-claim by a
-// worker whose message names it) within deadWorkBound of the fault: the
-// visibility timeout plus the takeover grace, 6 minutes, which the engine
-// meets today through the message's redelivery. A worker that takes such
+// worker whose message names it or by a scan of dead work) within its
+// bound of the fault: with replicas liveDeadWorkBound, 30 s — each
+// replica holds a liveness lease through the real leader.Liveness on the
+// virtual clock, its claims name it, and every replica takes over the
+// work of a lapsed one every 3 s (liveness.go), as serve does — not
+// counting time the store was unreachable; a process alone on its store
+// holds no liveness, and its bound is deadWorkBound, the visibility
+// timeout plus the takeover grace, 6 minutes. A worker that takes such
 // work in hand and lets go of it without a write leaves it dead since the
 // first fault; one whose process dies leaves it dead since that death.
-// Run with -deadwork 30s to hold the engine to issue #32's 30 s.
-// TestInvariantsCatchDeadWork shows the check fails a run: an engine that
-// drops a redelivered create as stale breaks it within the first seeds.
+// -deadwork D holds every seed to D. TestInvariantsCatchDeadWork shows the
+// check fails a run: replicas without the scan of dead work (or that also
+// drop a redelivered create as stale) break it at the first replica seed.
 //
 // # Invariants
 //
