@@ -162,6 +162,10 @@ func (e *Engine) takeClaim(ctx context.Context, inst *runner.Instance, reason st
 	return taken, nil
 }
 
+// DeadWorkScanInterval is how often each serve replica (and each of the
+// simulation's) runs TakeOverDeadWork.
+const DeadWorkScanInterval = 3 * time.Second
+
 // TakeOverDeadWork finds the instances held in creating or deleting by
 // work that has stopped for certain (decideDeadWork: its holder's
 // liveness lapsed, or its claim's ClaimUntil passed) and takes each over

@@ -25,7 +25,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m, pgtest.Stop) }
 
 // livenessTTL is a serve replica's (serve.livenessTTL).
-const livenessTTL = 15 * time.Second
+const livenessTTL = leader.LivenessTTL
 
 // replicaAt is one serve replica on the shared store: its holder id and
 // its liveness lease, taken at the clock's now.

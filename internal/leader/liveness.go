@@ -5,7 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
+
+// LivenessTTL is how long a serve replica's liveness lease lasts after its
+// last renewal: how long after its death the others know it is dead. A
+// database restart of up to about two renewal periods (10 s) does not end
+// a life. The simulation's replicas hold theirs with the same.
+const LivenessTTL = 15 * time.Second
 
 // livenessPrefix starts the name of every liveness lease.
 const livenessPrefix = "replica/"
@@ -79,7 +86,12 @@ func (l *Liveness) Run(ctx context.Context) {
 		o.Logger.Info("liveness held: claims of this process name "+o.Holder, "lease", o.Name, "holder", o.Holder, "expires_at", held.ExpiresAt)
 		hold(ctx, o, held, func(c context.Context) {
 			l.set(o.Holder, c)
-			<-c.Done()
+			// Waits through the Runtime, not on <-c.Done(): under the
+			// simulation's runtime this is a task of its scheduler, which
+			// must give the turn back (its sleeps end at their time, and
+			// hold waits for this to return).
+			for o.Runtime.Sleep(c, o.renewEvery()) {
+			}
 			l.set("", nil)
 		})
 		if ctx.Err() == nil {

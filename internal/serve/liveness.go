@@ -21,9 +21,9 @@ const (
 	// livenessTTL: how long after its last renewal a replica's death is
 	// known. A database restart of up to about two renewal periods (10 s)
 	// does not end a life.
-	livenessTTL = 15 * time.Second
+	livenessTTL = leader.LivenessTTL
 	// takeoverScanInterval: how often each replica looks for dead work.
-	takeoverScanInterval = 3 * time.Second
+	takeoverScanInterval = engine.DeadWorkScanInterval
 )
 
 // deadWorkTaker is the engine's scan of dead work.

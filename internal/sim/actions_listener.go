@@ -59,7 +59,7 @@ func (p *process) startListener(ctx context.Context) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p.stopListener = cancel
+	p.stops = append(p.stops, cancel)
 	p.spawnCtx(ctx, "listener", func(ctx context.Context) {
 		if err := l.Run(ctx); err != nil && !p.dead {
 			w.violate("the listener starts", "Run: %v", err)
@@ -68,7 +68,7 @@ func (p *process) startListener(ctx context.Context) {
 }
 
 func (p *process) spawnCtx(parent context.Context, name string, fn func(ctx context.Context)) {
-	p.w.sched.spawnCtx(parent, name, p.gen, fn)
+	p.w.sched.spawnCtx(parent, name, p.gen, p.holding(fn))
 }
 
 // simRuntime is leader.Runtime on the virtual clock and the scheduler.

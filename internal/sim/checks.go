@@ -41,11 +41,11 @@ func (w *world) checkSafety() {
 		return
 	}
 	w.storeDirty = false
-	p := w.proc
-	if p == nil || p.buried || p.state.Store == nil {
+	st := w.openStore()
+	if st == nil {
 		return
 	}
-	live, err := p.state.Store.ListLiveInstances(context.Background())
+	live, err := st.ListLiveInstances(context.Background())
 	if err != nil {
 		w.tr.add("check: cannot list live instances: %v", err)
 		return
@@ -256,11 +256,11 @@ func recordState(inst *runner.Instance, err error) string {
 // recordOf describes an instance's record for a violation message, read
 // from the current process's store.
 func (w *world) recordOf(name string) string {
-	p := w.proc
-	if p == nil || p.buried || p.state.Store == nil {
+	st := w.openStore()
+	if st == nil {
 		return "store closed"
 	}
-	inst, err := p.state.Store.GetInstance(context.Background(), name)
+	inst, err := st.GetInstance(context.Background(), name)
 	if err != nil {
 		return err.Error()
 	}
@@ -274,11 +274,11 @@ func (w *world) ledgerOf(j *ghJob) string {
 }
 
 func (w *world) ledgerOfKey(key string) string {
-	p := w.proc
-	if p == nil || p.buried || p.state.Store == nil {
+	st := w.openStore()
+	if st == nil {
 		return "store closed"
 	}
-	lj, err := p.state.Store.GetJob(context.Background(), key)
+	lj, err := st.GetJob(context.Background(), key)
 	if err != nil {
 		return err.Error()
 	}

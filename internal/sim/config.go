@@ -59,6 +59,27 @@ type Config struct {
 	// real listener (actions_*.go); nil: a world of webhooks only.
 	ScaleSet *ScaleSetConfig
 
+	// Replicas, when 2 or more, runs runfleet as that many `serve`
+	// replicas over one shared store and queue, as on PostgreSQL
+	// (replicas.go): the state is opened once and outlives every process;
+	// a replica that dies loses only its own tasks, and no start runs the
+	// recovery of work left in flight (serve runs it only on a store it
+	// owns alone). 0 or 1: one process over a state file it owns (bolt).
+	Replicas int
+	// StoreOutage is the shared store's outage (outage.go): a window of
+	// virtual time in which every store and queue call fails.
+	StoreOutage OutageFaults
+	// DeadWorkBound is how long capacity may be held by work nobody is
+	// doing (deadwork.go); 0: liveDeadWorkBound with replicas,
+	// deadWorkBound without.
+	DeadWorkBound time.Duration
+
+	// PlainWorker runs the queue workers as the simulation had them before
+	// issue #32: no deadline on a message's work (so its claims carry no
+	// bound) and no repeat of a failed message. Only the tests that replay
+	// an older engine's failures use it.
+	PlainWorker bool
+
 	// StopAtFirst ends the run at the first broken invariant.
 	StopAtFirst bool
 
@@ -132,6 +153,19 @@ type CrashFaults struct {
 	PerProviderCall float64
 }
 
+// OutageFaults take the shared store down for a while: a database
+// restarting, a failover.
+type OutageFaults struct {
+	// Chance is the chance that a seed has one outage, at a random moment
+	// of its load phase, lasting Min–Max.
+	Chance   float64
+	Min, Max time.Duration
+	// LostCommit is the chance that a write during the outage takes effect
+	// and its answer is lost (the commit went through, the connection
+	// broke before the reply): the worst the real store allows.
+	LostCommit float64
+}
+
 // WorldRates shape the jobs GitHub sees.
 type WorldRates struct {
 	// Cancelled: a job is cancelled while it waits for a runner.
@@ -188,6 +222,19 @@ func DefaultConfig(seed uint64) Config {
 		},
 		TraceLines: 200,
 	}
+}
+
+// replicaWorld makes cfg a world of three `serve` replicas over one
+// shared store and queue (replicas.go), as on PostgreSQL: replicas die
+// (abruptly, between two writes of a worker) four times as often as the
+// single process does, and half of the seeds see the store go down for
+// 2–40 s (a database restart), a third of the writes in it taking effect
+// with their answer lost.
+func replicaWorld(cfg *Config) {
+	cfg.Replicas = 3
+	cfg.Crashes.PerWrite *= 4
+	cfg.Crashes.PerProviderCall *= 4
+	cfg.StoreOutage = OutageFaults{Chance: 0.5, Min: 2 * time.Second, Max: 40 * time.Second, LostCommit: 0.3}
 }
 
 // chance reports true with probability p.

@@ -129,6 +129,56 @@
 // task of its own, [start]). Nothing in memory survives; GitHub and the
 // cloud carry on throughout.
 //
+// # Replicas and a store outage (issue #32)
+//
+// Every sixth seed (3, 9, 15, …) runs runfleet as three `serve` replicas over one
+// shared store and queue, as on PostgreSQL (replicas.go, replicaWorld):
+// the primary takes the webhooks, reconciles and runs the listener and
+// four workers; two more replicas run four workers each, over engines of
+// their own. The state is opened once and outlives every process. A
+// replica dies abruptly — at a store or queue write (before it, or right
+// after it is durable: after a provider call and before its store write,
+// between two store writes, after the last one and before the ack),
+// during a provider call — four times as often as the single process
+// does, with only its own tasks; the messages its workers held come back
+// when their visibility runs out, as SQS's and the PostgreSQL queue's do,
+// and the others carry on. A replica restarts 1–10 s later; no start
+// reads the work left in flight (serve does so only on a store it owns
+// alone). The replicas share GitHub's budget, as serve shares it through
+// the store.
+//
+// Half of those seeds also see the store go down for 2–40 s of their
+// load phase (outage.go): every store and queue call of every process
+// fails, and 30 % of the writes made then take effect with their answer
+// lost (a commit whose reply the broken connection never brought back).
+// No process dies; the store comes back by itself.
+//
+// The workers are serve's (engine.Engine.Work): a message's work runs
+// under a deadline of its visibility (each try a real-time deadline of
+// what is left of it on the virtual clock, which the engine's claims
+// read; it never expires in a run), and a failed message
+// is done again 1, 2, 4 and 8 s later while it is still the worker's,
+// then left for redelivery.
+//
+// Capacity held by dead work is an invariant of every seed (deadwork.go):
+// an instance in creating or deleting whose work nobody is doing — the
+// task at it died with its process, or let it go (a worker leaving its
+// message for redelivery, a task ending with the instance still there) —
+// must move on (a write that changes its status, or a re-claim by a
+// worker whose message names it or by a scan of dead work) within its
+// bound of the fault: with replicas liveDeadWorkBound, 30 s — each
+// replica holds a liveness lease through the real leader.Liveness on the
+// virtual clock, its claims name it, and every replica takes over the
+// work of a lapsed one every 3 s (liveness.go), as serve does — not
+// counting time the store was unreachable; a process alone on its store
+// holds no liveness, and its bound is deadWorkBound, the visibility
+// timeout plus the takeover grace, 6 minutes. A worker that takes such
+// work in hand and lets go of it without a write leaves it dead since the
+// first fault; one whose process dies leaves it dead since that death.
+// -deadwork D holds every seed to D. TestInvariantsCatchDeadWork shows the
+// check fails a run: replicas without the scan of dead work (or that also
+// drop a redelivered create as stale) break it at the first replica seed.
+//
 // # Invariants
 //
 // After every step (store-side ones after every step that wrote an

@@ -85,6 +85,11 @@ func (c engineController) LeftInFlight(ctx context.Context) (func(context.Contex
 	return r.Run, nil
 }
 
+// TakeOverDeadWork is the scan of dead work a replica runs every 3 s.
+func (c engineController) TakeOverDeadWork(ctx context.Context) (int, error) {
+	return c.e.TakeOverDeadWork(ctx)
+}
+
 // Intake is the engine's intake port, which the scale-set listener feeds.
 func (c engineController) Intake() engine.JobEventHandler { return c.e }
 

@@ -50,11 +50,11 @@ func (w *world) checkMadeForFinished(name string) {
 
 // instanceCreatedAt is when the ledger made the instance's record.
 func (w *world) instanceCreatedAt(name string) (time.Time, bool) {
-	p := w.proc
-	if p == nil || p.buried || p.state.Store == nil {
+	st := w.openStore()
+	if st == nil {
 		return time.Time{}, false
 	}
-	inst, err := p.state.Store.GetInstance(context.Background(), name)
+	inst, err := st.GetInstance(context.Background(), name)
 	if err != nil {
 		return time.Time{}, false
 	}

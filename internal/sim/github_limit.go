@@ -80,10 +80,23 @@ func appCall(op string) bool { return op == "list_deliveries" || op == "get_deli
 
 // newBudget is a process's budget for an installation, on the
 // simulation's clock: its waits are the calling task's virtual sleeps.
+// Replicas share its state (as serve shares it through a shared store,
+// store.Budgets): their calls are one installation's.
 func newBudget(w *world, p *process, installation int64) *budget.Budget {
+	var meter budget.Meter
+	if w.sharedStore() {
+		if w.meters == nil {
+			w.meters = map[int64]*budget.Memory{}
+		}
+		if w.meters[installation] == nil {
+			w.meters[installation] = &budget.Memory{}
+		}
+		meter = w.meters[installation]
+	}
 	b, err := budget.New(budget.Options{
 		Name:   "installation:" + strconv.FormatInt(installation, 10),
 		Limits: budget.Limits{PointsPerMinute: w.cfg.BudgetPointsPerMinute, MaxInFlight: 100},
+		Meter:  meter,
 		Now:    w.clock.Now,
 		Sleep:  p.sleep,
 	})
@@ -198,7 +211,12 @@ func (g *githubWorld) waitsForBudget(name string, penalty bool) {
 	}
 	wait, ok := g.waiting[name]
 	if !ok {
-		wait = budgetWait{since: g.w.now(), gen: g.w.proc.gen}
+		wait = budgetWait{since: g.w.now(), gen: g.w.currentGen()}
+	}
+	if g.w.sharedStore() {
+		// Its create's next message may be any replica's: the wait is
+		// the order of the process that holds it now.
+		wait.gen = g.w.currentGen()
 	}
 	wait.penalized = wait.penalized || penalty
 	g.waiting[name] = wait
@@ -224,11 +242,11 @@ func (g *githubWorld) checkOldestFirst(name string) {
 		return
 	}
 	if !ok {
-		mine = budgetWait{since: w.now(), gen: w.proc.gen}
+		mine = budgetWait{since: w.now(), gen: w.currentGen()}
 	}
 	for _, other := range slices.Sorted(maps.Keys(g.waiting)) {
 		wait := g.waiting[other]
-		if wait.gen == w.proc.gen && !wait.penalized && mine.since.Sub(wait.since) >= oldestFirstBound {
+		if wait.gen == w.currentGen() && !wait.penalized && mine.since.Sub(wait.since) >= oldestFirstBound {
 			w.violateAbout([]string{name, other}, "oldest first under GitHub's limit, within a minute",
 				"instance %s registered its runner (waiting for the budget since %s) while %s, waiting since %s, still waits",
 				name, mine.since.Sub(Epoch), other, wait.since.Sub(Epoch))

@@ -29,14 +29,23 @@ func newLateReading(ctx context.Context, d Deps) (Controller, error) {
 // machine, two machines of one instance). Seeds 81 and 196 showed it at
 // the engine of the fix, seed 131 after F22; later engine changes move it
 // to other seeds, so the test tries those first and then looks through
-// the fixed seeds until one does (about 1 in 100).
+// the fixed seeds until one does (about 1 in 100). It runs the
+// single-process world with the workers the simulation had then
+// (PlainWorker): with serve's workers — claims bounded by the visibility,
+// failed messages repeated — no seed of the first 300 shows the two
+// machines, and the replica seeds run no start-up recovery at all.
 func TestInvariantsCatchARecoveryThatReadsLate(t *testing.T) {
 	seeds := []uint64{131, 81, 196}
 	for seed := uint64(1); seed <= 400; seed++ {
 		seeds = append(seeds, seed)
 	}
 	for _, seed := range seeds {
-		res := Run(seedConfig(seed, 50), BoltBackend{Dir: t.TempDir()}, newLateReading)
+		cfg := seedConfig(seed, 50)
+		if cfg.Replicas > 1 {
+			continue
+		}
+		cfg.PlainWorker = true
+		res := Run(cfg, BoltBackend{Dir: t.TempDir()}, newLateReading)
 		for _, v := range res.Violations {
 			if strings.Contains(v.String(), "never two live machines for one instance") {
 				t.Logf("seed %d: %s", seed, v)

@@ -46,14 +46,51 @@ func wrapStore(real store.Store, p *process) (store.Store, *storePort) {
 	return sp, sp
 }
 
-func (s *storePort) read(ctx context.Context) error { return s.p.enter(ctx) }
+// read is every store read's turn; during an outage it fails.
+func (s *storePort) read(ctx context.Context) error {
+	if err := s.p.enter(ctx); err != nil {
+		return err
+	}
+	if s.p.w.storeDown() {
+		return errStoreDown
+	}
+	return nil
+}
 
 // write runs one store write with its crash point. instances says the
 // write may change instances, which the safety checks then re-read.
 func (s *storePort) write(ctx context.Context, what string, instances bool, fn func() error) error {
+	return s.writeNoting(ctx, what, instances, nil, fn)
+}
+
+// writeInstance is write for a write that leaves instance name in status
+// when it takes effect: the task making it is then at that instance's
+// work (deadwork.go).
+func (s *storePort) writeInstance(ctx context.Context, what, name string, from, to runner.Status, fn func() error) error {
+	return s.writeNoting(ctx, what, true, func() { s.p.w.wroteInstance(name, from, to) }, fn)
+}
+
+// writeNoting is write, calling took once the write has taken effect,
+// whatever the caller is told.
+func (s *storePort) writeNoting(ctx context.Context, what string, instances bool, took func(), fn func() error) error {
 	p := s.p
+	w := p.w
 	if err := p.enter(ctx); err != nil {
 		return err
+	}
+	tookEffect := func() {
+		if instances {
+			w.storeDirty = true
+		}
+		if took != nil {
+			took()
+		}
+	}
+	if w.storeDown() {
+		if w.outageWrite(what, fn) {
+			tookEffect()
+		}
+		return errStoreDown
 	}
 	when := p.crashPoint()
 	if when == crashBefore {
@@ -61,14 +98,14 @@ func (s *storePort) write(ctx context.Context, what string, instances bool, fn f
 		return errKilled
 	}
 	err := fn()
-	if instances && err == nil {
-		p.w.storeDirty = true
+	if err == nil {
+		tookEffect()
 	}
 	if when == crashAfter {
 		p.die("after store write " + what + result(err))
 		return errKilled
 	}
-	p.w.tr.add("store %s%s", what, result(err))
+	w.tr.add("store %s%s", what, result(err))
 	return err
 }
 
@@ -80,13 +117,13 @@ func result(err error) string {
 }
 
 func (s *storePort) CreateInstance(ctx context.Context, a store.Admission) error {
-	return s.write(ctx, describeAdmission("create_instance", a), true, func() error { return s.Store.CreateInstance(ctx, a) })
+	return s.writeInstance(ctx, describeAdmission("create_instance", a), a.Instance.Name, "", a.Instance.Status, func() error { return s.Store.CreateInstance(ctx, a) })
 }
 
 func (s *outboxPort) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
-	err := s.write(ctx, describeAdmission("create_instance_and_send", a), true, func() error { return s.outbox.CreateInstanceAndSend(ctx, a, body) })
-	if err == nil {
-		s.p.wakeAt(s.p.w.now())
+	err := s.writeInstance(ctx, describeAdmission("create_instance_and_send", a), a.Instance.Name, "", a.Instance.Status, func() error { return s.outbox.CreateInstanceAndSend(ctx, a, body) })
+	if err == nil || errors.Is(err, errStoreDown) {
+		s.p.w.wakeAt(s.p, s.p.w.now())
 	}
 	return err
 }
@@ -101,7 +138,7 @@ func describeAdmission(op string, a store.Admission) string {
 
 func (s *storePort) UpdateInstance(ctx context.Context, from runner.Status, next *runner.Instance) error {
 	s.p.w.gh.checkBudgetWait(ctx, s.Store, from, next)
-	return s.write(ctx, "update_instance "+next.Name+" "+string(from)+"->"+string(next.Status), true, func() error { return s.Store.UpdateInstance(ctx, from, next) })
+	return s.writeInstance(ctx, "update_instance "+next.Name+" "+string(from)+"->"+string(next.Status), next.Name, from, next.Status, func() error { return s.Store.UpdateInstance(ctx, from, next) })
 }
 
 func (s *storePort) GetInstance(ctx context.Context, name string) (*runner.Instance, error) {
@@ -226,6 +263,10 @@ func (q *queuePort) write(ctx context.Context, what string, fn func() error) err
 	if err := p.enter(ctx); err != nil {
 		return err
 	}
+	if p.w.storeDown() {
+		p.w.outageWrite("queue "+what, fn)
+		return errStoreDown
+	}
 	when := p.crashPoint()
 	if when == crashBefore {
 		p.die("before queue " + what)
@@ -255,6 +296,9 @@ func (q *queuePort) Send(ctx context.Context, body []byte, delay time.Duration) 
 	err := q.write(ctx, "send", func() error { return q.Queue.Send(ctx, body, delay) })
 	if err == nil {
 		q.p.w.tr.add("queue send %s after %s", body, delay)
+	}
+	if err == nil || errors.Is(err, errStoreDown) {
+		// (An outage's send may have gone through, its answer lost.)
 		q.p.w.queueSent(q.p, delay)
 	}
 	return err
@@ -270,8 +314,11 @@ func (q *queuePort) Receive(ctx context.Context, opts queue.ReceiveOptions) ([]q
 	for _, m := range msgs {
 		q.p.w.queueReceived(q.p, m.ID, opts.Visibility)
 		if err != nil {
-			// Received, and the process died before anyone saw it.
+			// Received, and the process died before anyone saw it (or
+			// the answer was lost in an outage): hidden for another
+			// visibility timeout.
 			q.p.w.queueReleased(m.ID)
+			q.p.w.redeliveryLost(messageInstance(m.Body), err)
 		}
 	}
 	if err == nil && len(msgs) > 0 {

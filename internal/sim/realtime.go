@@ -13,12 +13,12 @@ import (
 // real visibility timeout: once the worker holding it let go of it
 // (queueReleased), waitRealTime waits for that.
 func (w *world) queueSent(p *process, delay time.Duration) {
-	p.wakeAt(w.now().Add(delay))
+	w.wakeAt(p, w.now().Add(delay))
 }
 
 func (w *world) queueReceived(p *process, id string, vis time.Duration) {
 	if !w.backend.RealTime() {
-		p.wakeAt(w.now().Add(vis))
+		w.wakeAt(p, w.now().Add(vis))
 		return
 	}
 	if w.inFlight == nil {

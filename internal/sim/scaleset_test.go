@@ -31,7 +31,7 @@ func ssSeedConfig(seed uint64, jobs int) Config {
 }
 
 func ssReplayLine(seed uint64, jobs int) string {
-	return fmt.Sprintf("go test ./internal/sim -run 'TestSimulationScaleSet$' -seed %d -ssjobs %d", seed, jobs)
+	return fmt.Sprintf("go test ./internal/sim -run 'TestSimulationScaleSet$' -seed %d -ssjobs %d", seed, jobs) + deadWorkFlag()
 }
 
 // TestSimulationScaleSet runs worlds where a share of the jobs targets a

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/providers"
 )
@@ -55,6 +58,11 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 		faultsOn:      true,
 		forced:        map[string]bool{},
 		stats:         newStats(),
+		procs:         map[int]*process{},
+		holds:         map[string]held{},
+		dead:          map[string]deadWork{},
+		inHand:        map[*task]string{},
+		takers:        map[*task]bool{},
 	}
 	if cfg.Echo != nil {
 		w.tr.echo = cfg.Echo
@@ -63,7 +71,7 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 		w.log = traceLogger(w)
 	}
 	w.tr.who = w.sched.who
-	w.sched.genAlive = func(gen int) bool { return w.proc != nil && w.proc.gen == gen && !w.proc.dead }
+	w.sched.genAlive = func(gen int) bool { p := w.procs[gen]; return p != nil && !p.dead }
 	w.gh = newGitHubWorld(w)
 	w.cloud = newCloud(w)
 	if cfg.ScaleSet != nil {
@@ -80,6 +88,7 @@ func Run(cfg Config, backend Backend, newController NewController) (res *Result)
 	w.addForeignRunners()
 	lastArrival := w.scheduleJobs()
 	w.planScaleSetDeletion(lastArrival)
+	w.planOutage(lastArrival)
 	w.start()
 
 	// Load: jobs arrive and every fault is on, until a few minutes after
@@ -145,24 +154,21 @@ func (w *world) runUntil(deadline time.Time, done func() bool) bool {
 // afterStep buries a process that died during the step and checks the
 // invariants that must hold at every moment.
 func (w *world) afterStep() {
-	if p := w.proc; p != nil && p.dead && !p.buried {
-		w.bury(p)
-	}
+	w.buryDead()
 	w.checkSafety()
 	if w.actions != nil {
 		w.actions.checkRestart()
 	}
 }
 
-// start starts a runfleet process over the state its predecessor left.
+// start starts a runfleet process over the state its predecessor left
+// (the primary, on a shared store).
 func (w *world) start() {
-	gen := 1
-	if w.proc != nil {
-		gen = w.proc.gen + 1
-	}
+	gen := w.newGen()
 	p := &process{w: w, gen: gen}
 	w.proc = p
-	st, err := w.backend.Open(w.clock)
+	w.procs[gen] = p
+	st, err := w.openState()
 	if err != nil {
 		w.violate("runfleet starts from the state it left", "%v", err)
 		return
@@ -172,6 +178,53 @@ func (w *world) start() {
 	storeIface, sp := wrapStore(st.Store, p)
 	p.store = sp
 	p.queue = &queuePort{Queue: st.Queue, p: p}
+	deps := w.deps(p, storeIface)
+	w.tr.add("runfleet gen %d starting", gen)
+	p.startLiveness()
+	p.spawn("start", func(ctx context.Context) {
+		var recover func(context.Context) error
+		ctl, err := w.newController(ctx, deps)
+		if err == nil {
+			p.ctl = ctl
+			if !w.sharedStore() {
+				// As serve does on a store it owns alone; on a shared
+				// one another replica may be at that work right now.
+				recover, err = ctl.LeftInFlight(ctx)
+			}
+		}
+		if p.dead {
+			return
+		}
+		if err != nil {
+			w.startFailures++
+			w.stats.inc("process.start_failed")
+			if w.startFailures > maxStartFailures {
+				w.violate("runfleet starts from the state it left", "%d starts in a row failed; the last: %v", w.startFailures, err)
+			}
+			p.die(fmt.Sprintf("start failed, the process exits: %v", err))
+			return
+		}
+		w.startFailures = 0
+		p.up = true
+		w.tr.add("runfleet gen %d up", gen)
+		// As serve does: the recovery goes on beside the workers, which
+		// start at once.
+		if recover != nil {
+			p.spawn("start", func(ctx context.Context) {
+				if err := recover(ctx); err != nil && !p.dead {
+					w.tr.add("recovering what gen %d left in flight failed (the reconciler retries it): %v", gen-1, err)
+				}
+			})
+		}
+		p.pokeWorkers()
+		w.sched.after(between(w.rng, time.Second, w.cfg.ReconcileInterval), gen, p.tick)
+		p.startListener(ctx)
+		w.startReplicas()
+	})
+}
+
+// deps are the ports of process p, whose store is storeIface.
+func (w *world) deps(p *process, storeIface store.Store) Deps {
 	deps := Deps{
 		ControllerID:    controllerID,
 		Store:           storeIface,
@@ -196,40 +249,7 @@ func (w *world) start() {
 			createTimeout: pool.BootstrapTimeout, timeout: providerTimeout,
 		}
 	}
-	w.tr.add("runfleet gen %d starting", gen)
-	p.spawn("start", func(ctx context.Context) {
-		var recover func(context.Context) error
-		ctl, err := w.newController(ctx, deps)
-		if err == nil {
-			p.ctl = ctl
-			recover, err = ctl.LeftInFlight(ctx)
-		}
-		if p.dead {
-			return
-		}
-		if err != nil {
-			w.startFailures++
-			w.stats.inc("process.start_failed")
-			if w.startFailures > maxStartFailures {
-				w.violate("runfleet starts from the state it left", "%d starts in a row failed; the last: %v", w.startFailures, err)
-			}
-			p.die(fmt.Sprintf("start failed, the process exits: %v", err))
-			return
-		}
-		w.startFailures = 0
-		p.up = true
-		w.tr.add("runfleet gen %d up", gen)
-		// As serve does: the recovery goes on beside the workers, which
-		// start at once.
-		p.spawn("start", func(ctx context.Context) {
-			if err := recover(ctx); err != nil && !p.dead {
-				w.tr.add("recovering what gen %d left in flight failed (the reconciler retries it): %v", gen-1, err)
-			}
-		})
-		p.pokeWorkers()
-		w.sched.after(between(w.rng, time.Second, w.cfg.ReconcileInterval), gen, p.tick)
-		p.startListener(ctx)
-	})
+	return deps
 }
 
 // maxStartFailures: a start that keeps failing (serve exits; its
@@ -237,29 +257,37 @@ func (w *world) start() {
 const maxStartFailures = 20
 
 // bury lets a dead process's tasks unwind, closes its state as the kernel
-// would release its files, and has a supervisor restart it a little later.
+// would release its files (a state it owned alone: a shared store stays
+// up), and has a supervisor restart it a little later.
 func (w *world) bury(p *process) {
 	p.buried = true
+	delete(w.procs, p.gen)
 	w.sched.kill(p.gen)
-	if p.state.Close != nil {
+	if !w.sharedStore() && p.state.Close != nil {
 		if err := p.state.Close(); err != nil {
 			w.tr.add("closing gen %d's state: %v", p.gen, err)
 		}
 	}
-	w.sched.after(between(w.rng, time.Second, 10*time.Second), 0, w.start)
+	restart := w.start
+	if i := p.replica; i > 0 {
+		restart = func() { w.startReplica(i) }
+	}
+	w.sched.after(between(w.rng, time.Second, 10*time.Second), 0, restart)
 }
 
 // finish stops every task left and reports.
 func (w *world) finish() *Result {
-	if p := w.proc; p != nil && !p.buried {
+	for _, gen := range slices.Sorted(maps.Keys(w.procs)) {
+		p := w.procs[gen]
 		p.dead, p.buried = true, true
-		if p.stopListener != nil {
-			p.stopListener()
-		}
+		p.stopLeaders()
 		w.sched.kill(p.gen)
-		if p.state.Close != nil {
+		if !w.sharedStore() && p.state.Close != nil {
 			_ = p.state.Close()
 		}
+	}
+	if w.shared != nil && w.shared.Close != nil {
+		_ = w.shared.Close()
 	}
 	return &Result{
 		Seed:       w.cfg.Seed,

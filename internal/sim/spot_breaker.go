@@ -14,7 +14,13 @@ import (
 // not held to it (the decision and the trip are then unordered); the
 // engine's decision and its provider call are otherwise at one instant,
 // since virtual time moves only in sleeps, and there are none between
-// them.
+// them. On a shared store another replica's trip is held to it only
+// breakerStaleness later.
+
+// breakerStaleness is how late a replica may see another replica's trip:
+// the engine reads the breaker record at most every 30 s per pool and
+// process (engine.breakerReadEvery), and its own trip at once.
+const breakerStaleness = 30 * time.Second
 
 // breakerWritten notes the moment a write opened (or extended) a pool's
 // breaker.
@@ -28,6 +34,10 @@ func (w *world) breakerWritten(before, next *runner.SpotBreaker) {
 	}
 	if !before.Open(now) {
 		w.breakerOpened[next.Pool] = now
+		if w.breakerOpenedBy == nil {
+			w.breakerOpenedBy = map[string]int{}
+		}
+		w.breakerOpenedBy[next.Pool] = w.currentGen()
 		w.stats.inc("spot.breaker_opened")
 	}
 	w.tr.add("spot breaker of pool %s open until +%s", next.Pool, next.OpenUntil.Sub(w.tr.start).Round(time.Second))
@@ -50,6 +60,12 @@ func (a *providerAPI) checkOnDemand(req providers.CreateRequest) {
 	}
 	opened, ok := w.breakerOpened[a.pool]
 	if !ok || !opened.Before(now) {
+		return
+	}
+	if w.sharedStore() && w.breakerOpenedBy[a.pool] != p.gen && now.Sub(opened) < breakerStaleness {
+		// Another replica's trip: the engine reads the record at most
+		// every breakerStaleness (engine.breakerReadEvery).
+		w.stats.inc("spot.create_within_another_replicas_trip_staleness")
 		return
 	}
 	w.violateAbout([]string{req.Name}, "no spot create while the pool's spot breaker is open", "create %s asked for spot at +%s; pool %s's breaker opened at +%s, open until +%s",

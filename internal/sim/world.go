@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/github/budget"
 	"github.com/runfleet/runfleet/internal/queue"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testclock"
@@ -64,6 +65,29 @@ type world struct {
 	// breakerOpened is, per pool, when a store write last opened its spot
 	// breaker (spot_breaker.go).
 	breakerOpened map[string]time.Time
+	// breakerOpenedBy is the process whose write opened it.
+	breakerOpenedBy map[string]int
+	// procs are the processes not yet buried, by generation; lastGen is
+	// the last generation given. shared is the state every replica works
+	// on (replicas.go; nil: each process opens its own).
+	procs           map[int]*process
+	lastGen         int
+	shared          *State
+	replicasStarted bool
+	// meters are the budget states replicas share, per installation.
+	meters map[int64]*budget.Memory
+	// outage is the seed's store outage, if any (outage.go).
+	outage *outage
+	// holds names, per instance in creating or deleting, the task at its
+	// work; dead, the instances whose work nobody does (deadwork.go).
+	holds map[string]held
+	dead  map[string]deadWork
+	// inHand is, per worker at a create or delete message, the instance
+	// the message names.
+	inHand map[*task]string
+	// takers are the tasks scanning for dead work (liveness.go): their
+	// claim writes take it over.
+	takers map[*task]bool
 	// heldQueue is the real queue delayed messages are handed to when due
 	// (real-time backends only): the last one opened.
 	heldQueue queue.Queue
