@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // uploadFor returns entry id's multipart upload, starting it on first use.
@@ -52,32 +50,11 @@ func (d *Dynamo) uploadFor(ctx context.Context, id int64, known string) (string,
 	return upload, nil
 }
 
-// listParts is what S3 holds of an upload: part number to size and ETag.
-func (d *Dynamo) listParts(ctx context.Context, id int64, upload string) (map[int32]types.Part, error) {
-	got := map[int32]types.Part{}
-	pages := s3.NewListPartsPaginator(d.client, &s3.ListPartsInput{Bucket: &d.bucket, Key: aws.String(d.blobKey(id)), UploadId: &upload})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("cache: list parts: %w", err)
-		}
-		for _, p := range page.Parts {
-			got[aws.ToInt32(p.PartNumber)] = p
-		}
-	}
-	return got, nil
-}
-
 // PresignPart implements PartUploader, as the S3 store does, with the
 // upload's id in the index instead of in memory.
 func (d *Dynamo) PresignPart(ctx context.Context, id int64, part int32, size, limit int64, ttl time.Duration) (string, http.Header, error) {
-	switch {
-	case part < 1 || part > maxParts:
-		return "", nil, &InvalidError{Field: "part", Reason: fmt.Sprintf("%d is not in 1–%d", part, maxParts)}
-	case size < 0:
-		return "", nil, &InvalidError{Field: "size", Reason: "required"}
-	case size > limit:
-		return "", nil, ErrTooLarge
+	if err := checkPartRequest(part, size, limit); err != nil {
+		return "", nil, err
 	}
 	known, err := d.pendingByID(ctx, id)
 	if err != nil {
@@ -87,27 +64,7 @@ func (d *Dynamo) PresignPart(ctx context.Context, id int64, part int32, size, li
 	if err != nil {
 		return "", nil, err
 	}
-	parts, err := d.listParts(ctx, id, upload)
-	if err != nil {
-		return "", nil, err
-	}
-	var total int64
-	for n, p := range parts {
-		if n != part {
-			total += aws.ToInt64(p.Size)
-		}
-	}
-	if total+size > limit {
-		return "", nil, ErrTooLarge
-	}
-	req, err := d.presign.PresignUploadPart(ctx, &s3.UploadPartInput{
-		Bucket: &d.bucket, Key: aws.String(d.blobKey(id)), UploadId: &upload,
-		PartNumber: aws.Int32(part), ContentLength: aws.Int64(size),
-	}, s3.WithPresignExpires(ttl))
-	if err != nil {
-		return "", nil, fmt.Errorf("cache: presign a part: %w", err)
-	}
-	return req.URL, req.SignedHeader, nil
+	return presignUploadPart(ctx, d.client, d.presign, d.bucket, d.blobKey(id), upload, part, size, limit, ttl)
 }
 
 // CompleteParts implements PartUploader: sizes and ETags come from S3,
@@ -123,33 +80,5 @@ func (d *Dynamo) CompleteParts(ctx context.Context, id int64, order []int32, lim
 	if upload == "" {
 		return &InvalidError{Field: "parts", Reason: "no part was uploaded"}
 	}
-	have, err := d.listParts(ctx, id, upload)
-	if err != nil {
-		return err
-	}
-	done := make([]types.CompletedPart, len(order))
-	var total int64
-	for i, n := range order {
-		p, ok := have[n]
-		switch {
-		case !ok:
-			return &InvalidError{Field: "parts", Reason: "part " + strconv.Itoa(int(n)) + " was not uploaded"}
-		case i > 0 && n <= order[i-1]:
-			return &InvalidError{Field: "parts", Reason: "the parts are not in ascending order: the blocks' ids do not give their order"}
-		case i < len(order)-1 && aws.ToInt64(p.Size) < minPartBytes:
-			return &InvalidError{Field: "parts", Reason: fmt.Sprintf("a part but the last is under S3's %d-byte minimum", minPartBytes)}
-		}
-		total += aws.ToInt64(p.Size)
-		done[i] = types.CompletedPart{ETag: p.ETag, PartNumber: aws.Int32(n)}
-	}
-	if total > limit {
-		return ErrTooLarge
-	}
-	if _, err := d.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
-		Bucket: &d.bucket, Key: aws.String(d.blobKey(id)), UploadId: &upload,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: done},
-	}); err != nil {
-		return fmt.Errorf("cache: complete the multipart upload: %w", err)
-	}
-	return nil
+	return completeUpload(ctx, d.client, d.bucket, d.blobKey(id), upload, order, limit)
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // PartUploader is a store the runner machine uploads to straight, part by
@@ -55,63 +53,19 @@ func (s *S3) uploadFor(ctx context.Context, id int64) (string, error) {
 	return s.direct.ids[id], nil
 }
 
-// listParts is what S3 holds of an upload: part number to size and ETag.
-func (s *S3) listParts(ctx context.Context, id int64, upload string) (map[int32]types.Part, error) {
-	got := map[int32]types.Part{}
-	pages := s3.NewListPartsPaginator(s.client, &s3.ListPartsInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id)), UploadId: &upload})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("cache: list parts: %w", err)
-		}
-		for _, p := range page.Parts {
-			got[aws.ToInt32(p.PartNumber)] = p
-		}
-	}
-	return got, nil
-}
-
 // PresignPart implements PartUploader.
 func (s *S3) PresignPart(ctx context.Context, id int64, part int32, size, limit int64, ttl time.Duration) (string, http.Header, error) {
 	if err := s.pending(id); err != nil {
 		return "", nil, err
 	}
-	switch {
-	case part < 1 || part > maxParts:
-		return "", nil, &InvalidError{Field: "part", Reason: fmt.Sprintf("%d is not in 1–%d", part, maxParts)}
-	case size < 0:
-		return "", nil, &InvalidError{Field: "size", Reason: "required"}
-	case size > limit:
-		return "", nil, ErrTooLarge
+	if err := checkPartRequest(part, size, limit); err != nil {
+		return "", nil, err
 	}
 	upload, err := s.uploadFor(ctx, id)
 	if err != nil {
 		return "", nil, err
 	}
-	// The entry's limit counts the parts already there (one uploaded
-	// again replaces itself); parts presigned at once can each pass, and
-	// CompleteParts takes no archive over the limit.
-	parts, err := s.listParts(ctx, id, upload)
-	if err != nil {
-		return "", nil, err
-	}
-	var total int64
-	for n, p := range parts {
-		if n != part {
-			total += aws.ToInt64(p.Size)
-		}
-	}
-	if total+size > limit {
-		return "", nil, ErrTooLarge
-	}
-	req, err := s.presign.PresignUploadPart(ctx, &s3.UploadPartInput{
-		Bucket: &s.bucket, Key: aws.String(s.blobKey(id)), UploadId: &upload,
-		PartNumber: aws.Int32(part), ContentLength: aws.Int64(size),
-	}, s3.WithPresignExpires(ttl))
-	if err != nil {
-		return "", nil, fmt.Errorf("cache: presign a part: %w", err)
-	}
-	return req.URL, req.SignedHeader, nil
+	return presignUploadPart(ctx, s.client, s.presign, s.bucket, s.blobKey(id), upload, part, size, limit, ttl)
 }
 
 // CompleteParts implements PartUploader.
@@ -128,33 +82,8 @@ func (s *S3) CompleteParts(ctx context.Context, id int64, order []int32, limit i
 	if !ok {
 		return &InvalidError{Field: "parts", Reason: "no part was uploaded"}
 	}
-	have, err := s.listParts(ctx, id, upload)
-	if err != nil {
+	if err := completeUpload(ctx, s.client, s.bucket, s.blobKey(id), upload, order, limit); err != nil {
 		return err
-	}
-	done := make([]types.CompletedPart, len(order))
-	var total int64
-	for i, n := range order {
-		p, ok := have[n]
-		switch {
-		case !ok:
-			return &InvalidError{Field: "parts", Reason: "part " + strconv.Itoa(int(n)) + " was not uploaded"}
-		case i > 0 && n <= order[i-1]:
-			return &InvalidError{Field: "parts", Reason: "the parts are not in ascending order: the blocks' ids do not give their order"}
-		case i < len(order)-1 && aws.ToInt64(p.Size) < minPartBytes:
-			return &InvalidError{Field: "parts", Reason: fmt.Sprintf("a part but the last is under S3's %d-byte minimum", minPartBytes)}
-		}
-		total += aws.ToInt64(p.Size)
-		done[i] = types.CompletedPart{ETag: p.ETag, PartNumber: aws.Int32(n)}
-	}
-	if total > limit {
-		return ErrTooLarge
-	}
-	if _, err := s.client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
-		Bucket: &s.bucket, Key: aws.String(s.blobKey(id)), UploadId: &upload,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: done},
-	}); err != nil {
-		return fmt.Errorf("cache: complete the multipart upload: %w", err)
 	}
 	s.direct.mu.Lock()
 	delete(s.direct.ids, id)
