@@ -58,6 +58,8 @@ type world struct {
 
 	startFailures  int
 	nextDrainCheck time.Time
+	// nextInFlightCheck paces nothingInFlight's reads of the store.
+	nextInFlightCheck time.Time
 	// inFlight and realPending (real-time backends only) hold, per message
 	// received and not acknowledged, when the queue shows it again: while
 	// a worker holds it, and once it let go of it.
