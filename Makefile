@@ -111,7 +111,7 @@ emulators:
 
 ## kube: kube-apiserver and etcd for the Kubernetes provider's tests, built
 ## from infra/kube/tools into .cache/kube/<version>/ (RUNFLEET_KUBE_DIR
-## overrides); a cold build takes ~15 min on two cores, a cached one nothing
+## overrides); a cold build takes ~4 min on two idle cores, a cached one nothing
 kube:
 	bash infra/test/install-kube.sh
 

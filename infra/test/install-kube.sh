@@ -43,7 +43,7 @@ tmp=$(mktemp -d "$dir/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # progress NAME TOTAL: turns `go build -v`'s one line per compiled package
-# into a line every 100 packages, so a 15-minute build shows it is alive.
+# into a line every 100 packages, so a build of minutes shows it is alive.
 progress() {
   awk -v name="$1" -v total="$2" '
     /^#|\.go:[0-9]+:|^go: / { print; fflush(); next }
