@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -319,19 +321,19 @@ func BenchmarkRealClient(b *testing.B) {
 					b.Fatal(err)
 				}
 				randomFile(b, filepath.Join(ws, "data", "blob"), sz.n)
-				want, _ := readData(b, ws)
+				want, _ := cachetest.ReadData(b, ws)
 				b.StartTimer()
 				saves++
 				key := fmt.Sprintf("big-%s-%d", sz.name, saves)
 				if r := w.run(w.url, tok, ws, "save", "data", key); !saved(r) {
 					b.Fatalf("save: %s", r.Stdout)
 				}
-				clearData(b, ws)
+				cachetest.ClearData(b, ws)
 				if r := w.run(w.url, tok, ws, "restore", "data", key); matched(r) != key {
 					b.Fatalf("restore: %s", r.Stdout)
 				}
 				b.StopTimer()
-				if got, ok := readData(b, ws); !ok || got != want {
+				if got, ok := cachetest.ReadData(b, ws); !ok || got != want {
 					b.Fatal("restored bytes differ")
 				}
 				b.StartTimer()

@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -14,26 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/testlog"
 )
-
-// installClient installs npm @actions/cache (pinned in the script) and
-// returns its npm prefix. A machine that cannot install it fails the test:
-// the acceptance test is never skipped.
-func installClient(t testing.TB) string {
-	t.Helper()
-	out, err := exec.Command("bash", filepath.Join("..", "..", "infra", "test", "install-cache-client.sh")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("installing npm @actions/cache failed (node and npm are needed): %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := lines[len(lines)-1]
-	if i := strings.LastIndex(last, " in "); i >= 0 && strings.HasPrefix(last, "install-cache-client:") {
-		return last[i+len(" in "):]
-	}
-	return last
-}
 
 // cacheWorld is runfleet's cache on local disk behind an HTTP server, and
 // the tokens of a few jobs.
@@ -48,7 +31,7 @@ type cacheWorld struct {
 
 func newCacheWorld(t testing.TB, log *slog.Logger) *cacheWorld {
 	t.Helper()
-	client := installClient(t)
+	client := cachetest.InstallClient(t)
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -118,41 +101,6 @@ func mustAbs(t testing.TB, p string) string {
 	return a
 }
 
-// writeData fills workspace/data/blob with n random bytes and returns
-// their hash.
-func writeData(t testing.TB, workspace string, n int) [32]byte {
-	t.Helper()
-	dir := filepath.Join(workspace, "data")
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	if err := os.WriteFile(filepath.Join(dir, "blob"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
-}
-
-func readData(t testing.TB, workspace string) ([32]byte, bool) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(workspace, "data", "blob"))
-	if err != nil {
-		return [32]byte{}, false
-	}
-	return sha256.Sum256(b), true
-}
-
-func clearData(t testing.TB, workspace string) {
-	t.Helper()
-	if err := os.RemoveAll(filepath.Join(workspace, "data")); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // saved: the client saved an entry (its id is positive).
 func saved(r clientResult) bool { return r.ID != nil && *r.ID > 0 }
 
@@ -185,60 +133,60 @@ func TestRealClient(t *testing.T) {
 	targetA := w.token(Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", PullRequest: true, BaseRef: "main", DefaultBranch: "main"})
 	mainB := w.token(Job{RepoID: 2, Repo: "o/b", Ref: "refs/heads/main", DefaultBranch: "main"})
 
-	old := writeData(t, ws, mb)
+	old := cachetest.WriteData(t, ws, mb)
 	if r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-old"); !saved(r) {
 		t.Fatalf("save: %s", r.Stdout)
 	}
 	w.clock.Advance(time.Minute)
-	sum := writeData(t, ws, mb)
+	sum := cachetest.WriteData(t, ws, mb)
 	if r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-new"); !saved(r) {
 		t.Fatalf("save: %s", r.Stdout)
 	}
 
 	t.Run("restore gets the same bytes", func(t *testing.T) {
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(w.url, mainA, ws, "restore", "data", "deps-linux-old")
-		got, ok := readData(t, ws)
+		got, ok := cachetest.ReadData(t, ws)
 		if matched(r) != "deps-linux-old" || !ok || got != old {
 			t.Fatalf("restore matched %q, same bytes %v:\n%s", matched(r), got == old, r.Stdout)
 		}
 	})
 	t.Run("restore keys fall back to the newest prefix match", func(t *testing.T) {
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(w.url, mainA, ws, "restore", "data", "deps-linux-missing", "deps-linux-")
-		got, _ := readData(t, ws)
+		got, _ := cachetest.ReadData(t, ws)
 		if matched(r) != "deps-linux-new" || got != sum {
 			t.Fatalf("restore matched %q:\n%s", matched(r), r.Stdout)
 		}
 	})
 	t.Run("a second save of a key is refused", func(t *testing.T) {
-		writeData(t, ws, mb)
+		cachetest.WriteData(t, ws, mb)
 		r := w.run(w.url, mainA, ws, "save", "data", "deps-linux-new")
 		if !refusedSave(r, "another job may be creating this cache") {
 			t.Fatalf("second save: %s", r.Stdout)
 		}
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		w.run(w.url, mainA, ws, "restore", "data", "deps-linux-new")
-		if got, _ := readData(t, ws); got != sum {
+		if got, _ := cachetest.ReadData(t, ws); got != sum {
 			t.Fatal("the first writer's bytes changed")
 		}
 	})
 	t.Run("repository B reads nothing of A", func(t *testing.T) {
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(w.url, mainB, ws, "restore", "data", "deps-linux-new", "deps-")
 		if matched(r) != "" {
 			t.Fatalf("B restored A's %q", matched(r))
 		}
-		if _, ok := readData(t, ws); ok {
+		if _, ok := cachetest.ReadData(t, ws); ok {
 			t.Fatal("B got A's bytes")
 		}
 	})
 	t.Run("a pull request writes its own scope, reads the default branch", func(t *testing.T) {
-		writeData(t, ws, mb)
+		cachetest.WriteData(t, ws, mb)
 		if r := w.run(w.url, prA, ws, "save", "data", "pr-poison"); !saved(r) {
 			t.Fatalf("PR save: %s", r.Stdout)
 		}
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		if r := w.run(w.url, mainA, ws, "restore", "data", "pr-poison"); matched(r) != "" {
 			t.Fatal("the default branch read a pull request's entry")
 		}
@@ -247,14 +195,14 @@ func TestRealClient(t *testing.T) {
 		}
 	})
 	t.Run("a pull request on the default branch's ref cannot write it", func(t *testing.T) {
-		writeData(t, ws, mb)
+		cachetest.WriteData(t, ws, mb)
 		r := w.run(w.url, targetA, ws, "save", "data", "target-poison")
 		// The client words every refused reservation alike, as an info
 		// line ("Failed to save: ..."); the step passes.
 		if !refusedSave(r, "Failed to save: Unable to reserve cache") {
 			t.Fatalf("pull_request_target save: %s", r.Stdout)
 		}
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		if r := w.run(w.url, mainA, ws, "restore", "data", "target-poison"); matched(r) != "" {
 			t.Fatal("a pull request's job wrote the default branch's scope")
 		}
@@ -265,7 +213,7 @@ func TestRealClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.clock.Advance(time.Hour)
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(w.url, short, ws, "restore", "data", "deps-linux-new")
 		if matched(r) != "" || !strings.Contains(r.Stdout, "::warning::") {
 			t.Fatalf("expired token: %s", r.Stdout)
@@ -279,12 +227,12 @@ func TestRealClient(t *testing.T) {
 		}
 		down := "http://" + l.Addr().String() + "/"
 		_ = l.Close()
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(down, mainA, ws, "restore", "data", "deps-linux-new")
 		if matched(r) != "" || !strings.Contains(r.Stdout, "::warning::") {
 			t.Fatalf("restore during an outage: %s", r.Stdout)
 		}
-		writeData(t, ws, mb)
+		cachetest.WriteData(t, ws, mb)
 		r = w.run(down, mainA, ws, "save", "data", "during-outage")
 		if !refusedSave(r, "Failed to save:") {
 			t.Fatalf("save during an outage: %s", r.Stdout)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -157,13 +159,13 @@ func TestRealClientOnS3(t *testing.T) {
 	srv.Config.Handler = h
 	tok := cw.token(Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"})
 	ws := t.TempDir()
-	sum := writeData(t, ws, 1<<20)
+	sum := cachetest.WriteData(t, ws, 1<<20)
 	if r := cw.run(srv.URL+"/", tok, ws, "save", "data", "s3-key"); !saved(r) {
 		t.Fatalf("save: %s", r.Stdout)
 	}
-	clearData(t, ws)
+	cachetest.ClearData(t, ws)
 	r := cw.run(srv.URL+"/", tok, ws, "restore", "data", "s3-", "s3-key")
-	if got, ok := readData(t, ws); matched(r) != "s3-key" || !ok || got != sum {
+	if got, ok := cachetest.ReadData(t, ws); matched(r) != "s3-key" || !ok || got != sum {
 		t.Fatalf("restore from S3 matched %q:\n%s", matched(r), r.Stdout)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/runfleet/runfleet/internal/cache"
 )
 
@@ -28,47 +30,47 @@ func TestRealClientThroughAgent(t *testing.T) {
 	mainB := w.job(cache.Job{RepoID: 2, Repo: "o/b", Ref: "refs/heads/main", DefaultBranch: "main"})
 
 	w.box.set(mainA)
-	sum := writeData(t, ws, mb)
+	sum := cachetest.WriteData(t, ws, mb)
 	if r := w.run(ws, "save", "data", "deps-linux-1"); !saved(r) {
 		t.Fatalf("save through the agent: %s", r.Stdout)
 	}
 
 	t.Run("restore gets the same bytes", func(t *testing.T) {
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(ws, "restore", "data", "deps-linux-2", "deps-linux-")
-		got, ok := readData(t, ws)
+		got, ok := cachetest.ReadData(t, ws)
 		if matched(r) != "deps-linux-1" || !ok || got != sum {
 			t.Fatalf("restore matched %q, same bytes %v:\n%s", matched(r), got == sum, r.Stdout)
 		}
 	})
 	t.Run("a second save of a key is refused as GitHub refuses it", func(t *testing.T) {
-		writeData(t, ws, mb)
+		cachetest.WriteData(t, ws, mb)
 		if r := w.run(ws, "save", "data", "deps-linux-1"); !refusedSave(r, "another job may be creating this cache") {
 			t.Fatalf("second save: %s", r.Stdout)
 		}
 	})
 	t.Run("restore keys fall back to the newest prefix match", func(t *testing.T) {
 		w.clock.Advance(time.Minute)
-		newer := writeData(t, ws, mb)
+		newer := cachetest.WriteData(t, ws, mb)
 		if r := w.run(ws, "save", "data", "deps-linux-9"); !saved(r) {
 			t.Fatalf("save: %s", r.Stdout)
 		}
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(ws, "restore", "data", "deps-linux-missing", "deps-linux-")
-		if got, _ := readData(t, ws); matched(r) != "deps-linux-9" || got != newer {
+		if got, _ := cachetest.ReadData(t, ws); matched(r) != "deps-linux-9" || got != newer {
 			t.Fatalf("restore matched %q:\n%s", matched(r), r.Stdout)
 		}
 	})
 	t.Run("repository B's job reads nothing of A", func(t *testing.T) {
 		w.box.set(mainB)
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		if r := w.run(ws, "restore", "data", "deps-linux-1", "deps-"); matched(r) != "" {
 			t.Fatalf("B restored A's %q", matched(r))
 		}
 	})
 	t.Run("a pull request's job cannot write the default branch's scope", func(t *testing.T) {
 		w.box.set(targetA)
-		writeData(t, ws, mb)
+		cachetest.WriteData(t, ws, mb)
 		if r := w.run(ws, "save", "data", "poison"); !refusedSave(r, "Failed to save") {
 			t.Fatalf("pull_request_target save: %s", r.Stdout)
 		}
@@ -77,7 +79,7 @@ func TestRealClientThroughAgent(t *testing.T) {
 			t.Fatalf("a PR's save to its own ref: %s", r.Stdout)
 		}
 		w.box.set(mainA)
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		for _, key := range []string{"poison", "pr-own"} {
 			if r := w.run(ws, "restore", "data", key); matched(r) != "" {
 				t.Fatalf("the default branch reads %q, which a pull request wrote", key)
@@ -86,7 +88,7 @@ func TestRealClientThroughAgent(t *testing.T) {
 	})
 	t.Run("no job token yet: a warning and a miss", func(t *testing.T) {
 		w.box.set("")
-		clearData(t, ws)
+		cachetest.ClearData(t, ws)
 		r := w.run(ws, "restore", "data", "deps-linux-1")
 		if matched(r) != "" || !strings.Contains(r.Stdout, "::warning::") {
 			t.Fatalf("restore without a token: %s", r.Stdout)
@@ -114,12 +116,12 @@ func TestOutageThroughAgent(t *testing.T) {
 	w := newAgentWorld(t, nil, down, false)
 	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
 	ws := t.TempDir()
-	writeData(t, ws, 1<<20)
+	cachetest.WriteData(t, ws, 1<<20)
 	r := w.run(ws, "save", "data", "k")
 	if r.ID == nil || *r.ID != -1 || !strings.Contains(r.Stdout, "::warning::") || !strings.Contains(r.Stdout, "unavailable") {
 		t.Fatalf("save during an outage: %s", r.Stdout)
 	}
-	clearData(t, ws)
+	cachetest.ClearData(t, ws)
 	r = w.run(ws, "restore", "data", "k")
 	if matched(r) != "" || !strings.Contains(r.Stdout, "::warning::") {
 		t.Fatalf("restore during an outage: %s", r.Stdout)

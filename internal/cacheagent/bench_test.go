@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -262,12 +264,12 @@ func BenchmarkRealClientS3(b *testing.B) {
 				if r := w.run(ws, "save", "data", key); !saved(r) {
 					b.Fatalf("save: %s", r.Stdout)
 				}
-				clearData(b, ws)
+				cachetest.ClearData(b, ws)
 				if r := w.run(ws, "restore", "data", key); matched(r) != key {
 					b.Fatalf("restore: %s", r.Stdout)
 				}
 				b.StopTimer()
-				if got, ok := readData(b, ws); !ok || got != want {
+				if got, ok := cachetest.ReadData(b, ws); !ok || got != want {
 					b.Fatal("restored bytes differ")
 				}
 				b.StartTimer()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/runfleet/runfleet/internal/cache"
 )
 
@@ -79,7 +81,7 @@ func TestHookTokenClient(t *testing.T) {
 	if strings.Contains(out, "not told") {
 		t.Fatalf("hook: %s", out)
 	}
-	writeData(t, ws, 1<<20)
+	cachetest.WriteData(t, ws, 1<<20)
 	if r := w.run(ws, "save", "data", "poison"); !refusedSave(r, "Failed to save") {
 		t.Fatalf("a pull_request_target job saved to main's scope: %s", r.Stdout)
 	}
@@ -103,15 +105,15 @@ func TestHookPushJob(t *testing.T) {
 		"GITHUB_REPOSITORY": "org/app", "GITHUB_REF": "refs/heads/main", "GITHUB_EVENT_NAME": "push",
 		"GITHUB_EVENT_PATH": eventFile(t, `{"repository":{"default_branch":"main"}}`),
 	})
-	sum := writeData(t, ws, 1<<20)
+	sum := cachetest.WriteData(t, ws, 1<<20)
 	if r := w.run(ws, "save", "data", "deps"); !saved(r) {
 		t.Fatalf("save: %s\n%s", r.Stdout, w.logs.Tail(20))
 	}
-	clearData(t, ws)
+	cachetest.ClearData(t, ws)
 	if r := w.run(ws, "restore", "data", "deps"); matched(r) != "deps" {
 		t.Fatalf("restore: %s", r.Stdout)
 	}
-	if got, _ := readData(t, ws); got != sum {
+	if got, _ := cachetest.ReadData(t, ws); got != sum {
 		t.Fatal("restored other bytes")
 	}
 

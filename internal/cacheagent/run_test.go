@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/metadata"
 )
@@ -61,15 +63,15 @@ func TestRun(t *testing.T) {
 		"GITHUB_EVENT_PATH": eventFile(t, `{"repository":{"default_branch":"main"}}`),
 	})
 	ws := t.TempDir()
-	sum := writeData(t, ws, 1<<20)
+	sum := cachetest.WriteData(t, ws, 1<<20)
 	if r := w.run(ws, "save", "data", "k"); !saved(r) {
 		t.Fatalf("save: %s\n%s", r.Stdout, w.logs.Tail(20))
 	}
-	clearData(t, ws)
+	cachetest.ClearData(t, ws)
 	if r := w.run(ws, "restore", "data", "k"); matched(r) != "k" {
 		t.Fatalf("restore: %s", r.Stdout)
 	}
-	if got, _ := readData(t, ws); got != sum {
+	if got, _ := cachetest.ReadData(t, ws); got != sum {
 		t.Fatal("restored other bytes")
 	}
 }

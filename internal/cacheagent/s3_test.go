@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -57,15 +59,15 @@ func TestRealClientOnS3(t *testing.T) {
 		t.Run(fmt.Sprintf("%d MiB", size>>20), func(t *testing.T) {
 			key := fmt.Sprintf("deps-%d", size)
 			before, parts := w.metrics.Snapshot(), w.agent.Counts().DirectParts
-			sum := writeData(t, ws, size)
+			sum := cachetest.WriteData(t, ws, size)
 			if r := w.run(ws, "save", "data", key); !saved(r) {
 				t.Fatalf("save: %s", r.Stdout)
 			}
-			clearData(t, ws)
+			cachetest.ClearData(t, ws)
 			if r := w.run(ws, "restore", "data", key); matched(r) != key {
 				t.Fatalf("restore: %s", r.Stdout)
 			}
-			if got, _ := readData(t, ws); got != sum {
+			if got, _ := cachetest.ReadData(t, ws); got != sum {
 				t.Fatal("restored other bytes")
 			}
 			// The archive went to the bucket through the agent's parts, not

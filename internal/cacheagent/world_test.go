@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,28 +19,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
+
 	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/testlog"
 )
 
 var testKey = bytes.Repeat([]byte("k"), 32)
-
-// installClient installs npm @actions/cache (pinned in the script) and
-// returns its npm prefix; the test fails, never skips, without it.
-func installClient(t testing.TB) string {
-	t.Helper()
-	out, err := exec.Command("bash", filepath.Join("..", "..", "infra", "test", "install-cache-client.sh")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("installing npm @actions/cache failed (node and npm are needed): %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := lines[len(lines)-1]
-	if i := strings.LastIndex(last, " in "); i >= 0 && strings.HasPrefix(last, "install-cache-client:") {
-		return last[i+len(" in "):]
-	}
-	return last
-}
 
 // tokenBox is a TokenSource the test swaps between jobs.
 type tokenBox struct{ v atomic.Value }
@@ -85,7 +69,7 @@ type agentWorld struct {
 
 func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, useJobTokens bool) *agentWorld {
 	t.Helper()
-	client := installClient(t)
+	client := cachetest.InstallClient(t)
 	logs := &testlog.Buffer{}
 	log := logs.Logger(slog.LevelInfo)
 	clock := testclock.At(time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
@@ -220,60 +204,6 @@ func (w *agentWorld) run(workspace string, args ...string) clientResult {
 	}
 	res.Stdout = string(out)
 	return res
-}
-
-func writeData(t testing.TB, workspace string, n int) [32]byte {
-	t.Helper()
-	dir := filepath.Join(workspace, "data")
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, "blob"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.New()
-	buf := make([]byte, 1<<20)
-	for left := n; left > 0; left -= len(buf) {
-		b := buf[:min(left, len(buf))]
-		_, _ = rand.Read(b)
-		h.Write(b)
-		if _, err := f.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
-	return sum
-}
-
-func readData(t testing.TB, workspace string) ([32]byte, bool) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(workspace, "data", "blob"))
-	if err != nil {
-		return [32]byte{}, false
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
-	return sum, true
-}
-
-func clearData(t testing.TB, workspace string) {
-	t.Helper()
-	if err := os.RemoveAll(filepath.Join(workspace, "data")); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func saved(r clientResult) bool { return r.ID != nil && *r.ID > 0 }

@@ -2,8 +2,6 @@ package lambdafn_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/cache/cachetest"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -158,50 +158,6 @@ func (m *cacheMachine) run(client, workspace string, args ...string) (map[string
 	return res, string(out)
 }
 
-// installCacheClient installs npm @actions/cache (pinned in the script);
-// the test fails, never skips, without node and npm.
-func installCacheClient(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("bash", filepath.Join("..", "..", "infra", "test", "install-cache-client.sh")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("installing npm @actions/cache failed (node and npm are needed): %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := lines[len(lines)-1]
-	if i := strings.LastIndex(last, " in "); i >= 0 && strings.HasPrefix(last, "install-cache-client:") {
-		return last[i+len(" in "):]
-	}
-	return last
-}
-
-func writeCacheData(t *testing.T, workspace string, n int) [32]byte {
-	t.Helper()
-	dir := filepath.Join(workspace, "data")
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Random bytes: the client compresses the archive (zstd), and the
-	// sizes must stay what they say.
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	if err := os.WriteFile(filepath.Join(dir, "blob"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
-}
-
-func readCacheData(t *testing.T, workspace string) ([32]byte, bool) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(workspace, "data", "blob"))
-	if err != nil {
-		return [32]byte{}, false
-	}
-	return sha256.Sum256(b), true
-}
-
 // liveMachine puts a running machine of repository's job in the ledger.
 func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) string {
 	t.Helper()
@@ -247,7 +203,7 @@ func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) s
 // restore-key fallback, a second save refused, and repository A's token
 // reading nothing of B's.
 func TestMetadataFunctionServesTheCache(t *testing.T) {
-	client := installCacheClient(t)
+	client := cachetest.InstallClient(t)
 	bins := buildBootstraps(t, "metadata")
 	ctx := context.Background()
 
@@ -311,7 +267,7 @@ cache:
 		}
 	}()
 	ws := t.TempDir()
-	sum := writeCacheData(t, ws, 1<<20)
+	sum := cachetest.WriteData(t, ws, 1<<20)
 	if res, out := a1.run(client, ws, "save", "data", "deps-linux-abc"); res["id"] == nil {
 		t.Fatalf("save: %s", out)
 	}
@@ -326,58 +282,47 @@ cache:
 	if res, out := a2.run(client, restore, "restore", "data", "deps-linux-abc"); res["matched"] != "deps-linux-abc" {
 		t.Fatalf("exact restore matched %v:\n%s", res["matched"], out)
 	}
-	if got, ok := readCacheData(t, restore); !ok || got != sum {
+	if got, ok := cachetest.ReadData(t, restore); !ok || got != sum {
 		t.Fatal("the restored archive is not what was saved")
 	}
 	fallback := t.TempDir()
 	if res, out := a2.run(client, fallback, "restore", "data", "deps-linux-def", "deps-linux-"); res["matched"] != "deps-linux-abc" {
 		t.Fatalf("restore-key restore matched %v:\n%s", res["matched"], out)
 	}
-	if got, ok := readCacheData(t, fallback); !ok || got != sum {
+	if got, ok := cachetest.ReadData(t, fallback); !ok || got != sum {
 		t.Fatal("the archive restored by a restore key is not what was saved")
 	}
-	writeCacheData(t, ws, 4096)
+	cachetest.WriteData(t, ws, 4096)
 	if res, out := a2.run(client, ws, "save", "data", "deps-linux-abc"); res["id"] != float64(-1) || !strings.Contains(out, "another job may be creating this cache") {
 		t.Fatalf("a second save of the key = %v:\n%s", res["id"], out)
 	}
 
-	// 100 MiB: the SDK's one Put Blob (up to 128 MiB), one part straight
-	// to the bucket, one restore straight from it.
-	big := t.TempDir()
-	bigSum := writeCacheData(t, big, 100<<20)
-	before := a1.agent.Counts().DirectParts
-	if res, out := a1.run(client, big, "save", "data", "build-100m"); res["id"] == nil || res["id"] == float64(-1) {
-		t.Fatalf("100 MiB save: %s", out)
-	}
-	if got := a1.agent.Counts().DirectParts - before; got != 1 {
-		t.Fatalf("the agent sent %d parts of 100 MiB straight to the bucket, want 1", got)
-	}
-	bigBack := t.TempDir()
-	if res, out := a2.run(client, bigBack, "restore", "data", "build-100m"); res["matched"] != "build-100m" {
-		t.Fatalf("100 MiB restore matched %v:\n%s", res["matched"], out)
-	}
-	if got, ok := readCacheData(t, bigBack); !ok || got != bigSum {
-		t.Fatal("the restored 100 MiB archive is not what was saved")
-	}
-
-	// 160 MiB: three 64 MiB-or-less blocks staged at once, so the
-	// function's instances race to start the multipart upload (one wins,
-	// the others abort theirs), then one completion in block order.
-	multi := t.TempDir()
-	multiSum := writeCacheData(t, multi, 160<<20)
-	before = a1.agent.Counts().DirectParts
-	if res, out := a1.run(client, multi, "save", "data", "build-160m"); res["id"] == nil || res["id"] == float64(-1) {
-		t.Fatalf("160 MiB save: %s", out)
-	}
-	if got := a1.agent.Counts().DirectParts - before; got != 3 {
-		t.Fatalf("the agent sent %d parts of 160 MiB straight to the bucket, want 3", got)
-	}
-	multiBack := t.TempDir()
-	if res, out := a2.run(client, multiBack, "restore", "data", "build-160m"); res["matched"] != "build-160m" {
-		t.Fatalf("160 MiB restore matched %v:\n%s", res["matched"], out)
-	}
-	if got, ok := readCacheData(t, multiBack); !ok || got != multiSum {
-		t.Fatal("the restored 160 MiB archive is not what was saved")
+	// Straight to the bucket: 100 MiB is the SDK's one Put Blob (up to
+	// 128 MiB), one part; 160 MiB is three blocks of 64 MiB or less staged
+	// at once, so the function's instances race to start the multipart
+	// upload (one wins, the others abort theirs), then one completion in
+	// block order. Each restored straight from the bucket.
+	for _, c := range []struct {
+		name  string
+		size  int
+		parts int64
+	}{{"100m", 100 << 20, 1}, {"160m", 160 << 20, 3}} {
+		dir := t.TempDir()
+		sum := cachetest.WriteData(t, dir, c.size)
+		before := a1.agent.Counts().DirectParts
+		if res, out := a1.run(client, dir, "save", "data", "build-"+c.name); res["id"] == nil || res["id"] == float64(-1) {
+			t.Fatalf("%s save: %s", c.name, out)
+		}
+		if got := a1.agent.Counts().DirectParts - before; got != c.parts {
+			t.Fatalf("the agent sent %d parts of %s straight to the bucket, want %d", got, c.name, c.parts)
+		}
+		back := t.TempDir()
+		if res, out := a2.run(client, back, "restore", "data", "build-"+c.name); res["matched"] != "build-"+c.name {
+			t.Fatalf("%s restore matched %v:\n%s", c.name, res["matched"], out)
+		}
+		if got, ok := cachetest.ReadData(t, back); !ok || got != sum {
+			t.Fatalf("the restored %s archive is not what was saved", c.name)
+		}
 	}
 
 	// A job of another repository reads nothing of it.
