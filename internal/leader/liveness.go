@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 // LivenessTTL is how long a serve replica's liveness lease lasts after its
@@ -14,8 +16,10 @@ import (
 // a life. The simulation's replicas hold theirs with the same.
 const LivenessTTL = 15 * time.Second
 
-// livenessPrefix starts the name of every liveness lease.
-const livenessPrefix = "replica/"
+// livenessPrefix starts the name of every liveness lease. The store
+// removes such a lease's record an hour after it lapsed (one life, one
+// lease: nobody takes it again).
+const livenessPrefix = store.LivenessLeasePrefix
 
 // LivenessLease is the name of the lease that says holder is alive: a
 // process that claims work (a serve replica's workers) names itself in

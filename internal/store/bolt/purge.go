@@ -26,8 +26,14 @@ var purgeBatchSize = 1000
 // It is embedded mode's stand-in for DynamoDB's TTL; the reconciler calls it.
 // It reads only the expiry indexes, so its cost follows what is due, not
 // the size of the history.
+// Once-only leases lapsed long ago (store.LeaseRemovable) go with them.
 func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
-	return s.purgeExpired(ctx, "purge expired", expiringInstances, expiringJobs)
+	n, err := s.purgeExpired(ctx, "purge expired", expiringInstances, expiringJobs)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.purgeLeases()
+	return n + m, err
 }
 
 // expiring describes records that an expiry index lists: the index's keys

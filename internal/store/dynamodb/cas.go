@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -133,6 +134,9 @@ type documentKind[R any] struct {
 	zero       func(name string) *R
 	version    func(*R) int64
 	setVersion func(*R, int64)
+	// removableAt, when set, is when DynamoDB's TTL may delete the record
+	// written at now (the zero time: never).
+	removableAt func(r *R, now time.Time) time.Time
 }
 
 // get reads the record name with ConsistentRead: its caller is about to
@@ -171,6 +175,11 @@ func (k documentKind[R]) compareAndSet(ctx context.Context, s *Store, name strin
 		k.attr:      &types.AttributeValueMemberS{Value: string(raw)},
 		attrVersion: &types.AttributeValueMemberN{Value: strconv.FormatInt(version, 10)},
 		attrWriteID: &types.AttributeValueMemberS{Value: writeID},
+	}
+	if k.removableAt != nil {
+		if at := k.removableAt(next, s.now()); !at.IsZero() {
+			item[attrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(ttlSeconds(at), 10)}
+		}
 	}
 	err = s.putIf(ctx, func() *types.Put { return s.conditionalPut(item, casCondition(e)) }, writeID)
 	if _, lost := storedOnConditionFailure(err); lost {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 )
 
 // purgeBatch bounds one purge statement, so a large backlog (a database
@@ -24,21 +26,42 @@ DELETE FROM runfleet_instances WHERE status = 'deleted' AND expires_at <= $1 AND
 	purgeJobsSQL = `
 DELETE FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting', 'unmatched') AND expires_at <= $1 AND key IN (
 	SELECT key FROM runfleet_jobs WHERE status NOT IN ('open', 'waiting', 'unmatched') AND expires_at <= $1 LIMIT $2)`
+	// A once-only lease (store.LeaseRemovable): released (no holder), or
+	// lapsed before $1, which is now less store.DisposableLeaseGrace; $3 are
+	// its names' LIKE patterns.
+	purgeLeasesSQL = `
+DELETE FROM runfleet_records WHERE kind = 'lease' AND name LIKE ANY($3) AND (record->>'holder' IS NULL OR (record->>'expires_at')::timestamptz <= $1) AND name IN (
+	SELECT name FROM runfleet_records WHERE kind = 'lease' AND name LIKE ANY($3) AND (record->>'holder' IS NULL OR (record->>'expires_at')::timestamptz <= $1) LIMIT $2)`
 	purgeCredentialsSQL = `
 DELETE FROM runfleet_credentials WHERE expires_at <= $1 AND instance IN (
 	SELECT instance FROM runfleet_credentials WHERE expires_at <= $1 LIMIT $2)`
 )
 
 // PurgeExpired implements store.Purger: deleted instances and settled jobs
-// past their retention. It reads only the expiry indexes. Replicas may
-// purge at once: each row goes once.
+// past their retention, and once-only leases (a replica life's liveness, a
+// machine's cache binding) lapsed an hour ago. It reads only the expiry
+// indexes and the leases' rows. Replicas may purge at once: each row goes
+// once.
 func (s *Store) PurgeExpired(ctx context.Context) (int, error) {
 	instances, err := s.purge(ctx, purgeInstancesSQL)
 	if err != nil {
 		return instances, err
 	}
 	jobs, err := s.purge(ctx, purgeJobsSQL)
-	return instances + jobs, err
+	if err != nil {
+		return instances + jobs, err
+	}
+	leases, err := s.purgeLeases(ctx)
+	return instances + jobs + leases, err
+}
+
+// purgeLeases removes the once-only leases store.LeaseRemovable allows.
+func (s *Store) purgeLeases(ctx context.Context) (int, error) {
+	var patterns []string
+	for _, p := range store.DisposableLeasePrefixes() {
+		patterns = append(patterns, p+"_%") // a bare prefix names no life
+	}
+	return s.purgeWith(ctx, purgeLeasesSQL, s.now().Add(-store.DisposableLeaseGrace), patterns)
 }
 
 // PurgeExpiredCredentials implements store.Purger.
@@ -49,9 +72,15 @@ func (s *Store) PurgeExpiredCredentials(ctx context.Context) (int, error) {
 // purge runs one batch statement until a batch removes less than a full
 // batch, and returns how many rows went.
 func (s *Store) purge(ctx context.Context, sql string) (int, error) {
-	now, total := s.now(), 0
+	return s.purgeWith(ctx, sql, s.now())
+}
+
+// purgeWith runs purge's loop with the statement's cut-off and its
+// further arguments (from $3).
+func (s *Store) purgeWith(ctx context.Context, sql string, cutoff time.Time, more ...any) (int, error) {
+	total := 0
 	for {
-		tag, err := s.pool.Exec(ctx, sql, now, purgeBatch)
+		tag, err := s.pool.Exec(ctx, sql, append([]any{cutoff, purgeBatch}, more...)...)
 		if err != nil {
 			return total, fmt.Errorf("postgres: purge expired: %w", err)
 		}
