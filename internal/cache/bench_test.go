@@ -163,6 +163,8 @@ type benchStorage struct {
 	store      func(b *testing.B) Store
 	rawSave    func(b *testing.B, archive string, size int64)
 	rawRestore func(b *testing.B, dst string)
+	// plain, for the disk, is the same storage over HTTP without runfleet.
+	plain func(b *testing.B, dir string) *plainHTTP
 }
 
 func diskStorage(dir string) benchStorage {
@@ -178,6 +180,7 @@ func diskStorage(dir string) benchStorage {
 		},
 		rawSave:    func(b *testing.B, archive string, _ int64) { copyFile(b, archive, saved) },
 		rawRestore: func(b *testing.B, dst string) { copyFile(b, saved, dst) },
+		plain:      newPlainHTTP,
 	}
 }
 
@@ -254,7 +257,11 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 	tok, _ := tokens.Mint("bench", mainGrant, time.Hour)
 	w := &handlerWorld{h: h}
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sdkConcurrency}}
-	var raw, rf [2]time.Duration // save, restore
+	var raw, rf, plain [2]time.Duration // save, restore
+	var overHTTP *plainHTTP
+	if storage.plain != nil {
+		overHTTP = storage.plain(b, dir)
+	}
 	b.SetBytes(size)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -266,6 +273,15 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 		t2 := time.Now()
 		raw[0] += t1.Sub(t0)
 		raw[1] += t2.Sub(t1)
+		if overHTTP != nil {
+			t0 = time.Now()
+			overHTTP.save(b, archive, size)
+			t1 = time.Now()
+			overHTTP.restore(b, filepath.Join(dir, "plain-restored"))
+			t2 = time.Now()
+			plain[0] += t1.Sub(t0)
+			plain[1] += t2.Sub(t1)
+		}
 
 		key := fmt.Sprintf("k-%d", i)
 		t0 = time.Now()
@@ -299,6 +315,12 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 	b.ReportMetric(mbps(rf[1]), "runfleet-restore-MB/s")
 	b.ReportMetric(100*raw[0].Seconds()/rf[0].Seconds(), "save-%-of-raw")
 	b.ReportMetric(100*raw[1].Seconds()/rf[1].Seconds(), "restore-%-of-raw")
+	if overHTTP != nil {
+		b.ReportMetric(mbps(plain[0]), "plain-http-save-MB/s")
+		b.ReportMetric(mbps(plain[1]), "plain-http-restore-MB/s")
+		b.ReportMetric(100*plain[0].Seconds()/rf[0].Seconds(), "save-%-of-plain-http")
+		b.ReportMetric(100*plain[1].Seconds()/rf[1].Seconds(), "restore-%-of-plain-http")
+	}
 }
 
 // BenchmarkRealClient saves and restores 100 MB and 1 GB with GitHub's own

@@ -1,0 +1,85 @@
+package cache
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// plainHTTP is the disk served over HTTP without runfleet: one PUT of the
+// archive written to a file as it arrives, one GET served from the file
+// (net/http sends it with sendfile). It is the second raw figure of the
+// disk: the same bytes, the same loopback and the same client code as
+// runfleet's path, with nothing of runfleet's in between. What separates it
+// from the in-kernel file copy is HTTP itself on these cores, which no
+// cache service can avoid.
+type plainHTTP struct {
+	srv    *httptest.Server
+	client *http.Client
+}
+
+func newPlainHTTP(b *testing.B, dir string) *plainHTTP {
+	stored := filepath.Join(dir, "plain-http-stored")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPut:
+			f, err := os.Create(stored)
+			if err == nil {
+				_, err = io.Copy(f, r.Body)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.WriteHeader(http.StatusCreated)
+		case http.MethodGet:
+			http.ServeFile(w, r, stored)
+		}
+	}))
+	b.Cleanup(srv.Close)
+	return &plainHTTP{srv: srv, client: &http.Client{}}
+}
+
+func (p *plainHTTP) save(b *testing.B, archive string, size int64) {
+	f, err := os.Open(archive)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	req, err := http.NewRequest(http.MethodPut, p.srv.URL+"/archive", f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.ContentLength = size
+	resp, err := p.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		b.Fatalf("plain PUT: %s", resp.Status)
+	}
+}
+
+func (p *plainHTTP) restore(b *testing.B, dst string) {
+	resp, err := p.client.Get(p.srv.URL + "/archive")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+}
