@@ -38,11 +38,12 @@ func TestMetadataCacheStatements(t *testing.T) {
 		resource string
 	}{
 		"CacheReadJobs":    {[]string{"dynamodb:GetItem"}, "StateTable"},
+		"CacheJobBindings": {[]string{"dynamodb:GetItem", "dynamodb:PutItem"}, "StateTable"},
 		"CacheIndex":       {[]string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, "CacheIndexTable"},
 		"CacheArchives":    {[]string{"s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:PutObject"}, "${CacheBucket.Arn}/*blobs/*"},
 		"CacheArchivesKey": {[]string{"kms:Decrypt", "kms:GenerateDataKey"}, "KmsKeyArn"},
 	}
-	conditions := map[string]string{"CacheReadJobs": "CreateCacheBucket", "CacheIndex": "CreateCacheBucket", "CacheArchives": "CreateCacheBucket", "CacheArchivesKey": "CacheBucketWithKmsKey"}
+	conditions := map[string]string{"CacheReadJobs": "CreateCacheBucket", "CacheJobBindings": "CreateCacheBucket", "CacheIndex": "CreateCacheBucket", "CacheArchives": "CreateCacheBucket", "CacheArchivesKey": "CacheBucketWithKmsKey"}
 	seen := map[string]bool{}
 	for _, policy := range tpl.resource("MetadataRole").get("Properties").get("Policies").list() {
 		for _, raw := range (value{policy}).get("PolicyDocument").get("Statement").list() {
@@ -68,10 +69,11 @@ func TestMetadataCacheStatements(t *testing.T) {
 			if !slices.Equal(actions, w.actions) {
 				t.Errorf("%s allows %v, want %v", sid, actions, w.actions)
 			}
-			if sid == "CacheReadJobs" {
-				// The ledger read is of job items only.
-				if keys := st.get("Condition").get("ForAllValues:StringLike").get("dynamodb:LeadingKeys").strs(); !slices.Equal(keys, []string{"JOB#*"}) {
-					t.Errorf("CacheReadJobs reaches leading keys %v, want JOB#* only", keys)
+			// The ledger read is of job items only; the bindings are the
+			// cache-job leases only (cache.JobBindingLeasePrefix).
+			if want, ok := map[string]string{"CacheReadJobs": "JOB#*", "CacheJobBindings": "LEASE#cache-job/*"}[sid]; ok {
+				if keys := st.get("Condition").get("ForAllValues:StringLike").get("dynamodb:LeadingKeys").strs(); !slices.Equal(keys, []string{want}) {
+					t.Errorf("%s reaches leading keys %v, want %s only", sid, keys, want)
 				}
 			}
 			r := st.get("Resource")

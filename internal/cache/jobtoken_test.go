@@ -6,10 +6,12 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/internal/testclock"
 )
 
@@ -64,6 +66,17 @@ func TestRepoIDFor(t *testing.T) {
 	}
 }
 
+// boltStore is a fresh bbolt store: the job bindings' leases.
+func boltStore(t *testing.T) *bolt.Store {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
 type mapLedger map[string]MachineJob
 
 func (l mapLedger) MachineJob(_ context.Context, instance string) (MachineJob, error) {
@@ -83,7 +96,7 @@ func TestJobTokenHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	ledger := mapLedger{"m-1": {Live: true, Repository: "org/app", Active: true}}
-	h, err := NewJobTokenHandler(JobTokenOptions{Agents: agents, Tokens: tokens, Ledger: ledger, Now: clock.Now})
+	h, err := NewJobTokenHandler(JobTokenOptions{Agents: agents, Tokens: tokens, Ledger: ledger, Bindings: boltStore(t), Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +132,17 @@ func TestJobTokenHandler(t *testing.T) {
 		t.Fatalf("expires %v", c.ExpiresAt)
 	}
 
-	w = call(agentTok, pr)
+	// The machine is bound to the push: the same job described as a
+	// pull_request_target is another scope, refused.
+	if w := call(agentTok, pr); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "bound to") {
+		t.Fatalf("another description of m-1's job: %d %s", w.Code, w.Body)
+	}
+	ledger["m-2"] = MachineJob{Live: true, Repository: "org/app", Active: true}
+	agentTok2, err := agents.Mint("m-2", "linux", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = call(agentTok2, pr)
 	resp = JobTokenResponse{}
 	if w.Code != http.StatusOK || json.Unmarshal(w.Body.Bytes(), &resp) != nil || resp.Write != "" {
 		t.Fatalf("pull_request_target must get a read-only token: %d %s", w.Code, w.Body)
@@ -132,6 +155,7 @@ func TestJobTokenHandler(t *testing.T) {
 		"a cache token is not an agent token": {instanceLike, push, http.StatusUnauthorized},
 		"no token":                            {"", push, http.StatusUnauthorized},
 		"another repository":                  {agentTok, `{"repository":"org/other","ref":"refs/heads/main","default_branch":"main"}`, http.StatusForbidden},
+		"the same job again":                  {agentTok, push, http.StatusOK},
 		"not JSON":                            {agentTok, "{", http.StatusBadRequest},
 	} {
 		if w := call(tc.tok, tc.body); w.Code != tc.status {

@@ -131,3 +131,74 @@ func TestHookPushJob(t *testing.T) {
 		}
 	})
 }
+
+// TestHookBindsThePullRequestsRef: a pull request's ref cannot write the
+// default branch's scope, even from a job that becomes root on its machine.
+// The hook's registration trades at once, so runfleet binds the machine to
+// the pull request's ref before any step ran; a restarted agent, told
+// refs/heads/main with the same agent token, gets no token, and GitHub's
+// client saves nothing (a warning; the step passes).
+func TestHookBindsThePullRequestsRef(t *testing.T) {
+	w := newAgentWorld(t, nil, "", true)
+	defer func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", w.logs.Tail(40))
+		}
+	}()
+	w.ledger["m-1"] = cache.MachineJob{Live: true, Repository: "org/app", Active: true}
+	ws := t.TempDir()
+	runHook(t, w.serveSocket(t), map[string]string{
+		"GITHUB_REPOSITORY": "org/app", "GITHUB_REF": "refs/pull/7/merge",
+		"GITHUB_EVENT_NAME": "pull_request", "GITHUB_BASE_REF": "main",
+		"GITHUB_EVENT_PATH": eventFile(t, `{"repository":{"default_branch":"main"},"pull_request":{"base":{"ref":"main"}}}`),
+	})
+	// Bound by the hook itself, before any cache call.
+	if got := w.logs.Lines(t, map[string]any{"msg": "cache: job token minted", "write": "refs/pull/7/merge"}); len(got) != 1 {
+		t.Fatalf("the hook's registration minted %d tokens for the pull request's ref, want 1", len(got))
+	}
+	cachetest.WriteData(t, ws, 1<<20)
+	if r := w.run(ws, "save", "data", "pr-own"); !saved(r) {
+		t.Fatalf("the pull request's save to its own ref: %s", r.Stdout)
+	}
+
+	w.restartAgent()
+	out := runHook(t, w.serveSocket(t), map[string]string{
+		"GITHUB_REPOSITORY": "org/app", "GITHUB_REF": "refs/heads/main", "GITHUB_EVENT_NAME": "push",
+		"GITHUB_EVENT_PATH": eventFile(t, `{"repository":{"default_branch":"main"}}`),
+	})
+	if strings.Contains(out, "not told") {
+		t.Fatalf("the restarted agent's registration failed locally: %s", out)
+	}
+	if r := w.run(ws, "save", "data", "poison"); saved(r) || !strings.Contains(r.Stdout, "::warning::") {
+		t.Fatalf("a pull request's machine saved to the default branch's scope: %s", r.Stdout)
+	}
+	if got := w.logs.Lines(t, map[string]any{"msg": "cache: job token refused", "bound_ref": "refs/pull/7/merge", "ref": "refs/heads/main"}); len(got) == 0 {
+		t.Fatal("no refusal naming both refs was logged")
+	}
+	if got := w.logs.Lines(t, map[string]any{"msg": "cache: job token minted", "write": "refs/heads/main"}); len(got) != 0 {
+		t.Fatalf("a token writing refs/heads/main was minted: %v", got)
+	}
+}
+
+// TestHookRegistersWhenRunfleetIsDown: the registration answers at once
+// when runfleet cannot be reached; the job goes on (the first cache call
+// asks again).
+func TestHookRegistersWhenRunfleetIsDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	_ = l.Close()
+	w := newAgentWorld(t, nil, down, true)
+	out := runHook(t, w.serveSocket(t), map[string]string{
+		"GITHUB_REPOSITORY": "org/app", "GITHUB_REF": "refs/heads/main", "GITHUB_EVENT_NAME": "push",
+		"GITHUB_EVENT_PATH": eventFile(t, `{"repository":{"default_branch":"main"}}`),
+	})
+	if strings.Contains(out, "not told") {
+		t.Fatalf("the registration failed: %s", out)
+	}
+	if got := w.logs.WithMessage(t, "no job token at registration"); len(got) != 1 {
+		t.Fatalf("%d warnings of the failed trade, want 1", len(got))
+	}
+}

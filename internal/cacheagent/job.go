@@ -37,6 +37,9 @@ type JobTokens struct {
 	Client     *http.Client
 	Now        func() time.Time
 	Log        *slog.Logger
+	// TradeWait bounds the trade the registration makes at once
+	// (default DefaultTradeWait): the hook's curl gives up after 10 s.
+	TradeWait time.Duration
 
 	mu  sync.Mutex
 	env *cache.JobEnv
@@ -88,7 +91,7 @@ func (j *JobTokens) Token(ctx context.Context) (string, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("runfleet refused the job token (%d): %s", resp.StatusCode, bytes.TrimSpace(b))
+		return "", &TradeRefusedError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
 	}
 	var r cache.JobTokenResponse
 	if err := json.Unmarshal(b, &r); err != nil || r.Token == "" {
@@ -99,6 +102,49 @@ func (j *JobTokens) Token(ctx context.Context) (string, error) {
 		j.Log.Info("cacheagent: job token received", "repo", r.Repo, "write", r.Write, "read", r.Read, "expires_at", r.ExpiresAt)
 	}
 	return j.tok, nil
+}
+
+// TradeRefusedError is runfleet's refusal of the job token trade: 409 while
+// its ledger has not seen the job start (ask again soon), 403 for a job
+// description it will never serve this machine.
+type TradeRefusedError struct {
+	Status int
+	Body   string
+}
+
+func (e *TradeRefusedError) Error() string {
+	return fmt.Sprintf("runfleet refused the job token (%d): %s", e.Status, e.Body)
+}
+
+// DefaultTradeWait is how long the registration waits for the job's token:
+// under the hook's curl --max-time 10, with room for its own start.
+const DefaultTradeWait = 7 * time.Second
+
+// tradeRetryAfter is the wait before asking again after a 409, doubled
+// up to a second.
+const tradeRetryAfter = 250 * time.Millisecond
+
+// TradeNow trades the registered job for its cache token at once, asking
+// again after a 409 until ctx ends. runfleet binds the machine to the
+// job's description at the first trade it sees, even one it answers 409,
+// so the hook's trade binds it before any step of the job ran.
+func (j *JobTokens) TradeNow(ctx context.Context) error {
+	wait := tradeRetryAfter
+	for {
+		_, err := j.Token(ctx)
+		var re *TradeRefusedError
+		if err == nil || !errors.As(err, &re) || re.Status != http.StatusConflict {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 func (j *JobTokens) now() time.Time {
@@ -158,6 +204,19 @@ func RegisterHandler(j *JobTokens, log *slog.Logger) http.Handler {
 			return
 		}
 		log.Info("cacheagent: job registered", "repo", env.Repository, "ref", env.Ref, "event", env.EventName, "default_branch", env.DefaultBranch)
+		// Trade at once, before the job's first step, so that runfleet
+		// binds the machine to this description. A slow or unreachable
+		// runfleet does not fail the registration: the first cache call
+		// trades (and binds) then.
+		wait := j.TradeWait
+		if wait <= 0 {
+			wait = DefaultTradeWait
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		defer cancel()
+		if err := j.TradeNow(ctx); err != nil {
+			log.Warn("cacheagent: no job token at registration; the first cache call asks again", "err", err, "repo", env.Repository, "ref", env.Ref)
+		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

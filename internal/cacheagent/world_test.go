@@ -22,6 +22,7 @@ import (
 	"github.com/runfleet/runfleet/internal/cache/cachetest"
 
 	"github.com/runfleet/runfleet/internal/cache"
+	"github.com/runfleet/runfleet/internal/store/bolt"
 	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/testlog"
 )
@@ -60,11 +61,13 @@ type agentWorld struct {
 	tokens   *cache.Tokens
 	box      *tokenBox
 	jobs     *JobTokens
-	agents   *cache.AgentTokens
-	ledger   ledger
-	agent    *Agent
-	metrics  *cache.Metrics
-	logs     *testlog.Buffer
+	// restarted is the agent's token source when it trades (useJobTokens).
+	restarted *restartedJobs
+	agents    *cache.AgentTokens
+	ledger    ledger
+	agent     *Agent
+	metrics   *cache.Metrics
+	logs      *testlog.Buffer
 }
 
 func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, useJobTokens bool) *agentWorld {
@@ -98,7 +101,12 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, use
 		t.Fatal(err)
 	}
 	led := ledger{}
-	jth, err := cache.NewJobTokenHandler(cache.JobTokenOptions{Agents: agents, Tokens: tokens, Ledger: led, Now: clock.Now, Log: log})
+	bindings, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bindings.Close() })
+	jth, err := cache.NewJobTokenHandler(cache.JobTokenOptions{Agents: agents, Tokens: tokens, Ledger: led, Bindings: bindings, Now: clock.Now, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +136,18 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, use
 	box := &tokenBox{}
 	var src TokenSource = box
 	var jobs *JobTokens
+	restarted := &restartedJobs{}
 	if useJobTokens {
 		agentTok, err := agents.Mint("m-1", "linux", 24*time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs = &JobTokens{URL: cacheURL + cache.JobTokenPath, AgentToken: func() (string, error) { return agentTok, nil }, Now: clock.Now, Log: log}
-		src = jobs
+		restarted.fresh = func() *JobTokens {
+			return &JobTokens{URL: cacheURL + cache.JobTokenPath, AgentToken: func() (string, error) { return agentTok, nil }, Now: clock.Now, Log: log}
+		}
+		jobs = restarted.fresh()
+		restarted.cur.Store(jobs)
+		src = restarted
 	}
 	agent, err := New(Options{CacheURL: cacheURL, Tokens: src, Upstream: http.DefaultTransport, Log: log})
 	if err != nil {
@@ -146,7 +159,23 @@ func newAgentWorld(t testing.TB, store cache.Store, cacheURLOverride string, use
 	t.Cleanup(as.Close)
 	_, port, _ := net.SplitHostPort(as.Listener.Addr().String())
 	return &agentWorld{t: t, client: client, caFile: caFile, agentURL: "https://localhost:" + port + "/", cacheURL: cacheURL, clock: clock,
-		tokens: tokens, box: box, jobs: jobs, agents: agents, ledger: led, agent: agent, metrics: metrics, logs: logs}
+		tokens: tokens, box: box, jobs: jobs, restarted: restarted, agents: agents, ledger: led, agent: agent, metrics: metrics, logs: logs}
+}
+
+// restartedJobs is the agent's job tokens across a restart of the agent:
+// what a job that became root on its machine can do (systemctl restart),
+// so a registration is taken again, with the same agent token.
+type restartedJobs struct {
+	cur   atomic.Pointer[JobTokens]
+	fresh func() *JobTokens
+}
+
+func (r *restartedJobs) Token(ctx context.Context) (string, error) { return r.cur.Load().Token(ctx) }
+
+// restartAgent forgets the registration, as a restarted agent has.
+func (w *agentWorld) restartAgent() {
+	w.jobs = w.restarted.fresh()
+	w.restarted.cur.Store(w.jobs)
 }
 
 func (w *agentWorld) job(j cache.Job) string {

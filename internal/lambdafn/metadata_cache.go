@@ -92,7 +92,7 @@ func buildMetadataCache(app *App, opts Options) (*metadataCache, error) {
 		return nil, fmt.Errorf("lambdafn: %w", err)
 	}
 	jobs, err := cache.NewJobTokenHandler(cache.JobTokenOptions{
-		Agents: agents, Tokens: tokens, Ledger: cache.StoreLedger{Store: app.Store}, Log: app.Logger,
+		Agents: agents, Tokens: tokens, Ledger: cache.StoreLedger{Store: app.Store}, Bindings: app.Store, Log: app.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)

@@ -88,7 +88,7 @@ func (c *cacheService) useStore(st store.Store) error {
 		return nil
 	}
 	h, err := cache.NewJobTokenHandler(cache.JobTokenOptions{
-		Agents: c.agents, Tokens: c.tokens, Ledger: cache.StoreLedger{Store: st}, Log: c.log,
+		Agents: c.agents, Tokens: c.tokens, Ledger: cache.StoreLedger{Store: st}, Bindings: st, Log: c.log,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
