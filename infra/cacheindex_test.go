@@ -114,3 +114,68 @@ func TestMetadataCacheStatements(t *testing.T) {
 		}
 	}
 }
+
+// The reconciler evicts from the cache (cache.Dynamo.Evict, called on its
+// tick at most once per cache.evict_every) with exactly what that calls: a
+// Scan of the index and conditional DeleteItems of its entries and id
+// items, and DeleteObject (AbortMultipartUpload for an unfinished upload)
+// under blobs/ — no read of an archive, no list of the bucket. Each
+// statement exists only with the bucket, as do its two variables.
+func TestReconcilerCacheEvictionStatements(t *testing.T) {
+	tpl := loadTemplate(t)
+	want := map[string]struct {
+		actions  []string
+		resource string
+	}{
+		"CacheEvictIndex":    {[]string{"dynamodb:DeleteItem", "dynamodb:Scan"}, "CacheIndexTable"},
+		"CacheEvictArchives": {[]string{"s3:AbortMultipartUpload", "s3:DeleteObject"}, "${CacheBucket.Arn}/*blobs/*"},
+	}
+	seen := map[string]bool{}
+	for _, policy := range tpl.resource("ReconcilerRole").get("Properties").get("Policies").list() {
+		for _, raw := range (value{policy}).get("PolicyDocument").get("Statement").list() {
+			st, cond := value{raw}, ""
+			if branches := st.get("!If").list(); len(branches) == 3 {
+				cond, _ = branches[0].(string)
+				st = value{branches[1]}
+			}
+			sid := st.get("Sid").str()
+			actions := append(st.get("Action").strs(), st.get("Action").str())
+			for _, a := range actions {
+				if a == "dynamodb:Scan" && sid != "CacheEvictIndex" {
+					t.Errorf("%s allows Scan: only the cache's eviction scans, its index only", sid)
+				}
+			}
+			w, ok := want[sid]
+			if !ok {
+				if strings.HasPrefix(sid, "Cache") {
+					t.Errorf("ReconcilerRole has an unexpected cache statement %s", sid)
+				}
+				continue
+			}
+			seen[sid] = true
+			if cond != "CreateCacheBucket" {
+				t.Errorf("%s is conditional on %q, want CreateCacheBucket", sid, cond)
+			}
+			actions = slices.DeleteFunc(actions, func(a string) bool { return a == "" })
+			slices.Sort(actions)
+			if !slices.Equal(actions, w.actions) {
+				t.Errorf("%s allows %v, want %v", sid, actions, w.actions)
+			}
+			r := st.get("Resource")
+			if got := r.getAtt() + r.sub() + r.ref(); got != w.resource {
+				t.Errorf("%s is on %q, want %q", sid, got, w.resource)
+			}
+		}
+	}
+	for sid := range want {
+		if !seen[sid] {
+			t.Errorf("ReconcilerRole has no statement %s", sid)
+		}
+	}
+	env := tpl.resource("ReconcilerFunction").get("Properties").get("Environment").get("Variables")
+	for _, name := range []string{"RUNFLEET_CACHE_TABLE", "RUNFLEET_CACHE_BUCKET"} {
+		if br := env.get(name).get("!If").list(); len(br) != 3 || br[0] != "CreateCacheBucket" {
+			t.Errorf("ReconcilerFunction's %s is not set on CreateCacheBucket alone", name)
+		}
+	}
+}

@@ -26,6 +26,11 @@ type Cache struct {
 	// MaxEntryBytes refuses an archive bigger than this (default 10 GiB,
 	// GitHub's per-repository cap).
 	MaxEntryBytes int64 `yaml:"max_entry_bytes"`
+	// EvictEvery is how often the AWS stack's reconciler function scans
+	// the cache's index to evict by size and age (default 10 minutes): a
+	// scan reads the whole index, so it runs at most this often however
+	// often the reconciler ticks. serve evicts from memory every 5 minutes.
+	EvictEvery time.Duration `yaml:"evict_every"`
 	// Pools are the pools whose machines run the cache agent
 	// (`runfleet cache-agent`), which points the jobs' actions/cache at
 	// this cache. Empty: the cache is served, no machine uses it.
@@ -71,6 +76,7 @@ const (
 	DefaultCacheMaxAge        = 7 * 24 * time.Hour
 	DefaultCacheMaxBytes      = 100 << 30
 	DefaultCacheMaxEntryBytes = 10 << 30
+	DefaultCacheEvictEvery    = 10 * time.Minute
 )
 
 func (c *Cache) applyDefaults() {
@@ -80,6 +86,7 @@ func (c *Cache) applyDefaults() {
 	setDefault(&c.MaxAge, DefaultCacheMaxAge)
 	setDefault(&c.MaxBytes, DefaultCacheMaxBytes)
 	setDefault(&c.MaxEntryBytes, DefaultCacheMaxEntryBytes)
+	setDefault(&c.EvictEvery, DefaultCacheEvictEvery)
 	if len(c.ResultsHosts) == 0 {
 		c.ResultsHosts = []string{DefaultResultsHost}
 	}
@@ -105,7 +112,7 @@ func (c *Cache) validate(p *problems, server *Server, pools []Pool) {
 		}
 	}
 	if !c.On() {
-		if c.MaxAge != 0 || c.MaxBytes != 0 || c.MaxEntryBytes != 0 || len(c.Pools) != 0 || len(c.ResultsHosts) != 0 {
+		if c.MaxAge != 0 || c.MaxBytes != 0 || c.MaxEntryBytes != 0 || c.EvictEvery != 0 || len(c.Pools) != 0 || len(c.ResultsHosts) != 0 {
 			p.add("cache", "limits or pools are set but neither cache.dir nor cache.s3 is: set one to turn the cache on")
 		}
 		return
@@ -131,6 +138,8 @@ func (c *Cache) validate(p *problems, server *Server, pools []Pool) {
 		p.add("cache.max_bytes", "%d is negative", c.MaxBytes)
 	case c.MaxEntryBytes < 0:
 		p.add("cache.max_entry_bytes", "%d is negative", c.MaxEntryBytes)
+	case c.EvictEvery < time.Minute:
+		p.add("cache.evict_every", "%v is under a minute: the reconciler function ticks once a minute at most, and each run scans the whole index", c.EvictEvery)
 	case c.MaxEntryBytes > c.MaxBytes:
 		p.add("cache.max_entry_bytes", "%d is more than cache.max_bytes (%d): such an entry would be evicted at once", c.MaxEntryBytes, c.MaxBytes)
 	}

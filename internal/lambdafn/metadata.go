@@ -106,11 +106,11 @@ func (a *MetadataApp) HandleMetadata(ctx context.Context, req events.LambdaFunct
 		return events.LambdaFunctionURLResponse{StatusCode: http.StatusBadRequest, Headers: jsonHeaders(), Body: string(body)}, nil
 	}
 	rec := newResponseRecorder()
-	var serve http.Handler = h
 	if c := a.cache.route(httpReq); c != nil {
-		serve = c
+		a.cache.serve(c, rec, httpReq, a.Metrics)
+	} else {
+		h.ServeHTTP(rec, httpReq)
 	}
-	serve.ServeHTTP(rec, httpReq)
 	return rec.functionURLResponse(), nil
 }
 

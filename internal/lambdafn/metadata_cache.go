@@ -14,6 +14,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/cache"
 	"github.com/runfleet/runfleet/internal/metadata"
+	"github.com/runfleet/runfleet/internal/metrics"
 	"github.com/runfleet/runfleet/internal/runner"
 )
 
@@ -30,30 +31,32 @@ type metadataCache struct {
 	pools     func(pool string) bool
 	public    string
 	results   []string
+	// metrics counts the handler's lookups and bytes since the execution
+	// environment started; each invocation records its own difference.
+	metrics *cache.Metrics
 }
 
 // ErrCacheEnvironment is a config that turns the cache on in a function
 // whose stack has no cache table or bucket, or names another bucket.
 var ErrCacheEnvironment = errors.New("lambdafn: the config's cache section does not match the stack's cache")
 
-// buildMetadataCache returns nil when the config's cache is off. The stack
-// gives the function its table and bucket (CacheBucketMaxAgeDays > 0); the
-// config turns the cache on with cache.s3 naming that bucket and the pools
-// whose machines use it, as for serve.
-func buildMetadataCache(app *App, opts Options) (*metadataCache, error) {
+// CacheStore is the stack's actions/cache index and bucket (cache.Dynamo),
+// nil when the config's cache is off. The stack gives the function its
+// table and bucket (CacheBucketMaxAgeDays > 0); the config turns the cache
+// on with cache.s3 naming that bucket. A config the stack cannot serve is
+// an ErrCacheEnvironment naming the fix.
+func CacheStore(app *App, opts Options) (*cache.Dynamo, error) {
 	cfg := app.Config.Cache
 	if !cfg.On() {
 		return nil, nil
 	}
 	switch {
 	case cfg.S3 == nil:
-		return nil, fmt.Errorf("%w: the metadata function keeps the cache in the stack's bucket: set cache.s3.bucket (output CacheBucketName), not cache.dir", ErrCacheEnvironment)
+		return nil, fmt.Errorf("%w: the functions keep the cache in the stack's bucket: set cache.s3.bucket (output CacheBucketName), not cache.dir", ErrCacheEnvironment)
 	case opts.Env.CacheTable == "" || opts.Env.CacheBucket == "":
 		return nil, fmt.Errorf("%w: %s and %s are not set: deploy the stack with CacheBucketMaxAgeDays above 0", ErrCacheEnvironment, EnvCacheTable, EnvCacheBucket)
 	case cfg.S3.Bucket != opts.Env.CacheBucket:
-		return nil, fmt.Errorf("%w: cache.s3.bucket is %q but the stack's bucket (the only one the function may use) is %q", ErrCacheEnvironment, cfg.S3.Bucket, opts.Env.CacheBucket)
-	case len(app.tokenKey) == 0:
-		return nil, errors.New("lambdafn: the cache needs the instance token key")
+		return nil, fmt.Errorf("%w: cache.s3.bucket is %q but the stack's bucket (the only one the functions may use) is %q", ErrCacheEnvironment, cfg.S3.Bucket, opts.Env.CacheBucket)
 	}
 	s3client := s3.NewFromConfig(opts.AWS, func(o *s3.Options) {
 		if cfg.S3.Endpoint != "" {
@@ -70,6 +73,22 @@ func buildMetadataCache(app *App, opts Options) (*metadataCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)
 	}
+	return store, nil
+}
+
+// buildMetadataCache returns nil when the config's cache is off.
+func buildMetadataCache(app *App, opts Options) (*metadataCache, error) {
+	cfg := app.Config.Cache
+	if !cfg.On() {
+		return nil, nil
+	}
+	store, err := CacheStore(app, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(app.tokenKey) == 0 {
+		return nil, errors.New("lambdafn: the cache needs the instance token key")
+	}
 	key := app.tokenKey
 	tokens, err := cache.NewTokens(key, app.Config.ControllerID, nil)
 	if err != nil {
@@ -84,9 +103,10 @@ func buildMetadataCache(app *App, opts Options) (*metadataCache, error) {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("runfleet actions/cache blob URLs"))
 	public := app.Config.Server.PublicURL
+	counts := &cache.Metrics{}
 	h, err := cache.NewHandler(cache.Options{
 		Store: store, Tokens: tokens, BlobKey: m.Sum(nil), PublicURL: public,
-		MaxEntryBytes: cfg.MaxEntryBytes, Log: app.Logger,
+		MaxEntryBytes: cfg.MaxEntryBytes, Log: app.Logger, Metrics: counts,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lambdafn: %w", err)
@@ -98,7 +118,7 @@ func buildMetadataCache(app *App, opts Options) (*metadataCache, error) {
 		return nil, fmt.Errorf("lambdafn: %w", err)
 	}
 	return &metadataCache{handler: h, jobTokens: jobs, agents: agents, pools: cfg.ForPool,
-		public: strings.TrimRight(public, "/"), results: cfg.ResultsHosts}, nil
+		public: strings.TrimRight(public, "/"), results: cfg.ResultsHosts, metrics: counts}, nil
 }
 
 // route returns the cache's handler for r, or nil when r is not a cache
@@ -133,4 +153,19 @@ func (c *metadataCache) agentConfig(log *slog.Logger) metadata.CacheAgentFunc {
 		log.Info("cache: agent configured", "instance", inst.Name, "pool", inst.Pool)
 		return metadata.CacheAgentConfig{CacheURL: c.public, AgentToken: tok, ResultsHosts: c.results}, true, nil
 	}
+}
+
+// serve answers r with the cache's handler and records the invocation's
+// lookups and bytes as EMF (runfleet_cache_lookups_total,
+// runfleet_cache_transfer_bytes_total). Lambda runs one invocation at a
+// time per execution environment, so the counters' difference across it
+// is the invocation's own.
+func (c *metadataCache) serve(h http.Handler, w http.ResponseWriter, r *http.Request, rec *metrics.EMF) {
+	before := c.metrics.Snapshot()
+	h.ServeHTTP(w, r)
+	after := c.metrics.Snapshot()
+	rec.CacheServed(metrics.CacheFigures{
+		Hits: after.Hits - before.Hits, Misses: after.Misses - before.Misses,
+		BytesUploaded: after.BytesUploaded - before.BytesUploaded, BytesDown: after.BytesDownloaded - before.BytesDownloaded,
+	})
 }

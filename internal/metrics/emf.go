@@ -59,6 +59,9 @@ func (e *EMF) put(name string, value float64, labels ...string) {
 	case strings.HasSuffix(name, "_seconds"):
 		unit = telemetry.UnitSeconds
 	}
+	if u, ok := cacheUnit(name); ok {
+		unit = u
+	}
 	if len(labels) == 0 {
 		e.emf.Put(name, value, unit)
 		return

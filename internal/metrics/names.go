@@ -158,9 +158,9 @@ var Families = []Family{
 	{WarmForecastNeed, "Jobs the pool's forecast says must find a warm runner at once, set each reconcile pass (pools[].warm).", Gauge, []string{LabelPool}, nil},
 	{WarmRunners, "Idle runners the reconciler keeps warm for the pool this pass: the forecast's size within min_idle, max_idle and max_runners (pools[].warm).", Gauge, []string{LabelPool}, nil},
 	{WarmIdleSeconds, "Machine-seconds the pool's runners sat idle with no job, counted at each reconcile pass from the idle runners it found (pools[].warm): what warmth costs.", Counter, []string{LabelPool}, nil},
-	{CacheLookups, "actions/cache lookups (GetCacheEntryDownloadURL) by result: hit or miss (runfleet serve with cache.dir; docs/actions-cache.md).", Counter, []string{LabelResult}, nil},
-	{CacheTransferBytes, "Bytes the actions/cache service took in (op=upload) and sent out (op=download).", Counter, []string{LabelOp}, nil},
-	{CacheStoredBytes, "Bytes of the actions/cache entries kept now (finalized archives; eviction keeps it under cache.max_bytes).", Gauge, nil, nil},
+	{CacheLookups, "actions/cache lookups (GetCacheEntryDownloadURL) by result: hit or miss (runfleet serve with cache.dir or cache.s3; on AWS the metadata function, per invocation; docs/actions-cache.md).", Counter, []string{LabelResult}, nil},
+	{CacheTransferBytes, "Bytes the actions/cache service took in (op=upload) and sent out (op=download); on AWS the sizes of the parts the metadata function presigned (upload only: restores go from S3 on presigned GETs).", Counter, []string{LabelOp}, nil},
+	{CacheStoredBytes, "Bytes of the actions/cache entries kept now (finalized archives; eviction keeps it under cache.max_bytes). On AWS written by the reconciler after each eviction run (cache.evict_every).", Gauge, nil, nil},
 	{CacheEntries, "actions/cache entries kept now (finalized).", Gauge, nil, nil},
 	{BuildInfo, "1, labelled with the running build's version and commit (runfleet version).", Gauge, []string{LabelVersion, LabelCommit}, nil},
 }

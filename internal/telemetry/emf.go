@@ -21,6 +21,7 @@ const (
 	UnitCount   Unit = "Count"
 	UnitNone    Unit = "None"
 	UnitSeconds Unit = "Seconds"
+	UnitBytes   Unit = "Bytes"
 )
 
 // Dimension is one dimension of a metric: a name and its value.

@@ -61,6 +61,9 @@ type App struct {
 	// invocation at a time per environment, so no lock.
 	legacyMigrated          bool
 	legacyMigrationFailures int
+	// cacheEvictor is the reconciler's eviction of the actions/cache
+	// index (cacheevict.go), nil when it has none to run.
+	cacheEvictor *cacheEvictor
 }
 
 // Build loads role's App and builds its GitHub client and providers. Every
@@ -136,6 +139,9 @@ func Build(ctx context.Context, role lambdafn.Role, opts Options) (*App, error) 
 		o.InstanceToken = base.Tokens.Mint
 	}
 	app := &App{App: base, GitHub: gh, Providers: provs, engineOptions: o}
+	if role == lambdafn.RoleReconciler {
+		app.cacheEvictor = newCacheEvictor(app, opts)
+	}
 	if role == lambdafn.RoleForceDelete {
 		_, err = app.registrar(base.Logger)
 	} else {

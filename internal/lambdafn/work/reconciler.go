@@ -71,6 +71,9 @@ func (a *App) HandleSchedule(ctx context.Context, ev events.EventBridgeEvent) (e
 	}
 	rep, err := eng.Reconcile(ctx)
 	err = errors.Join(takeErr, err)
+	// After the fleet's pass, at most once per cache.evict_every: the
+	// cache's eviction by size and age (its failures are its own).
+	a.evictCache(ctx, log)
 	a.Metrics.ReconcileResult(err)
 	attrs := []any{
 		"examined", rep.Examined,
