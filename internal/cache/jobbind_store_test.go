@@ -124,16 +124,19 @@ func checkJobBinding(t *testing.T, st store.Store) {
 	main := cache.JobEnv{Repository: "org/app", Ref: "refs/heads/main", EventName: "push", DefaultBranch: "main"}
 
 	prMachine, prAgentToken := machine(7001, "org/app")
-	c, err := trade(agent(prAgentToken), pr)
+	prAgent := agent(prAgentToken)
+	c, err := trade(prAgent, pr)
 	if err != nil || c.Write != pr.Ref {
 		t.Fatalf("the pull request's job: claim %+v, %v", c, err)
 	}
 
 	t.Run("the default branch's ref from the same agent", func(t *testing.T) {
 		// The agent takes one registration; a job that is root reaches
-		// runfleet with the agent token itself.
-		j := agent(prAgentToken)
-		if _, err := trade(j, main); !refused(err, http.StatusForbidden, "bound to the job its job-started hook described (ref refs/pull/7/merge)") {
+		// runfleet with the agent's token itself, as the agent would.
+		if err := prAgent.Register(main); !errors.Is(err, cacheagent.ErrRegistered) {
+			t.Fatalf("a second registration: %v", err)
+		}
+		if _, err := trade(agent(prAgentToken), main); !refused(err, http.StatusForbidden, "bound to the job its job-started hook described (ref refs/pull/7/merge)") {
 			t.Fatalf("err = %v, want 403 naming the bound ref", err)
 		}
 		line := logs.Lines(t, map[string]any{"msg": "cache: job token refused", "status": float64(http.StatusForbidden)})
