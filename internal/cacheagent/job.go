@@ -116,9 +116,13 @@ func (e *TradeRefusedError) Error() string {
 	return fmt.Sprintf("runfleet refused the job token (%d): %s", e.Status, e.Body)
 }
 
-// DefaultTradeWait is how long the registration waits for the job's token:
+// DefaultTradeWait is how long the registration waits for its one trade:
 // under the hook's curl --max-time 10, with room for its own start.
 const DefaultTradeWait = 7 * time.Second
+
+// backgroundTradeWait bounds the background trade after a 409: the
+// ledger sees a job start within seconds of the runner's own start.
+const backgroundTradeWait = 2 * time.Minute
 
 // tradeRetryAfter is the wait before asking again after a 409, doubled
 // up to a second.
@@ -204,17 +208,33 @@ func RegisterHandler(j *JobTokens, log *slog.Logger) http.Handler {
 			return
 		}
 		log.Info("cacheagent: job registered", "repo", env.Repository, "ref", env.Ref, "event", env.EventName, "default_branch", env.DefaultBranch)
-		// Trade at once, before the job's first step, so that runfleet
-		// binds the machine to this description. A slow or unreachable
-		// runfleet does not fail the registration: the first cache call
-		// trades (and binds) then.
+		// Trade once at once, before the job's first step, so that
+		// runfleet binds the machine to this description: it binds at the
+		// first trade it sees, whatever it answers. The job waits for that
+		// one call only. A 409 (the ledger has not seen the job start) is
+		// asked again in the background, so the token is likely there by
+		// the first cache call without holding the job's first step. A
+		// slow or unreachable runfleet does not fail the registration: the
+		// first cache call trades (and binds) then.
 		wait := j.TradeWait
 		if wait <= 0 {
 			wait = DefaultTradeWait
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
-		defer cancel()
-		if err := j.TradeNow(ctx); err != nil {
+		_, err = j.Token(ctx)
+		cancel()
+		var re *TradeRefusedError
+		switch {
+		case errors.As(err, &re) && re.Status == http.StatusConflict:
+			log.Info("cacheagent: job bound; its token is asked for again in the background", "repo", env.Repository, "ref", env.Ref)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), backgroundTradeWait)
+				defer cancel()
+				if err := j.TradeNow(ctx); err != nil {
+					log.Warn("cacheagent: no job token after registration; the first cache call asks again", "err", err, "repo", env.Repository, "ref", env.Ref)
+				}
+			}()
+		case err != nil:
 			log.Warn("cacheagent: no job token at registration; the first cache call asks again", "err", err, "repo", env.Repository, "ref", env.Ref)
 		}
 		w.WriteHeader(http.StatusNoContent)

@@ -81,3 +81,47 @@ func TestHookRegistersWhenRunfleetIsSlow(t *testing.T) {
 		t.Fatalf("registrations %v, want one", got)
 	}
 }
+
+// TestHookDoesNotWaitForTheLedger: the hook's one trade binds the job
+// (runfleet binds at the first trade, even one it answers 409); a 409 is
+// asked again in the background, so the job's first step never waits for
+// runfleet's ledger to see the job start, and the token is there later.
+func TestHookDoesNotWaitForTheLedger(t *testing.T) {
+	var calls atomic.Int32
+	served := make(chan struct{})
+	release := make(chan struct{})
+	ledgerLate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		switch {
+		case n == 1:
+			http.Error(w, `{"error":"the ledger has not seen the job start"}`, http.StatusConflict)
+		case n == 2:
+			// The second ask comes only after the hook has returned.
+			<-release
+			http.Error(w, `{"error":"the ledger has not seen the job start"}`, http.StatusConflict)
+		default:
+			_ = json.NewEncoder(w).Encode(cache.JobTokenResponse{Token: "tok", ExpiresAt: time.Now().Add(time.Hour)})
+			close(served)
+		}
+	}))
+	t.Cleanup(ledgerLate.Close)
+	w := newAgentWorld(t, nil, ledgerLate.URL, true)
+	out := runHook(t, w.serveSocket(t), map[string]string{
+		"GITHUB_REPOSITORY": "org/app", "GITHUB_REF": "refs/heads/main", "GITHUB_EVENT_NAME": "push",
+		"GITHUB_EVENT_PATH": eventFile(t, `{"repository":{"default_branch":"main"}}`),
+	})
+	if strings.Contains(out, "not told") {
+		t.Fatalf("the registration failed: %s", out)
+	}
+	// The hook returned while the background trade's second ask is held:
+	// the job's first step did not wait for it.
+	close(release)
+	<-served
+	// The agent logs the token once the answer is read: wait for it.
+	for len(w.logs.WithMessage(t, "cacheagent: job token received")) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("%d trades, want 3 (the hook's, two in the background)", n)
+	}
+}
