@@ -10,7 +10,7 @@ import (
 
 // The direct upload's calls: refused by a store that takes no direct
 // uploads; on S3, a part over the entry's limit is refused before a
-// byte moves, and a completion names only uploaded parts in order.
+// byte moves, and a completion names only uploaded parts.
 func TestDirectUploadCalls(t *testing.T) {
 	post := func(h *Handler, u string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, u, strings.NewReader(`{"parts":[2,1]}`))
@@ -46,8 +46,14 @@ func TestDirectUploadCalls(t *testing.T) {
 		if w := post(h, u+"&runfleet=presign&part=0&size=1"); w.Code != http.StatusBadRequest {
 			t.Fatalf("part 0 = %d", w.Code)
 		}
-		if w := post(h, u+"&runfleet=presign&part=1&size=10"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "uploadId") {
+		// A plain PutObject of the entry's part object, its length signed.
+		if w := post(h, u+"&runfleet=presign&part=1&size=10"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "/parts/") ||
+			!strings.Contains(w.Body.String(), "content-length") || strings.Contains(w.Body.String(), "uploadId") {
 			t.Fatalf("presign = %d %s", w.Code, w.Body)
+		}
+		// whole=1: the single shot's one object.
+		if w := post(h, u+"&runfleet=presign&whole=1&size=10"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "/blobs/") {
+			t.Fatalf("presign of the whole object = %d %s", w.Code, w.Body)
 		}
 		if w := post(h, u+"&runfleet=complete"); w.Code != http.StatusBadRequest {
 			t.Fatalf("completing parts never uploaded = %d %s", w.Code, w.Body)
