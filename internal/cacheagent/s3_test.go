@@ -45,8 +45,8 @@ func motoStore(t testing.TB) (*cache.S3, *s3.Client, string) {
 // the archive straight to the bucket (moto) on presigned URLs, the restore
 // comes straight from the bucket, the bytes are the same; at 1 MB and 100
 // MB (one Put Blob: one object, restored on one presigned GET) and 1 GB
-// (10^9 bytes: fifteen blocks, fifteen part objects, restored by the agent
-// fetching them in parallel).
+// (10^9 bytes: fifteen blocks, 120 part objects of 8 MiB at most,
+// restored by the agent fetching them in parallel).
 func TestRealClientOnS3(t *testing.T) {
 	st, client, bucket := motoStore(t)
 	w := newAgentWorld(t, st, "", false)
@@ -57,7 +57,11 @@ func TestRealClientOnS3(t *testing.T) {
 	}()
 	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
 	ws := t.TempDir()
-	for _, size := range []int{1 << 20, 100 << 20, 1_000_000_000} {
+	// The part objects each size becomes: the archive (random bytes, so
+	// zstd keeps the size) is a few KB over the data, so 10^9 bytes are
+	// fourteen blocks of 64 MiB (8 pieces each) and one of ~60 MB (8).
+	for _, tc := range []struct{ size, parts int }{{1 << 20, 1}, {100 << 20, 1}, {1_000_000_000, 120}} {
+		size := tc.size
 		t.Run(fmt.Sprintf("%d MB", size/1_000_000), func(t *testing.T) {
 			start := time.Now()
 			key := fmt.Sprintf("deps-%d", size)
@@ -79,12 +83,7 @@ func TestRealClientOnS3(t *testing.T) {
 			// were the downloads (runfleet counts the bytes it presigned
 			// parts for, none for one object's presigned GET).
 			after, c := w.metrics.Snapshot(), w.agent.Counts()
-			inParts, wantParts := size > 128<<20, int64(1)
-			if inParts {
-				// The archive (random bytes, so zstd keeps the size) is
-				// a few KB over the data: still under 15 × 64 MiB.
-				wantParts = int64(size+(64<<20)-1) / (64 << 20)
-			}
+			inParts, wantParts := size > 128<<20, int64(tc.parts)
 			down, restoredParts := after.BytesDownloaded-before.BytesDownloaded, c.RestoredParts-restored
 			if after.BytesUploaded <= before.BytesUploaded || c.DirectParts-parts != wantParts ||
 				(inParts && (restoredParts != wantParts || down <= int64(size))) || (!inParts && (restoredParts != 0 || down != 0)) {
@@ -135,7 +134,8 @@ func TestBlocksOutOfOrder(t *testing.T) {
 
 	const uuid = "0b0e4d2a-5c1f-4b6e-9a7d-3e2f1c0d9b8a"
 	block := func(i int) string { return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s%012d", uuid, i)) }
-	sizes := []int{5 << 20, 5 << 20, 1000}
+	// Block 0 is over a piece (8 MiB): two part objects.
+	sizes := []int{9 << 20, 5 << 20, 1000}
 	var all []byte
 	data := make([][]byte, len(sizes))
 	for i, n := range sizes {
@@ -183,14 +183,15 @@ func TestBlocksOutOfOrder(t *testing.T) {
 	}
 
 	t.Run("a part changed after the save fails the restore", func(t *testing.T) {
-		// The blocks arrived 2, 0, 1: block 1, the archive's second part,
-		// is part object 3. Same size, other bytes.
+		// The blocks arrived 2, 0, 1: block 2 is part object 1, block 0
+		// parts 2 and 3, block 1 — the archive's second block — part 4.
+		// Same size, other bytes.
 		parts, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String("c/parts/")})
-		if err != nil || len(parts.Contents) != 3 {
+		if err != nil || len(parts.Contents) != 4 {
 			t.Fatalf("parts: %v %v", parts, err)
 		}
-		key := aws.ToString(parts.Contents[2].Key)
-		if !strings.HasSuffix(key, "/00003") {
+		key := aws.ToString(parts.Contents[3].Key)
+		if !strings.HasSuffix(key, "/00004") {
 			t.Fatalf("part keys: %s", key)
 		}
 		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(make([]byte, len(data[1])))}); err != nil {

@@ -34,12 +34,20 @@ const UploadPrefix = "/_runfleet/upload/"
 // call lists one presigned URL per part (cache.MaxEntryParts).
 const maxCallAnswer = 8 << 20
 
-// upload is one entry's upload: the part each block became.
+// upload is one entry's upload: the parts each block became.
 type upload struct {
 	mu    sync.Mutex
-	parts map[string]int32
+	parts map[string][]int32
 	next  int32
 }
+
+// pieceBytes is the most one part object holds: a block of the SDK (64
+// MiB) is sent as pieces of this size, each its own part, so a restore's
+// ranged GETs (fetchChunk, the same size) each read one whole object. S3
+// serves any range of any object alike; an emulator that reads the whole
+// object for every range (moto) would otherwise do eight times the work.
+// cache.MaxEntryParts pieces are 16 GiB, over the default 10 GiB limit.
+const pieceBytes = fetchChunk
 
 // rewriteUpload points a signed upload URL of a direct-upload store at the
 // agent itself (same host the client called, so the same certificate).
@@ -67,20 +75,35 @@ func (a *Agent) rewriteURL(body []byte, host, field, hint, prefix string) []byte
 	return out
 }
 
-// partFor gives a block its part number: the next in arrival order, the
-// same again for a block sent again (a retry replaces its object). The
-// number only names the part's object; the block list gives the order.
-// A block list naming a block never sent gets a number with no object,
-// which completion refuses (the client warns, nothing is stored).
-func (u *upload) partFor(blockID string) int32 {
+// piecesFor gives a block of size bytes its part numbers, one per
+// pieceBytes: the next ones in arrival order, the same again for a block
+// sent again with the same size (a retry replaces its objects; one of
+// another size gets new numbers, and its old objects, named by no block
+// list, are deleted at completion). The numbers only name the parts'
+// objects; the block list gives the order.
+func (u *upload) piecesFor(blockID string, size int64) []int32 {
+	k := max(1, int((size+pieceBytes-1)/pieceBytes))
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if p, ok := u.parts[blockID]; ok {
+	if p, ok := u.parts[blockID]; ok && len(p) == k {
 		return p
 	}
-	u.next++
-	u.parts[blockID] = u.next
-	return u.next
+	p := make([]int32, k)
+	for i := range p {
+		u.next++
+		p[i] = u.next
+	}
+	u.parts[blockID] = p
+	return p
+}
+
+// staged are the part numbers of a block already sent; false for a block
+// never sent.
+func (u *upload) staged(blockID string) ([]int32, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p, ok := u.parts[blockID]
+	return p, ok
 }
 
 func (a *Agent) uploadState(key string) *upload {
@@ -91,7 +114,7 @@ func (a *Agent) uploadState(key string) *upload {
 	}
 	u, ok := a.uploads[key]
 	if !ok {
-		u = &upload{parts: map[string]int32{}}
+		u = &upload{parts: map[string][]int32{}}
 		a.uploads[key] = u
 	}
 	return u
@@ -120,7 +143,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch q.Get("comp") {
 	case "block":
-		err = a.sendPart(r, signed, up.partFor(q.Get("blockid")))
+		err = a.sendBlock(r, signed, up.piecesFor(q.Get("blockid"), r.ContentLength))
 	case "blocklist":
 		var bl struct {
 			Latest      []string `xml:"Latest"`
@@ -133,12 +156,17 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 		}
 		var parts []int32
 		for _, id := range append(append(bl.Latest, bl.Uncommitted...), bl.Committed...) {
-			parts = append(parts, up.partFor(id))
+			p, ok := up.staged(id)
+			if !ok {
+				cache.WriteBlobError(w, http.StatusBadRequest, "InvalidBlockList", "the block list names a block that was not staged")
+				return
+			}
+			parts = append(parts, p...)
 		}
 		err = a.complete(r, signed, cache.CompleteRequest{Parts: parts})
 	case "":
 		// Put Blob: the whole archive, as the entry's one object.
-		if err = a.sendPart(r, signed, cache.WholeObject); err == nil {
+		if err = a.sendPart(r, signed, cache.WholeObject, r.ContentLength, r.Body); err == nil {
 			err = a.complete(r, signed, cache.CompleteRequest{Whole: true})
 		}
 	default:
@@ -187,13 +215,27 @@ func (a *Agent) call(r *http.Request, method, signed string, q url.Values, body 
 	return b, nil
 }
 
-// sendPart streams the request's body to the bucket as part n
+// sendBlock streams the request's body (a block) to the bucket as parts,
+// pieceBytes each, one after the other.
+func (a *Agent) sendBlock(r *http.Request, signed string, parts []int32) error {
+	left := r.ContentLength
+	for _, n := range parts {
+		size := min(left, pieceBytes)
+		if err := a.sendPart(r, signed, n, size, io.LimitReader(r.Body, size)); err != nil {
+			return err
+		}
+		left -= size
+	}
+	return nil
+}
+
+// sendPart streams size bytes of body to the bucket as part n
 // (cache.WholeObject: the entry's one object).
-func (a *Agent) sendPart(r *http.Request, signed string, n int32) error {
-	if r.ContentLength < 0 {
+func (a *Agent) sendPart(r *http.Request, signed string, n int32, size int64, body io.Reader) error {
+	if size < 0 {
 		return &statusError{http.StatusLengthRequired, "Content-Length is required"}
 	}
-	q := url.Values{"runfleet": {"presign"}, "size": {strconv.FormatInt(r.ContentLength, 10)}}
+	q := url.Values{"runfleet": {"presign"}, "size": {strconv.FormatInt(size, 10)}}
 	if n == cache.WholeObject {
 		q.Set("whole", "1")
 	} else {
@@ -207,11 +249,14 @@ func (a *Agent) sendPart(r *http.Request, signed string, n int32) error {
 	if err := json.Unmarshal(b, &p); err != nil || p.URL == "" {
 		return fmt.Errorf("runfleet's presign answer: %v", err)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, p.URL, r.Body)
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, p.URL, body)
 	if err != nil {
 		return err
 	}
-	req.ContentLength = r.ContentLength
+	req.ContentLength = size
+	if size == 0 {
+		req.Body = http.NoBody
+	}
 	for k, vs := range p.Headers {
 		if strings.EqualFold(k, "Host") || strings.EqualFold(k, "Content-Length") {
 			continue

@@ -199,9 +199,9 @@ func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) s
 // bootstrap under the Lambda Runtime API (two execution environments, the
 // index shared in DynamoDB Local), with the archives in a moto bucket:
 // save and restore of 1 MiB, 100 MiB (one Put Blob, one object), 160 MiB
-// (three blocks at once, each its own object, presigned by either
-// instance; restored by the agent from the parts) and 1 GB (10^9 bytes,
-// fifteen parts), restore-key fallback, a second save refused, and repository A's
+// (three blocks at once, each sent as part objects of 8 MiB at most,
+// presigned by either instance; restored by the agent from the parts) and
+// 1 GB (10^9 bytes, 120 parts), restore-key fallback, a second save refused, and repository A's
 // token reading nothing of B's.
 func TestMetadataFunctionServesTheCache(t *testing.T) {
 	client := cachetest.InstallClient(t)
@@ -300,17 +300,18 @@ cache:
 
 	// Straight to the bucket: 100 MiB is the SDK's one Put Blob (up to
 	// 128 MiB), the entry's one object, restored on one presigned GET;
-	// 160 MiB is three blocks of 64 MiB or less staged at once, each its
-	// own object presigned by either instance, then one completion in
-	// block order; the restore is the agent's, part by part from the
-	// bucket. 1 GB (10^9 bytes, and the archive of random bytes a few KB
-	// more) is fifteen parts; one save, one restore: it is the
+	// 160 MiB is three blocks of 64 MiB or less staged at once, each sent
+	// as part objects of 8 MiB at most (8 + 8 + 5: the archive of random
+	// bytes is a few KB over the data), presigned by either instance, then
+	// one completion in block order; the restore is the agent's, part by
+	// part from the bucket. 1 GB (10^9 bytes) is fourteen blocks of 8
+	// parts and one of ~60 MB, 8 more; one save, one restore: it is the
 	// acceptance's size, and the slowest case here.
 	for _, c := range []struct {
 		name  string
 		size  int
 		parts int64
-	}{{"100m", 100 << 20, 1}, {"160m", 160 << 20, 3}, {"1g", 1_000_000_000, 15}} {
+	}{{"100m", 100 << 20, 1}, {"160m", 160 << 20, 21}, {"1g", 1_000_000_000, 120}} {
 		start := time.Now()
 		dir := t.TempDir()
 		sum := cachetest.WriteData(t, dir, c.size)
@@ -366,8 +367,8 @@ cache:
 			parts++
 		}
 	}
-	if blobs != 2 || parts != 3+15 || len(keys) != blobs+parts {
-		t.Fatalf("bucket holds %v, want two archives under blobs/ and 18 parts under parts/", keys)
+	if blobs != 2 || parts != 21+120 || len(keys) != blobs+parts {
+		t.Fatalf("bucket holds %v, want two archives under blobs/ and 141 parts under parts/", keys)
 	}
 	uploads, err := s3c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &bucket})
 	if err != nil || len(uploads.Uploads) != 0 {
