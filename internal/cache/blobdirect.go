@@ -9,6 +9,7 @@ package cache
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -24,10 +25,12 @@ const DirectHint = "direct=s3"
 // parts; a function refuses, ErrNeedsAgent).
 const PartsHint = "parts=s3"
 
-// PresignResponse is the answer to a part's presign call.
+// PresignResponse is the answer to a part's presign call; to a block's
+// (pieces=k), Parts.
 type PresignResponse struct {
-	URL     string              `json:"url"`
+	URL     string              `json:"url,omitempty"`
 	Headers map[string][]string `json:"headers,omitempty"`
+	Parts   []PresignedPart     `json:"parts,omitempty"`
 }
 
 // CompleteRequest names the parts of the archive, in order; Whole: the
@@ -60,14 +63,25 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request, log *slog.Logge
 			h.refuseBlob(w, log, http.StatusBadRequest, "InvalidQueryParameterValue", "part (from 1) and size must be integers, or whole=1 and size")
 			return
 		}
-		u, hdr, err := pu.PresignPart(r.Context(), id, int32(part), size, h.o.MaxEntryBytes, h.o.URLTTL)
+		var resp PresignResponse
+		var err error
+		if k := q.Get("pieces"); k != "" && part != int64(WholeObject) {
+			// A block as parts part, part+1, … of PieceBytes: k says how
+			// many the agent expects, so a disagreement is refused.
+			resp.Parts, err = pu.PresignPieces(r.Context(), id, int32(part), size, h.o.MaxEntryBytes, h.o.URLTTL)
+			if err == nil && strconv.Itoa(len(resp.Parts)) != k {
+				err = &InvalidError{Field: "pieces", Reason: fmt.Sprintf("a block of %d bytes is %d parts of %d bytes, not %s", size, len(resp.Parts), PieceBytes, k)}
+			}
+		} else {
+			resp.URL, resp.Headers, err = pu.PresignPart(r.Context(), id, int32(part), size, h.o.MaxEntryBytes, h.o.URLTTL)
+		}
 		if err != nil {
 			h.blobError(w, log, err)
 			return
 		}
 		h.o.Metrics.bytesUp.Add(size)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(PresignResponse{URL: u, Headers: hdr})
+		_ = json.NewEncoder(w).Encode(resp)
 	case "complete":
 		var req CompleteRequest
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBlockListBody)).Decode(&req); err != nil {

@@ -2,8 +2,10 @@ package cache
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -51,6 +53,26 @@ func TestDirectUploadCalls(t *testing.T) {
 			!strings.Contains(w.Body.String(), "content-length") || strings.Contains(w.Body.String(), "uploadId") {
 			t.Fatalf("presign = %d %s", w.Code, w.Body)
 		}
+		// A block in one call: parts 3, 4, 5 of PieceBytes (the last
+		// shorter), each its own length signed; the count must agree.
+		h.o.MaxEntryBytes = 3 * PieceBytes
+		w := post(h, u+"&runfleet=presign&part=3&size="+strconv.Itoa(2*PieceBytes+5)+"&pieces=3")
+		var pr PresignResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &pr); w.Code != http.StatusOK || err != nil || len(pr.Parts) != 3 ||
+			pr.Parts[0].Part != 3 || pr.Parts[2].Part != 5 || pr.Parts[1].Size != PieceBytes || pr.Parts[2].Size != 5 ||
+			!strings.Contains(pr.Parts[2].URL, "/parts/") || pr.Parts[2].Headers["Content-Length"][0] != "5" {
+			t.Fatalf("a block's presign = %d %s", w.Code, w.Body)
+		}
+		if w := post(h, u+"&runfleet=presign&part=3&size="+strconv.Itoa(2*PieceBytes+5)+"&pieces=2"); w.Code != http.StatusBadRequest {
+			t.Fatalf("a block's presign with the wrong count = %d %s", w.Code, w.Body)
+		}
+		if w := post(h, u+"&runfleet=presign&part=3&size="+strconv.Itoa(3*PieceBytes+1)+"&pieces=4"); w.Code != http.StatusRequestEntityTooLarge {
+			t.Fatalf("a block over the limit = %d %s", w.Code, w.Body)
+		}
+		if w := post(h, u+"&runfleet=presign&part="+strconv.Itoa(MaxEntryParts)+"&size="+strconv.Itoa(2*PieceBytes)+"&pieces=2"); w.Code != http.StatusBadRequest {
+			t.Fatalf("a block past the part cap = %d %s", w.Code, w.Body)
+		}
+		h.o.MaxEntryBytes = 100
 		// whole=1: the single shot's one object.
 		if w := post(h, u+"&runfleet=presign&whole=1&size=10"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "/blobs/") {
 			t.Fatalf("presign of the whole object = %d %s", w.Code, w.Body)

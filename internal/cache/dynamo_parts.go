@@ -60,6 +60,14 @@ func (d *Dynamo) PresignPart(ctx context.Context, id int64, part int32, size, li
 	return d.parts().presignPut(ctx, id, part, size, limit, ttl)
 }
 
+// PresignPieces implements PartUploader, as the S3 store does.
+func (d *Dynamo) PresignPieces(ctx context.Context, id int64, first int32, size, limit int64, ttl time.Duration) ([]PresignedPart, error) {
+	if err := d.pendingByID(ctx, id); err != nil {
+		return nil, err
+	}
+	return d.parts().presignPieces(ctx, id, first, size, limit, ttl)
+}
+
 // CompleteParts implements PartUploader: sizes and ETags come from S3,
 // never from the caller; the list goes on the id item.
 func (d *Dynamo) CompleteParts(ctx context.Context, id int64, order []int32, limit int64) error {

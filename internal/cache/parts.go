@@ -51,6 +51,21 @@ type PartsResponse struct {
 	Parts []PartURL `json:"parts"`
 }
 
+// PieceBytes is the most one part object of a block holds: the agent
+// sends each of the SDK's 64 MiB blocks as parts of this size, so a
+// restore's ranged GET of this size reads one whole object (S3 serves any
+// range alike; an emulator that reads the whole object for every range,
+// moto, does eight times the work on 64 MiB objects).
+const PieceBytes = 8 << 20
+
+// PresignedPart is one part's presigned PUT, its Content-Length signed.
+type PresignedPart struct {
+	Part    int32               `json:"part"`
+	Size    int64               `json:"size"`
+	URL     string              `json:"url"`
+	Headers map[string][]string `json:"headers,omitempty"`
+}
+
 // WholeObject is the part "number" of a single-shot upload: the archive
 // is one object at the entry's blob key, restored by one presigned GET.
 const WholeObject int32 = 0
@@ -162,6 +177,45 @@ func (b partBucket) presignPut(ctx context.Context, id int64, n int32, size, lim
 		return "", nil, fmt.Errorf("cache: presign a part: %w", err)
 	}
 	return req.URL, req.SignedHeader, nil
+}
+
+// presignPieces presigns a block of size bytes as parts first, first+1, …
+// of PieceBytes each (the last shorter; one part for an empty block), in
+// one call: one listing holds the entry's limit over the parts already
+// there but these.
+func (b partBucket) presignPieces(ctx context.Context, id int64, first int32, size, limit int64, ttl time.Duration) ([]PresignedPart, error) {
+	if err := checkPartRequest(first, size, limit); err != nil {
+		return nil, err
+	}
+	k := int32(max(1, (size+PieceBytes-1)/PieceBytes))
+	if first < 1 || first > MaxEntryParts-k+1 {
+		return nil, &InvalidError{Field: "part", Reason: fmt.Sprintf("parts %d–%d are not in 1–%d (%d parts at most)", first, first+k-1, MaxEntryParts, MaxEntryParts)}
+	}
+	have, _, err := b.list(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for m, p := range have {
+		if m < first || m >= first+k {
+			total += p.size
+		}
+	}
+	if total+size > limit {
+		return nil, ErrTooLarge
+	}
+	out := make([]PresignedPart, k)
+	left := size
+	for i := range out {
+		n, sz := first+int32(i), min(left, PieceBytes)
+		left -= sz
+		req, err := b.presign.PresignPutObject(ctx, &s3.PutObjectInput{Bucket: &b.bucket, Key: aws.String(b.partKey(id, n)), ContentLength: aws.Int64(sz)}, s3.WithPresignExpires(ttl))
+		if err != nil {
+			return nil, fmt.Errorf("cache: presign a part: %w", err)
+		}
+		out[i] = PresignedPart{Part: n, Size: sz, URL: req.URL, Headers: req.SignedHeader}
+	}
+	return out, nil
 }
 
 // complete reads entry id's parts from the bucket — sizes and ETags from

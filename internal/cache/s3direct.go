@@ -20,6 +20,9 @@ type PartUploader interface {
 	// object) of pending entry id, size bytes; the parts uploaded so far
 	// and this one may not exceed limit.
 	PresignPart(ctx context.Context, id int64, part int32, size, limit int64, ttl time.Duration) (string, http.Header, error)
+	// PresignPieces presigns a block of size bytes as parts first, first+1,
+	// … of PieceBytes each, in one call (the agent's blocks).
+	PresignPieces(ctx context.Context, id int64, first int32, size, limit int64, ttl time.Duration) ([]PresignedPart, error)
 	// CompleteParts makes these parts, in this order, the archive of
 	// pending entry id.
 	CompleteParts(ctx context.Context, id int64, order []int32, limit int64) error
@@ -43,6 +46,14 @@ func (s *S3) PresignPart(ctx context.Context, id int64, part int32, size, limit 
 		return "", nil, err
 	}
 	return s.parts().presignPut(ctx, id, part, size, limit, ttl)
+}
+
+// PresignPieces implements PartUploader.
+func (s *S3) PresignPieces(ctx context.Context, id int64, first int32, size, limit int64, ttl time.Duration) ([]PresignedPart, error) {
+	if err := s.pending(id); err != nil {
+		return nil, err
+	}
+	return s.parts().presignPieces(ctx, id, first, size, limit, ttl)
 }
 
 // CompleteParts implements PartUploader: the part list goes into the

@@ -41,13 +41,12 @@ type upload struct {
 	next  int32
 }
 
-// pieceBytes is the most one part object holds: a block of the SDK (64
-// MiB) is sent as pieces of this size, each its own part, so a restore's
-// ranged GETs (fetchChunk, the same size) each read one whole object. S3
-// serves any range of any object alike; an emulator that reads the whole
-// object for every range (moto) would otherwise do eight times the work.
-// cache.MaxEntryParts pieces are 16 GiB, over the default 10 GiB limit.
-const pieceBytes = fetchChunk
+// pieceBytes is the most one part object holds (cache.PieceBytes): a
+// block of the SDK (64 MiB) is sent as pieces of this size, each its own
+// part, so a restore's ranged GETs (fetchChunk, the same size) each read
+// one whole object. cache.MaxEntryParts pieces are 16 GiB, over the
+// default 10 GiB limit.
+const pieceBytes = cache.PieceBytes
 
 // rewriteUpload points a signed upload URL of a direct-upload store at the
 // agent itself (same host the client called, so the same certificate).
@@ -215,16 +214,36 @@ func (a *Agent) call(r *http.Request, method, signed string, q url.Values, body 
 	return b, nil
 }
 
-// sendBlock streams the request's body (a block) to the bucket as parts,
-// pieceBytes each, one after the other.
+// sendBlock streams the request's body (a block) to the bucket as parts
+// (consecutive numbers), pieceBytes each, one after the other, on URLs
+// runfleet presigns for the whole block in one call.
 func (a *Agent) sendBlock(r *http.Request, signed string, parts []int32) error {
-	left := r.ContentLength
-	for _, n := range parts {
-		size := min(left, pieceBytes)
-		if err := a.sendPart(r, signed, n, size, io.LimitReader(r.Body, size)); err != nil {
+	if r.ContentLength < 0 {
+		return &statusError{http.StatusLengthRequired, "Content-Length is required"}
+	}
+	b, err := a.call(r, http.MethodPost, signed, url.Values{"runfleet": {"presign"}, "part": {strconv.Itoa(int(parts[0]))},
+		"size": {strconv.FormatInt(r.ContentLength, 10)}, "pieces": {strconv.Itoa(len(parts))}}, nil)
+	if err != nil {
+		return err
+	}
+	var p cache.PresignResponse
+	if err := json.Unmarshal(b, &p); err != nil || len(p.Parts) != len(parts) {
+		return fmt.Errorf("runfleet's presign answer: %d parts for %d (%v)", len(p.Parts), len(parts), err)
+	}
+	var total int64
+	for i, part := range p.Parts {
+		if part.Part != parts[i] || part.URL == "" || part.Size < 0 {
+			return fmt.Errorf("runfleet's presign answer names part %d where %d was asked", part.Part, parts[i])
+		}
+		total += part.Size
+	}
+	if total != r.ContentLength {
+		return fmt.Errorf("runfleet's presign answer covers %d bytes of a %d-byte block", total, r.ContentLength)
+	}
+	for _, part := range p.Parts {
+		if err := a.put(r, part.URL, part.Headers, part.Size, io.LimitReader(r.Body, part.Size)); err != nil {
 			return err
 		}
-		left -= size
 	}
 	return nil
 }
@@ -249,7 +268,12 @@ func (a *Agent) sendPart(r *http.Request, signed string, n int32, size int64, bo
 	if err := json.Unmarshal(b, &p); err != nil || p.URL == "" {
 		return fmt.Errorf("runfleet's presign answer: %v", err)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, p.URL, body)
+	return a.put(r, p.URL, p.Headers, size, body)
+}
+
+// put streams size bytes of body to the bucket on a presigned URL.
+func (a *Agent) put(r *http.Request, u string, headers map[string][]string, size int64, body io.Reader) error {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, u, body)
 	if err != nil {
 		return err
 	}
@@ -257,7 +281,7 @@ func (a *Agent) sendPart(r *http.Request, signed string, n int32, size int64, bo
 	if size == 0 {
 		req.Body = http.NoBody
 	}
-	for k, vs := range p.Headers {
+	for k, vs := range headers {
 		if strings.EqualFold(k, "Host") || strings.EqualFold(k, "Content-Length") {
 			continue
 		}
