@@ -288,8 +288,13 @@ func TestHandlerHandsOutAnEntryInParts(t *testing.T) {
 			if got, err := getParts(list); err != nil || string(got) != "hello world" || list.Size != 11 {
 				t.Fatalf("parts call: %q %v (%+v)", got, err, list)
 			}
-			if resp, err := http.Get(strings.Replace(u, "sig=", "sig=0", 1) + "&runfleet=parts"); err != nil || resp.StatusCode != http.StatusForbidden {
-				t.Fatalf("a parts call on a bad signature: %v %v", resp.Status, err)
+			resp, err = http.Get(strings.Replace(u, "sig=", "sig=0", 1) + "&runfleet=parts")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("a parts call on a bad signature: %s", resp.Status)
 			}
 
 			resp, err = http.Get(u)
@@ -307,6 +312,31 @@ func TestHandlerHandsOutAnEntryInParts(t *testing.T) {
 				if resp.StatusCode != http.StatusNotImplemented || !strings.Contains(string(body), "cache agent") {
 					t.Fatalf("the function's GET: %s %q", resp.Status, body)
 				}
+			}
+		})
+	}
+}
+
+// A save abandoned mid-upload: when its stale reservation is replaced (an
+// hour on), its parts are deleted with it, on both bucket stores.
+func TestAbandonedPartsGoWithTheReservation(t *testing.T) {
+	for name, open := range partWorlds(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st, clock, client, bucket := open(t)
+			ref := Ref{RepoID: 1, Scope: "refs/heads/main", Key: "k", Version: "v"}
+			dead, err := st.Reserve(ctx, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			putPart(t, st, dead.ID, 1, []byte("half"))
+			putPart(t, st, dead.ID, 2, []byte("an upload"))
+			clock.Advance(time.Hour)
+			if _, err := st.Reserve(ctx, ref); err != nil {
+				t.Fatalf("reserve over a stale reservation: %v", err)
+			}
+			if got := bucketKeys(t, client, bucket, st.parts().partsDir(dead.ID)); len(got) != 0 {
+				t.Fatalf("the abandoned parts are left: %v", got)
 			}
 		})
 	}
