@@ -234,7 +234,8 @@ bench: runfleet postgres
 ## copy of the same bytes on the same storage (the disk; an S3 bucket on moto),
 ## then GitHub's own client (npm @actions/cache) saving and restoring with a
 ## hash check; then the AWS path through the machine's cache agent (blocks
-## straight to the bucket as parts) beside the same bucket's raw put and get;
+## straight to the bucket as part objects, restored by the agent in parallel)
+## beside the same bucket's raw put and get;
 ## writes a few GB in a temporary directory, output in bin/bench-cache.txt
 bench-cache: emulators
 	@mkdir -p $(BIN)

@@ -27,9 +27,10 @@ func isCacheStatement(st value) bool { return strings.HasPrefix(st.get("Sid").st
 // (internal/cache/dynamo*.go, cache.StoreLedger): the ledger's job items
 // (GetItem), the index (conditional Put in a transaction, Get, Update,
 // Delete, Query of one repository's scope; never Scan, which eviction
-// alone needs), and the archives under blobs/ (the function creates,
-// presigns, lists and completes multipart uploads, heads, presigns GETs
-// and deletes a replaced reservation's archive; it never lists the bucket).
+// alone needs), and the archives: one object under blobs/ or part objects
+// under parts/<id>/ (the function presigns PUTs and GETs, heads, and
+// deletes a replaced reservation's objects; it lists only under a parts/
+// prefix, and makes no multipart upload).
 // Each statement exists only with the bucket.
 func TestMetadataCacheStatements(t *testing.T) {
 	tpl := loadTemplate(t)
@@ -40,10 +41,13 @@ func TestMetadataCacheStatements(t *testing.T) {
 		"CacheReadJobs":    {[]string{"dynamodb:GetItem"}, "StateTable"},
 		"CacheJobBindings": {[]string{"dynamodb:GetItem", "dynamodb:PutItem"}, "StateTable"},
 		"CacheIndex":       {[]string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}, "CacheIndexTable"},
-		"CacheArchives":    {[]string{"s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:PutObject"}, "${CacheBucket.Arn}/*blobs/*"},
+		"CacheArchives":    {[]string{"s3:DeleteObject", "s3:GetObject", "s3:PutObject"}, "${CacheBucket.Arn}/*blobs/*"},
+		"CacheParts":       {[]string{"s3:DeleteObject", "s3:GetObject", "s3:PutObject"}, "${CacheBucket.Arn}/*parts/*"},
+		"CacheListParts":   {[]string{"s3:ListBucket"}, "CacheBucket"},
 		"CacheArchivesKey": {[]string{"kms:Decrypt", "kms:GenerateDataKey"}, "KmsKeyArn"},
 	}
-	conditions := map[string]string{"CacheReadJobs": "CreateCacheBucket", "CacheJobBindings": "CreateCacheBucket", "CacheIndex": "CreateCacheBucket", "CacheArchives": "CreateCacheBucket", "CacheArchivesKey": "CacheBucketWithKmsKey"}
+	conditions := map[string]string{"CacheReadJobs": "CreateCacheBucket", "CacheJobBindings": "CreateCacheBucket", "CacheIndex": "CreateCacheBucket", "CacheArchives": "CreateCacheBucket",
+		"CacheParts": "CreateCacheBucket", "CacheListParts": "CreateCacheBucket", "CacheArchivesKey": "CacheBucketWithKmsKey"}
 	seen := map[string]bool{}
 	for _, policy := range tpl.resource("MetadataRole").get("Properties").get("Policies").list() {
 		for _, raw := range (value{policy}).get("PolicyDocument").get("Statement").list() {
@@ -68,6 +72,12 @@ func TestMetadataCacheStatements(t *testing.T) {
 			slices.Sort(actions)
 			if !slices.Equal(actions, w.actions) {
 				t.Errorf("%s allows %v, want %v", sid, actions, w.actions)
+			}
+			if sid == "CacheListParts" {
+				// Listing is of an entry's parts only, never the bucket.
+				if p := st.get("Condition").get("StringLike").get("s3:prefix").strs(); !slices.Equal(p, []string{"*parts/*"}) {
+					t.Errorf("CacheListParts lists prefixes %v, want *parts/* only", p)
+				}
 			}
 			// The ledger read is of job items only; the bindings are the
 			// cache-job leases only (cache.JobBindingLeasePrefix).
@@ -127,8 +137,10 @@ func TestReconcilerCacheEvictionStatements(t *testing.T) {
 		actions  []string
 		resource string
 	}{
-		"CacheEvictIndex":    {[]string{"dynamodb:DeleteItem", "dynamodb:Scan"}, "CacheIndexTable"},
-		"CacheEvictArchives": {[]string{"s3:AbortMultipartUpload", "s3:DeleteObject"}, "${CacheBucket.Arn}/*blobs/*"},
+		"CacheEvictIndex":     {[]string{"dynamodb:DeleteItem", "dynamodb:Scan"}, "CacheIndexTable"},
+		"CacheEvictArchives":  {[]string{"s3:AbortMultipartUpload", "s3:DeleteObject"}, "${CacheBucket.Arn}/*blobs/*"},
+		"CacheEvictParts":     {[]string{"s3:DeleteObject"}, "${CacheBucket.Arn}/*parts/*"},
+		"CacheEvictListParts": {[]string{"s3:ListBucket"}, "CacheBucket"},
 	}
 	seen := map[string]bool{}
 	for _, policy := range tpl.resource("ReconcilerRole").get("Properties").get("Policies").list() {
@@ -164,6 +176,11 @@ func TestReconcilerCacheEvictionStatements(t *testing.T) {
 			r := st.get("Resource")
 			if got := r.getAtt() + r.sub() + r.ref(); got != w.resource {
 				t.Errorf("%s is on %q, want %q", sid, got, w.resource)
+			}
+			if sid == "CacheEvictListParts" {
+				if p := st.get("Condition").get("StringLike").get("s3:prefix").strs(); !slices.Equal(p, []string{"*parts/*"}) {
+					t.Errorf("CacheEvictListParts lists prefixes %v, want *parts/* only", p)
+				}
 			}
 		}
 	}

@@ -100,6 +100,10 @@ func (h *Handler) serveBlob(w http.ResponseWriter, r *http.Request, rest string)
 	case http.MethodPost:
 		h.direct(w, r, log, id)
 	case http.MethodGet, http.MethodHead:
+		if r.URL.Query().Get("runfleet") == "parts" {
+			h.parts(w, r, log, id)
+			return
+		}
 		h.download(w, r, log, id)
 	default:
 		h.refuseBlob(w, log, http.StatusMethodNotAllowed, "UnsupportedHttpVerb", "only PUT, POST, GET and HEAD")
@@ -116,6 +120,8 @@ func (h *Handler) blobError(w http.ResponseWriter, log *slog.Logger, err error) 
 		h.refuseBlob(w, log, http.StatusRequestEntityTooLarge, "RequestBodyTooLarge", fmt.Sprintf("over the %d-byte limit", h.o.MaxEntryBytes))
 	case errors.Is(err, ErrNotFound):
 		h.refuseBlob(w, log, http.StatusNotFound, "BlobNotFound", "no such entry (evicted, or never reserved)")
+	case errors.Is(err, ErrNeedsAgent):
+		h.refuseBlob(w, log, http.StatusNotImplemented, "NotImplemented", err.Error())
 	case errors.Is(err, ErrNotPending):
 		h.refuseBlob(w, log, http.StatusConflict, "BlobImmutable", "the entry is finalized; its bytes never change")
 	default:

@@ -2,15 +2,17 @@ package cache
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // The direct upload's calls: refused by a store that takes no direct
 // uploads; on S3, a part over the entry's limit is refused before a
-// byte moves, and a completion names only uploaded parts in order.
+// byte moves, and a completion names only uploaded parts.
 func TestDirectUploadCalls(t *testing.T) {
 	post := func(h *Handler, u string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, u, strings.NewReader(`{"parts":[2,1]}`))
@@ -46,8 +48,34 @@ func TestDirectUploadCalls(t *testing.T) {
 		if w := post(h, u+"&runfleet=presign&part=0&size=1"); w.Code != http.StatusBadRequest {
 			t.Fatalf("part 0 = %d", w.Code)
 		}
-		if w := post(h, u+"&runfleet=presign&part=1&size=10"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "uploadId") {
+		// A plain PutObject of the entry's part object, its length signed.
+		if w := post(h, u+"&runfleet=presign&part=1&size=10"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "/parts/") ||
+			!strings.Contains(w.Body.String(), "content-length") || strings.Contains(w.Body.String(), "uploadId") {
 			t.Fatalf("presign = %d %s", w.Code, w.Body)
+		}
+		// A block in one call: parts 3, 4, 5 of PieceBytes (the last
+		// shorter), each its own length signed; the count must agree.
+		h.o.MaxEntryBytes = 3 * PieceBytes
+		w := post(h, u+"&runfleet=presign&part=3&size="+strconv.Itoa(2*PieceBytes+5)+"&pieces=3")
+		var pr PresignResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &pr); w.Code != http.StatusOK || err != nil || len(pr.Parts) != 3 ||
+			pr.Parts[0].Part != 3 || pr.Parts[2].Part != 5 || pr.Parts[1].Size != PieceBytes || pr.Parts[2].Size != 5 ||
+			!strings.Contains(pr.Parts[2].URL, "/parts/") || pr.Parts[2].Headers["Content-Length"][0] != "5" {
+			t.Fatalf("a block's presign = %d %s", w.Code, w.Body)
+		}
+		if w := post(h, u+"&runfleet=presign&part=3&size="+strconv.Itoa(2*PieceBytes+5)+"&pieces=2"); w.Code != http.StatusBadRequest {
+			t.Fatalf("a block's presign with the wrong count = %d %s", w.Code, w.Body)
+		}
+		if w := post(h, u+"&runfleet=presign&part=3&size="+strconv.Itoa(3*PieceBytes+1)+"&pieces=4"); w.Code != http.StatusRequestEntityTooLarge {
+			t.Fatalf("a block over the limit = %d %s", w.Code, w.Body)
+		}
+		if w := post(h, u+"&runfleet=presign&part="+strconv.Itoa(MaxEntryParts)+"&size="+strconv.Itoa(2*PieceBytes)+"&pieces=2"); w.Code != http.StatusBadRequest {
+			t.Fatalf("a block past the part cap = %d %s", w.Code, w.Body)
+		}
+		h.o.MaxEntryBytes = 100
+		// whole=1: the single shot's one object.
+		if w := post(h, u+"&runfleet=presign&whole=1&size=10"); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "/blobs/") {
+			t.Fatalf("presign of the whole object = %d %s", w.Code, w.Body)
 		}
 		if w := post(h, u+"&runfleet=complete"); w.Code != http.StatusBadRequest {
 			t.Fatalf("completing parts never uploaded = %d %s", w.Code, w.Body)

@@ -243,3 +243,28 @@ func TestRealClient(t *testing.T) {
 		t.Fatalf("metrics = %+v", m)
 	}
 }
+
+// TestRealClientOneGB: the acceptance's size on local disk — GitHub's
+// client saves 1 GB (10^9 random bytes; fifteen blocks of 64 MiB, eight at
+// a time, then a block list) and restores the same bytes; one save and one
+// restore, to keep `make test` lean.
+func TestRealClientOneGB(t *testing.T) {
+	var logs testlog.Buffer
+	w := newCacheWorld(t, logs.Logger(slog.LevelInfo))
+	ws := t.TempDir()
+	tok := w.token(Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"})
+	start := time.Now()
+	sum := cachetest.WriteData(t, ws, 1_000_000_000)
+	if r := w.run(w.url, tok, ws, "save", "data", "big"); !saved(r) {
+		t.Fatalf("save: %s\n%s", r.Stdout, logs.Tail(20))
+	}
+	cachetest.ClearData(t, ws)
+	if r := w.run(w.url, tok, ws, "restore", "data", "big"); matched(r) != "big" {
+		t.Fatalf("restore: %s\n%s", r.Stdout, logs.Tail(20))
+	}
+	if got, ok := cachetest.ReadData(t, ws); !ok || got != sum {
+		t.Fatal("the restored 1 GB is not what was saved")
+	}
+	cachetest.ClearData(t, ws)
+	t.Logf("1 GB: written, saved, restored and hashed in %s", time.Since(start).Round(100*time.Millisecond))
+}

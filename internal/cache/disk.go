@@ -42,6 +42,9 @@ type diskMeta struct {
 	Entry
 	// Parts are the committed archive's files, in order.
 	Parts []string `json:"parts,omitempty"`
+	// Objects are an archive's parts in the bucket (the S3 store, when
+	// the machine's agent uploaded them straight there).
+	Objects []Part `json:"objects,omitempty"`
 }
 
 // OpenDisk opens (creating) a disk store in root with eviction policy p.

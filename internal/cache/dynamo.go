@@ -20,17 +20,17 @@ import (
 // Dynamo is a Store for the serverless mode: its index lives in a DynamoDB
 // table, so concurrent Lambda instances share it (first writer wins is a
 // conditional write, not a mutex), and its bytes in an S3 bucket, uploaded
-// by the machine's cache agent as multipart parts on presigned URLs
-// (PartUploader) and downloaded on presigned GETs (DownloadURLer): no byte
-// of an archive passes through the function. Uploads through runfleet
+// by the machine's cache agent as plain objects on presigned URLs
+// (PartUploader, parts.go) and downloaded on presigned GETs (DownloadURLer,
+// PartDownloader): no byte of an archive passes through the function. Uploads through runfleet
 // (PutBlob, PutBlock) are refused.
 //
 // The table has a string hash key "pk" and a string range key "sk"
 // (CreateDynamoTable). Each entry is two items:
 //   - the entry, pk "repo#<repo id>", sk refSortKey (scope, version, key):
 //     its id, sizes and times; conditional writes on it decide who reserves;
-//   - its id, pk "id#<id>", sk "id": the ref it belongs to and the
-//     multipart upload of its archive, for the calls that name an id.
+//   - its id, pk "id#<id>", sk "id": the ref it belongs to and the list
+//     of its archive's parts, for the calls that name an id.
 //
 // A lookup queries one (repository, scope, version) at a time, so it reads
 // only the candidates Match could pick.
@@ -95,7 +95,10 @@ const (
 	attrCreated    = "created"
 	attrLastAccess = "last_access"
 	attrFinalized  = "finalized"
-	attrUpload     = "upload"
+	// attrParts is the id item's part list (dynamo_parts.go), attrPartCount
+	// the entry item's count of them (set at finalize).
+	attrParts     = "parts"
+	attrPartCount = "nparts"
 	// attrExpires is the table's TTL attribute (unix seconds): last access
 	// plus MaxAge, so DynamoDB itself evicts by age; lookups skip items
 	// past it that DynamoDB has not removed yet.
@@ -110,12 +113,11 @@ func (d *Dynamo) expiry(t time.Time) (dtypes.AttributeValue, bool) {
 	return nAttr(t.Add(d.policy.MaxAge).Unix()), true
 }
 
-// archiveExists says whether entry id's archive is in the bucket; an
-// error other than a miss counts as there (the safe side for a refusal).
-func (d *Dynamo) archiveExists(ctx context.Context, id int64) bool {
-	_, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.bucket, Key: aws.String(d.blobKey(id))})
+// isNotFound: S3 answered that the object is not there.
+func isNotFound(err error) bool {
 	var nf *s3types.NotFound
-	return err == nil || !errors.As(err, &nf)
+	var nk *s3types.NoSuchKey
+	return errors.As(err, &nf) || errors.As(err, &nk)
 }
 
 func repoPK(repoID int64) string { return "repo#" + strconv.FormatInt(repoID, 10) }
@@ -172,7 +174,7 @@ func entryFrom(item map[string]dtypes.AttributeValue) Entry {
 		Ref: Ref{RepoID: getN(item, attrRepo), Scope: getS(item, attrScope), Key: getS(item, attrKey), Version: getS(item, attrVersion)},
 		ID:  getN(item, attrID), Size: getN(item, attrSize),
 		Created: time.Unix(0, getN(item, attrCreated)).UTC(), LastAccess: time.Unix(0, getN(item, attrLastAccess)).UTC(),
-		Finalized: getB(item, attrFinalized),
+		Finalized: getB(item, attrFinalized), PartCount: int(getN(item, attrPartCount)),
 	}
 }
 
@@ -212,7 +214,7 @@ func (d *Dynamo) Reserve(ctx context.Context, ref Ref) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	if had && Conflict(old, now, d.policy.PendingTTL) && (!old.Finalized || d.archiveExists(ctx, old.ID)) {
+	if had && Conflict(old, now, d.policy.PendingTTL) && (!old.Finalized || d.archiveExists(ctx, old)) {
 		// A finalized entry whose archive the bucket's lifecycle rule
 		// removed is gone: the key is free again.
 		return Entry{}, ErrExists
@@ -250,39 +252,44 @@ func (d *Dynamo) Reserve(ctx context.Context, ref Ref) (Entry, error) {
 	return e, nil
 }
 
-// byID returns the entry id names and its multipart upload ("" before
-// the first part); ErrNotFound when it was replaced or evicted.
-func (d *Dynamo) byID(ctx context.Context, id int64) (Entry, string, error) {
+// byID returns the entry id names and its archive's parts (none: one
+// object, or nothing completed yet); ErrNotFound when it was replaced or
+// evicted.
+func (d *Dynamo) byID(ctx context.Context, id int64) (Entry, []Part, error) {
 	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &d.table, Key: idKey(id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return Entry{}, "", fmt.Errorf("cache: read the index: %w", err)
+		return Entry{}, nil, fmt.Errorf("cache: read the index: %w", err)
 	}
 	if out.Item == nil {
-		return Entry{}, "", ErrNotFound
+		return Entry{}, nil, ErrNotFound
 	}
 	ref := Ref{RepoID: getN(out.Item, attrRepo), Scope: getS(out.Item, attrScope), Key: getS(out.Item, attrKey), Version: getS(out.Item, attrVersion)}
 	e, ok, err := d.readEntry(ctx, ref)
 	if err != nil {
-		return Entry{}, "", err
+		return Entry{}, nil, err
 	}
 	if !ok || e.ID != id {
 		// The reservation was replaced or evicted.
-		return Entry{}, "", ErrNotFound
+		return Entry{}, nil, ErrNotFound
 	}
-	return e, getS(out.Item, attrUpload), nil
+	parts, err := decodeParts(out.Item)
+	if err != nil {
+		return Entry{}, nil, err
+	}
+	return e, parts, nil
 }
 
 // pendingByID is byID for a call that adds bytes: ErrNotPending once the
 // entry is finalized.
-func (d *Dynamo) pendingByID(ctx context.Context, id int64) (string, error) {
-	e, upload, err := d.byID(ctx, id)
+func (d *Dynamo) pendingByID(ctx context.Context, id int64) error {
+	e, _, err := d.byID(ctx, id)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if e.Finalized {
-		return "", ErrNotPending
+		return ErrNotPending
 	}
-	return upload, nil
+	return nil
 }
 
 // Finalize implements Store: the archive must be in the bucket and size
@@ -298,17 +305,17 @@ func (d *Dynamo) Finalize(ctx context.Context, ref Ref, size int64) (Entry, erro
 	case e.Finalized:
 		return Entry{}, ErrNotPending
 	}
-	head, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.bucket, Key: aws.String(d.blobKey(e.ID))})
+	got, parts, err := d.uploaded(ctx, e.ID)
 	if err != nil {
-		return Entry{}, &InvalidError{Field: "size_bytes", Reason: "nothing was uploaded"}
+		return Entry{}, err
 	}
-	if got := aws.ToInt64(head.ContentLength); got != size {
+	if got != size {
 		return Entry{}, &InvalidError{Field: "size_bytes", Reason: fmt.Sprintf("%d, but %d bytes were uploaded", size, got)}
 	}
 	now := d.now()
-	set := "SET finalized = :t, #size = :s, last_access = :a"
+	set := "SET finalized = :t, #size = :s, last_access = :a, nparts = :n"
 	vals := map[string]dtypes.AttributeValue{
-		":t": bAttr(true), ":f": bAttr(false), ":s": nAttr(size), ":a": nAttr(now.UnixNano()), ":id": nAttr(e.ID),
+		":t": bAttr(true), ":f": bAttr(false), ":s": nAttr(size), ":a": nAttr(now.UnixNano()), ":id": nAttr(e.ID), ":n": nAttr(int64(parts)),
 	}
 	if exp, ok := d.expiry(now); ok {
 		set += ", expires = :e"
@@ -326,8 +333,32 @@ func (d *Dynamo) Finalize(ctx context.Context, ref Ref, size int64) (Entry, erro
 	case err != nil:
 		return Entry{}, fmt.Errorf("cache: finalize: %w", err)
 	}
-	e.Size, e.Finalized, e.LastAccess = size, true, now
+	e.Size, e.Finalized, e.LastAccess, e.PartCount = size, true, now, parts
 	return e, nil
+}
+
+// uploaded measures entry id's completed archive: the sum of its recorded
+// parts, or its one object's size.
+func (d *Dynamo) uploaded(ctx context.Context, id int64) (size int64, parts int, err error) {
+	out, err := d.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &d.table, Key: idKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return 0, 0, fmt.Errorf("cache: read the index: %w", err)
+	}
+	list, err := decodeParts(out.Item)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(list) > 0 {
+		for _, p := range list {
+			size += p.Size
+		}
+		return size, len(list), nil
+	}
+	head, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &d.bucket, Key: aws.String(d.blobKey(id))})
+	if err != nil {
+		return 0, 0, &InvalidError{Field: "size_bytes", Reason: "nothing was uploaded"}
+	}
+	return aws.ToInt64(head.ContentLength), 0, nil
 }
 
 // errThroughAgent refuses the uploads that would carry bytes through the
@@ -348,20 +379,23 @@ func (d *Dynamo) PutBlock(context.Context, int64, string, io.Reader, int64, int6
 func (d *Dynamo) CommitBlocks(context.Context, int64, []string) error { return errThroughAgent }
 
 // Open implements Store: the archives are served by presigned GETs only
-// (DownloadURL), never through the function.
+// (DownloadURL, DownloadParts), never through the function; an archive in
+// parts is restored by the machine's cache agent.
 func (d *Dynamo) Open(context.Context, int64) (io.ReadCloser, int64, error) {
-	return nil, 0, ErrNotFound
+	return nil, 0, ErrNeedsAgent
 }
 
 // DownloadURL implements DownloadURLer: a presigned GET of a finalized
-// entry's archive.
+// entry's archive; ErrInParts for an archive in parts.
 func (d *Dynamo) DownloadURL(ctx context.Context, id int64, ttl time.Duration) (string, error) {
-	e, _, err := d.byID(ctx, id)
-	if err != nil {
+	e, parts, err := d.byID(ctx, id)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if !e.Finalized {
+	case !e.Finalized:
 		return "", ErrNotFound
+	case len(parts) > 0:
+		return "", ErrInParts
 	}
 	req, err := d.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &d.bucket, Key: aws.String(d.blobKey(id))}, s3.WithPresignExpires(ttl))
 	if err != nil {
@@ -378,7 +412,8 @@ func (d *Dynamo) Stats() StoreStats {
 }
 
 var (
-	_ Store         = (*Dynamo)(nil)
-	_ DownloadURLer = (*Dynamo)(nil)
-	_ PartUploader  = (*Dynamo)(nil)
+	_ Store          = (*Dynamo)(nil)
+	_ DownloadURLer  = (*Dynamo)(nil)
+	_ PartUploader   = (*Dynamo)(nil)
+	_ PartDownloader = (*Dynamo)(nil)
 )

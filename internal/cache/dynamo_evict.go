@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // Evict implements Store: a scan of the entries, PlanEviction over them,
@@ -60,24 +59,6 @@ func (d *Dynamo) Evict(ctx context.Context) (EvictStats, error) {
 		d.log.Info("cache: evicted", "entries", st.Entries, "bytes", st.Bytes)
 	}
 	return st, nil
-}
-
-// removeObjects deletes entry id's id item, aborts its multipart upload
-// and deletes its archive. Failures only leave garbage the bucket's
-// lifecycle rules remove.
-func (d *Dynamo) removeObjects(ctx context.Context, id int64) {
-	out, err := d.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &d.table, Key: idKey(id), ReturnValues: dtypes.ReturnValueAllOld})
-	key := d.blobKey(id)
-	if err == nil {
-		if up := getS(out.Attributes, attrUpload); up != "" {
-			_, _ = d.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &d.bucket, Key: &key, UploadId: &up})
-		}
-	} else {
-		d.log.Warn("cache: deleting an id item failed", "id", id, "err", err)
-	}
-	if _, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &d.bucket, Key: &key}); err != nil {
-		d.log.Warn("cache: deleting an object failed", "key", key, "err", err)
-	}
 }
 
 // CreateDynamoTable makes a cache index table (tests, and a store outside

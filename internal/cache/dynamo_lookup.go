@@ -27,7 +27,7 @@ func (d *Dynamo) Lookup(ctx context.Context, repoID int64, scopes, keys []string
 		if !ok {
 			return Entry{}, false, nil
 		}
-		if d.archiveExists(ctx, e.ID) {
+		if d.archiveExists(ctx, e) {
 			d.touch(ctx, e, now)
 			e.LastAccess = now
 			return e, true, nil

@@ -50,18 +50,23 @@ func (w *dynamoWorld) store(p EvictionPolicy) *Dynamo {
 
 // putPart uploads b as part n of entry id on the URL the store presigns,
 // as the machine's agent does.
-func putPart(t *testing.T, st *Dynamo, id int64, n int32, b []byte) {
+func putPart(t testing.TB, st PartUploader, id int64, n int32, b []byte) {
 	t.Helper()
 	if err := tryPutPart(st, id, n, b); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func tryPutPart(st *Dynamo, id int64, n int32, b []byte) error {
+func tryPutPart(st PartUploader, id int64, n int32, b []byte) error {
 	u, hdr, err := st.PresignPart(context.Background(), id, n, int64(len(b)), 20<<20, time.Hour)
 	if err != nil {
 		return err
 	}
+	return putPresigned(u, hdr, b)
+}
+
+// putPresigned PUTs b on a presigned URL with its signed headers.
+func putPresigned(u string, hdr http.Header, b []byte) error {
 	req, _ := http.NewRequest(http.MethodPut, u, bytes.NewReader(b))
 	for k, v := range hdr {
 		if k != "Host" {
@@ -75,7 +80,7 @@ func tryPutPart(st *Dynamo, id int64, n int32, b []byte) error {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("part %d: %s", n, resp.Status)
+		return fmt.Errorf("PUT: %s", resp.Status)
 	}
 	return nil
 }
@@ -117,16 +122,17 @@ func TestDynamoStoreSaveAndRestore(t *testing.T) {
 	first := make([]byte, minPartBytes)
 	_, _ = rand.Read(first)
 	last := []byte("the last part")
-	// The parts are presigned by different instances, out of order.
-	putPart(t, b, e.ID, 2, last)
-	putPart(t, a, e.ID, 1, first)
+	// The parts are presigned by different instances; their numbers are
+	// names, the completion's order is the archive's.
+	putPart(t, b, e.ID, 1, last)
+	putPart(t, a, e.ID, 2, first)
 	if _, _, err := a.PresignPart(ctx, e.ID, 3, 20<<20, 20<<20, time.Hour); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a part over the entry's limit: %v", err)
 	}
-	if err := b.CompleteParts(ctx, e.ID, []int32{2, 1}, 20<<20); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("parts out of order: %v", err)
+	if err := b.CompleteParts(ctx, e.ID, []int32{2, 1, 3}, 20<<20); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a part never uploaded: %v", err)
 	}
-	if err := b.CompleteParts(ctx, e.ID, []int32{1, 2}, 20<<20); err != nil {
+	if err := b.CompleteParts(ctx, e.ID, []int32{2, 1}, 20<<20); err != nil {
 		t.Fatal(err)
 	}
 	want := append(append([]byte(nil), first...), last...)
@@ -169,12 +175,18 @@ func TestDynamoStoreSaveAndRestore(t *testing.T) {
 			t.Errorf("%s: lookup = %+v %v %v", c.name, got, ok, err)
 		}
 	}
-	u, err := b.DownloadURL(ctx, e.ID, time.Hour)
+	if _, err := b.DownloadURL(ctx, e.ID, time.Hour); !errors.Is(err, ErrInParts) {
+		t.Fatalf("DownloadURL of an entry in parts = %v, want ErrInParts", err)
+	}
+	if _, _, err := b.Open(ctx, e.ID); !errors.Is(err, ErrNeedsAgent) {
+		t.Fatalf("Open through the function = %v, want ErrNeedsAgent", err)
+	}
+	list, err := b.DownloadParts(ctx, e.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := get(t, u); !bytes.Equal(got, want) {
-		t.Fatalf("download: %d bytes, same %v", len(got), bytes.Equal(got, want))
+	if got, err := getParts(list); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("download: %d bytes, same %v, %v", len(got), bytes.Equal(got, want), err)
 	}
 }
 
@@ -228,6 +240,9 @@ func TestDynamoStoreStaleReservationAndEviction(t *testing.T) {
 	if _, _, err := st.PresignPart(ctx, dead.ID, 2, 1, 20<<20, time.Hour); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the replaced reservation still takes parts: %v", err)
 	}
+	if got := bucketKeys(t, w.s3, w.bucket, st.parts().partsDir(dead.ID)); len(got) != 0 {
+		t.Fatalf("the replaced reservation's parts are left: %v", got)
+	}
 	putPart(t, st, e.ID, 1, []byte("archive"))
 	if err := st.CompleteParts(ctx, e.ID, []int32{1}, 20<<20); err != nil {
 		t.Fatal(err)
@@ -262,8 +277,8 @@ func TestDynamoStoreStaleReservationAndEviction(t *testing.T) {
 	if _, ok, _ := st.Lookup(ctx, 3, []string{"refs/heads/main"}, []string{"k"}, "v"); ok {
 		t.Fatal("an evicted entry is found")
 	}
-	if _, err := w.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &w.bucket, Key: aws.String(st.blobKey(e.ID))}); err == nil {
-		t.Fatal("the evicted archive is still in the bucket")
+	if got := bucketKeys(t, w.s3, w.bucket, "c/"); len(got) != 0 {
+		t.Fatalf("the evicted entries left objects: %v", got)
 	}
 	// The key is free again.
 	if _, err := st.Reserve(ctx, ref); err != nil {
@@ -299,7 +314,7 @@ func TestDynamoStoreFollowsTheBucketAndTheTTL(t *testing.T) {
 	main := []string{"refs/heads/main"}
 	ref := Ref{RepoID: 4, Scope: main[0], Key: "deps-new", Version: "v"}
 	e := saveParts(t, st, ref, []byte("archive"))
-	if _, err := w.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &w.bucket, Key: aws.String(st.blobKey(e.ID))}); err != nil {
+	if _, err := w.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &w.bucket, Key: aws.String(st.parts().partKey(e.ID, 1))}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := st.Lookup(ctx, 4, main, []string{"deps-new"}, "v"); ok || err != nil {
@@ -325,8 +340,8 @@ func TestDynamoStoreFollowsTheBucketAndTheTTL(t *testing.T) {
 }
 
 // The SDK sends 8 blocks at once, each maybe to another function instance:
-// the first presigns race to start the multipart upload, one wins, and
-// every part lands in it.
+// each part is its own object, so nothing is shared between the
+// presigns to race for (no multipart upload), and every part is kept.
 func TestDynamoStoreConcurrentFirstParts(t *testing.T) {
 	ctx := context.Background()
 	w := newDynamoWorld(t)
@@ -361,6 +376,9 @@ func TestDynamoStoreConcurrentFirstParts(t *testing.T) {
 	}
 	uploads, err := w.s3.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &w.bucket})
 	if err != nil || len(uploads.Uploads) != 0 {
-		t.Fatalf("multipart uploads left: %d, %v (the losers' must be aborted)", len(uploads.Uploads), err)
+		t.Fatalf("multipart uploads: %d, %v; want none", len(uploads.Uploads), err)
+	}
+	if got := bucketKeys(t, w.s3, w.bucket, st.parts().partsDir(e.ID)); len(got) != n {
+		t.Fatalf("parts in the bucket: %v", got)
 	}
 }

@@ -42,6 +42,9 @@ type Entry struct {
 	// Finalized entries are visible to lookups; pending ones only block a
 	// second writer until they are stale.
 	Finalized bool
+	// PartCount is how many objects a finalized archive kept in parts is
+	// (parts.go), where the index records it (DynamoDB); 0: one object.
+	PartCount int `json:"part_count,omitempty"`
 }
 
 // ErrInvalid is matched by every *InvalidError.

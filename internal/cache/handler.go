@@ -343,11 +343,17 @@ func (h *Handler) lookup(ctx context.Context, c Claim, dec *json.Decoder) (any, 
 	if direct, ok := h.o.Store.(DownloadURLer); ok {
 		// The storage serves the bytes itself (S3): runfleet only signs.
 		u, err := direct.DownloadURL(ctx, e.ID, h.o.URLTTL)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrInParts):
+			// A hint, outside the signature, for the machine's cache
+			// agent: it fetches the parts itself (blobdirect.go).
+			download += "&" + PartsHint
+		case err != nil:
 			h.o.Log.Error("cache: presigning a download failed", "err", err, "repo", c.Repo)
 			return nil, storeError(err)
+		default:
+			download = u
 		}
-		download = u
 	}
 	return lookupResponse{OK: true, SignedDownloadURL: download, MatchedKey: e.Key}, nil
 }

@@ -26,7 +26,9 @@ import (
 // object (meta/<id>.json), its archive (blobs/<id>) and, until it is
 // finalized, its staged blocks (staging/<id>/<block>); committing a block
 // list assembles the archive inside S3 (a multipart upload of part copies),
-// so no byte is read back. The index is rebuilt from the meta objects.
+// so no byte is read back. An archive the machine's cache agent uploaded
+// straight to the bucket is its parts instead (parts/<id>/<n>, parts.go),
+// listed in the meta object. The index is rebuilt from the meta objects.
 type S3 struct {
 	client  *s3.Client
 	presign *s3.PresignClient
@@ -36,9 +38,6 @@ type S3 struct {
 	now     func() time.Time
 	log     *slog.Logger
 	index
-	// direct are the multipart uploads the machines' agents are sending
-	// straight to the bucket (s3direct.go).
-	direct s3Uploads
 }
 
 // copyConcurrency is how many part copies a commit runs at once.
@@ -312,7 +311,14 @@ func (s *S3) Finalize(ctx context.Context, ref Ref, size int64) (Entry, error) {
 	defer s.mu.Unlock()
 	e, err := s.finalizeLocked(ref, size, s.now(),
 		func(id int64) (diskMeta, error) { return s.readMeta(ctx, s.metaKey(id)) },
-		func(id int64, _ diskMeta) (int64, error) {
+		func(id int64, m diskMeta) (int64, error) {
+			if len(m.Objects) > 0 {
+				var total int64
+				for _, p := range m.Objects {
+					total += p.Size
+				}
+				return total, nil
+			}
 			head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id))})
 			if err != nil {
 				return 0, err
@@ -323,15 +329,24 @@ func (s *S3) Finalize(ctx context.Context, ref Ref, size int64) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	s.deletePrefix(ctx, s.stageDir(e.ID))
+	s.parts().deletePrefix(ctx, s.stageDir(e.ID))
 	return e, nil
 }
 
-// Open implements Store; the handler prefers DownloadURL.
+// Open implements Store; the handler prefers DownloadURL, and the agent
+// DownloadParts. An archive in parts is streamed part after part, each
+// pinned to its recorded ETag.
 func (s *S3) Open(ctx context.Context, id int64) (io.ReadCloser, int64, error) {
 	e, ok := s.finalized(id)
 	if !ok {
 		return nil, 0, ErrNotFound
+	}
+	m, err := s.readMeta(ctx, s.metaKey(id))
+	if err != nil {
+		return nil, 0, ErrNotFound
+	}
+	if len(m.Objects) > 0 {
+		return s.parts().openParts(ctx, id, m.Objects), e.Size, nil
 	}
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id))})
 	if err != nil {
@@ -340,10 +355,15 @@ func (s *S3) Open(ctx context.Context, id int64) (io.ReadCloser, int64, error) {
 	return out.Body, e.Size, nil
 }
 
-// DownloadURL implements DownloadURLer: a presigned GET of the archive.
+// DownloadURL implements DownloadURLer: a presigned GET of the archive;
+// ErrInParts for an archive in parts.
 func (s *S3) DownloadURL(ctx context.Context, id int64, ttl time.Duration) (string, error) {
-	if _, ok := s.finalized(id); !ok {
-		return "", ErrNotFound
+	m, err := s.finalizedMeta(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if len(m.Objects) > 0 {
+		return "", ErrInParts
 	}
 	req, err := s.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id))}, s3.WithPresignExpires(ttl))
 	if err != nil {
@@ -352,32 +372,16 @@ func (s *S3) DownloadURL(ctx context.Context, id int64, ttl time.Duration) (stri
 	return req.URL, nil
 }
 
-// deletePrefix removes every object under prefix; failures only leave
-// garbage the bucket's lifecycle rule or the next eviction removes.
-func (s *S3) deletePrefix(ctx context.Context, prefix string) {
-	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &prefix})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			s.log.Warn("cache: listing objects to delete failed", "prefix", prefix, "err", err)
-			return
-		}
-		for _, o := range page.Contents {
-			if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: o.Key}); err != nil {
-				s.log.Warn("cache: deleting an object failed", "key", aws.ToString(o.Key), "err", err)
-			}
-		}
-	}
-}
-
+// removeObjects deletes entry id's meta object, archive, staged blocks
+// and parts; failures only leave garbage the bucket's lifecycle rule or
+// the next eviction removes.
 func (s *S3) removeObjects(ctx context.Context, id int64) {
-	s.abortUpload(ctx, id)
-	for _, k := range []string{s.blobKey(id), s.metaKey(id)} {
-		if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(k)}); err != nil {
-			s.log.Warn("cache: deleting an object failed", "key", k, "err", err)
-		}
+	b := s.parts()
+	if err := b.deleteKeys(ctx, []string{s.blobKey(id), s.metaKey(id)}); err != nil {
+		s.log.Warn("cache: deleting an entry's objects failed", "id", id, "err", err)
 	}
-	s.deletePrefix(ctx, s.stageDir(id))
+	b.deletePrefix(ctx, s.stageDir(id))
+	b.deletePrefix(ctx, b.partsDir(id))
 }
 
 // removeLocked forgets entry id and deletes its objects; s.mu is held.

@@ -2,9 +2,7 @@ package cache
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -12,45 +10,34 @@ import (
 )
 
 // PartUploader is a store the runner machine uploads to straight, part by
-// part, on presigned URLs: the cache agent on the machine turns the
-// client's Azure blocks into the parts of one S3 multipart upload, so no
-// byte passes through runfleet (serve or a Lambda) and nothing is copied
-// at commit.
+// part, on presigned URLs: the cache agent on the machine sends each of
+// the client's Azure blocks to the bucket as one plain object (parts.go),
+// so no byte passes through runfleet (serve or a Lambda) and nothing is
+// copied at commit.
 type PartUploader interface {
 	// PresignPart returns a URL (and the headers to send with it) that
-	// uploads part (1–10000) of pending entry id, size bytes; the parts
-	// uploaded so far and this one may not exceed limit.
+	// uploads part (1–MaxEntryParts; WholeObject: the whole archive as one
+	// object) of pending entry id, size bytes; the parts uploaded so far
+	// and this one may not exceed limit.
 	PresignPart(ctx context.Context, id int64, part int32, size, limit int64, ttl time.Duration) (string, http.Header, error)
-	// CompleteParts makes these parts, in this order (ascending), the
-	// archive of pending entry id.
-	CompleteParts(ctx context.Context, id int64, parts []int32, limit int64) error
+	// PresignPieces presigns a block of size bytes as parts first, first+1,
+	// … of PieceBytes each, in one call (the agent's blocks).
+	PresignPieces(ctx context.Context, id int64, first int32, size, limit int64, ttl time.Duration) ([]PresignedPart, error)
+	// CompleteParts makes these parts, in this order, the archive of
+	// pending entry id.
+	CompleteParts(ctx context.Context, id int64, order []int32, limit int64) error
+	// CompleteWhole makes the object uploaded as WholeObject the archive.
+	CompleteWhole(ctx context.Context, id int64, limit int64) error
 }
 
-// maxParts is S3's part number limit.
-const maxParts = 10000
-
-// s3Uploads are the multipart uploads of pending entries, by entry id.
-type s3Uploads struct {
-	mu  sync.Mutex
-	ids map[int64]string
+// PartDownloader is a store whose entries may be kept in parts: a restore
+// asks for presigned GETs of every part, in order, pinned to their ETags.
+type PartDownloader interface {
+	DownloadParts(ctx context.Context, id int64, ttl time.Duration) (PartsResponse, error)
 }
 
-// uploadFor returns entry id's multipart upload, starting it on first use.
-func (s *S3) uploadFor(ctx context.Context, id int64) (string, error) {
-	s.direct.mu.Lock()
-	defer s.direct.mu.Unlock()
-	if u, ok := s.direct.ids[id]; ok {
-		return u, nil
-	}
-	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id))})
-	if err != nil {
-		return "", fmt.Errorf("cache: start a multipart upload: %w", err)
-	}
-	if s.direct.ids == nil {
-		s.direct.ids = map[int64]string{}
-	}
-	s.direct.ids[id] = aws.ToString(out.UploadId)
-	return s.direct.ids[id], nil
+func (s *S3) parts() partBucket {
+	return partBucket{client: s.client, presign: s.presign, bucket: s.bucket, prefix: s.prefix, log: s.log}
 }
 
 // PresignPart implements PartUploader.
@@ -58,49 +45,81 @@ func (s *S3) PresignPart(ctx context.Context, id int64, part int32, size, limit 
 	if err := s.pending(id); err != nil {
 		return "", nil, err
 	}
-	if err := checkPartRequest(part, size, limit); err != nil {
-		return "", nil, err
-	}
-	upload, err := s.uploadFor(ctx, id)
-	if err != nil {
-		return "", nil, err
-	}
-	return presignUploadPart(ctx, s.client, s.presign, s.bucket, s.blobKey(id), upload, part, size, limit, ttl)
+	return s.parts().presignPut(ctx, id, part, size, limit, ttl)
 }
 
-// CompleteParts implements PartUploader.
+// PresignPieces implements PartUploader.
+func (s *S3) PresignPieces(ctx context.Context, id int64, first int32, size, limit int64, ttl time.Duration) ([]PresignedPart, error) {
+	if err := s.pending(id); err != nil {
+		return nil, err
+	}
+	return s.parts().presignPieces(ctx, id, first, size, limit, ttl)
+}
+
+// CompleteParts implements PartUploader: the part list goes into the
+// entry's meta object.
 func (s *S3) CompleteParts(ctx context.Context, id int64, order []int32, limit int64) error {
 	if err := s.pending(id); err != nil {
 		return err
 	}
-	if len(order) == 0 {
-		return &InvalidError{Field: "parts", Reason: "empty"}
-	}
-	s.direct.mu.Lock()
-	upload, ok := s.direct.ids[id]
-	s.direct.mu.Unlock()
-	if !ok {
-		return &InvalidError{Field: "parts", Reason: "no part was uploaded"}
-	}
-	if err := completeUpload(ctx, s.client, s.bucket, s.blobKey(id), upload, order, limit); err != nil {
+	parts, err := s.parts().complete(ctx, id, order, limit)
+	if err != nil {
 		return err
 	}
-	s.direct.mu.Lock()
-	delete(s.direct.ids, id)
-	s.direct.mu.Unlock()
+	return s.setObjects(ctx, id, parts)
+}
+
+// CompleteWhole implements PartUploader.
+func (s *S3) CompleteWhole(ctx context.Context, id int64, limit int64) error {
+	if err := s.pending(id); err != nil {
+		return err
+	}
+	head, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id))})
+	if err != nil {
+		return &InvalidError{Field: "upload", Reason: "the archive was not uploaded"}
+	}
+	if aws.ToInt64(head.ContentLength) > limit {
+		return ErrTooLarge
+	}
 	return s.setParts(ctx, id, []string{"blob"})
 }
 
-// abortUpload drops entry id's unfinished multipart upload, if any (the
-// bucket's lifecycle rule catches what a crash leaves).
-func (s *S3) abortUpload(ctx context.Context, id int64) {
-	s.direct.mu.Lock()
-	upload, ok := s.direct.ids[id]
-	delete(s.direct.ids, id)
-	s.direct.mu.Unlock()
-	if ok {
-		_, _ = s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &s.bucket, Key: aws.String(s.blobKey(id)), UploadId: &upload})
+// setObjects records an archive kept in parts.
+func (s *S3) setObjects(ctx context.Context, id int64, parts []Part) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.pendingLocked(id)
+	if err != nil {
+		return err
 	}
+	return s.writeMeta(ctx, diskMeta{Entry: *e, Parts: []string{"parts"}, Objects: parts})
 }
 
-var _ PartUploader = (*S3)(nil)
+// DownloadParts implements PartDownloader.
+func (s *S3) DownloadParts(ctx context.Context, id int64, ttl time.Duration) (PartsResponse, error) {
+	m, err := s.finalizedMeta(ctx, id)
+	if err != nil {
+		return PartsResponse{}, err
+	}
+	if len(m.Objects) == 0 {
+		return PartsResponse{}, &InvalidError{Field: "entry", Reason: "not kept in parts"}
+	}
+	return s.parts().presignGets(ctx, id, m.Objects, ttl)
+}
+
+// finalizedMeta reads finalized entry id's meta object.
+func (s *S3) finalizedMeta(ctx context.Context, id int64) (diskMeta, error) {
+	if _, ok := s.finalized(id); !ok {
+		return diskMeta{}, ErrNotFound
+	}
+	m, err := s.readMeta(ctx, s.metaKey(id))
+	if err != nil {
+		return diskMeta{}, ErrNotFound
+	}
+	return m, nil
+}
+
+var (
+	_ PartUploader   = (*S3)(nil)
+	_ PartDownloader = (*S3)(nil)
+)

@@ -64,6 +64,8 @@ type Counts struct {
 	CacheCalls, PassThrough, Outages int64
 	// DirectParts are the parts sent straight to the bucket.
 	DirectParts int64
+	// RestoredParts are the parts fetched straight from the bucket.
+	RestoredParts int64
 }
 
 // Agent is the on-machine endpoint: an http.Handler for the results host.
@@ -73,6 +75,7 @@ type Agent struct {
 	cacheCalls, pass atomic.Int64
 	outages          atomic.Int64
 	directParts      atomic.Int64
+	restoredParts    atomic.Int64
 	cacheBase        string
 	// uploads are the direct uploads in progress, by signed URL.
 	uploadsMu sync.Mutex
@@ -123,7 +126,7 @@ func New(o Options) (*Agent, error) {
 
 // Counts reads the counters.
 func (a *Agent) Counts() Counts {
-	return Counts{a.cacheCalls.Load(), a.pass.Load(), a.outages.Load(), a.directParts.Load()}
+	return Counts{a.cacheCalls.Load(), a.pass.Load(), a.outages.Load(), a.directParts.Load(), a.restoredParts.Load()}
 }
 
 // ServeHTTP implements http.Handler.
@@ -135,6 +138,10 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.HasPrefix(r.URL.Path, UploadPrefix) {
 		a.serveUpload(w, r)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, DownloadPrefix) {
+		a.serveDownload(w, r)
 		return
 	}
 	if !a.passes(r.Host) {
@@ -204,6 +211,9 @@ func (a *Agent) serveCache(w http.ResponseWriter, r *http.Request, method string
 	}
 	if method == "CreateCacheEntry" && resp.StatusCode == http.StatusOK {
 		out = a.rewriteUpload(out, r.Host)
+	}
+	if method == "GetCacheEntryDownloadURL" && resp.StatusCode == http.StatusOK {
+		out = a.rewriteDownload(out, r.Host)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(resp.StatusCode)

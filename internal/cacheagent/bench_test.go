@@ -138,10 +138,13 @@ func sdkUpload(b *testing.B, c *http.Client, up, path string, size int64) {
 // BenchmarkAgentS3 is the AWS path side by side with the raw storage: one
 // archive saved and restored the way the client's SDK does it, over HTTPS
 // to the agent, which sends the blocks straight to the bucket (moto) as
-// parts on presigned URLs, the restore coming from the bucket on a
-// presigned GET; and, in the same iteration, the same bytes put into and
-// got out of the same bucket by the AWS SDK (raw). It reports both
-// throughputs and their ratio (docs/benchmarks.md).
+// part objects on presigned URLs (one object up to 128 MiB), the restore
+// coming from the bucket on a presigned GET (one object) or through the
+// agent, which fetches the parts in parallel; and, in the same iteration,
+// the same bytes put into and got out of the same bucket by the AWS SDK
+// (raw: PutObject and GetObject, the headline; and a multipart upload of
+// the SDK's parts, for comparison). It reports the throughputs and the
+// ratios to PutObject and GetObject (docs/benchmarks.md).
 func BenchmarkAgentS3(b *testing.B) {
 	for _, sz := range benchSizes {
 		b.Run(sz.name, func(b *testing.B) {

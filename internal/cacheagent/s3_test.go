@@ -42,9 +42,11 @@ func motoStore(t testing.TB) (*cache.S3, *s3.Client, string) {
 }
 
 // TestRealClientOnS3: the AWS path with GitHub's client — the agent sends
-// the archive straight to the bucket (moto) in parts on presigned URLs, the
-// restore comes straight from the bucket, the bytes are the same; at 1 MB
-// and 100 MB.
+// the archive straight to the bucket (moto) on presigned URLs, the restore
+// comes straight from the bucket, the bytes are the same; at 1 MB and 100
+// MB (one Put Blob: one object, restored on one presigned GET) and 1 GB
+// (10^9 bytes: fifteen blocks, 120 part objects of 8 MiB at most,
+// restored by the agent fetching them in parallel).
 func TestRealClientOnS3(t *testing.T) {
 	st, client, bucket := motoStore(t)
 	w := newAgentWorld(t, st, "", false)
@@ -55,10 +57,15 @@ func TestRealClientOnS3(t *testing.T) {
 	}()
 	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
 	ws := t.TempDir()
-	for _, size := range []int{1 << 20, 100 << 20} {
-		t.Run(fmt.Sprintf("%d MiB", size>>20), func(t *testing.T) {
+	// The part objects each size becomes: the archive (random bytes, so
+	// zstd keeps the size) is a few KB over the data, so 10^9 bytes are
+	// fourteen blocks of 64 MiB (8 pieces each) and one of ~60 MB (8).
+	for _, tc := range []struct{ size, parts int }{{1 << 20, 1}, {100 << 20, 1}, {1_000_000_000, 120}} {
+		size := tc.size
+		t.Run(fmt.Sprintf("%d MB", size/1_000_000), func(t *testing.T) {
+			start := time.Now()
 			key := fmt.Sprintf("deps-%d", size)
-			before, parts := w.metrics.Snapshot(), w.agent.Counts().DirectParts
+			before, parts, restored := w.metrics.Snapshot(), w.agent.Counts().DirectParts, w.agent.Counts().RestoredParts
 			sum := cachetest.WriteData(t, ws, size)
 			if r := w.run(ws, "save", "data", key); !saved(r) {
 				t.Fatalf("save: %s", r.Stdout)
@@ -70,13 +77,19 @@ func TestRealClientOnS3(t *testing.T) {
 			if got, _ := cachetest.ReadData(t, ws); got != sum {
 				t.Fatal("restored other bytes")
 			}
-			// The archive went to the bucket through the agent's parts, not
-			// through runfleet's blob endpoint: nothing was downloaded from
-			// runfleet, the uploads were presigned.
-			after := w.metrics.Snapshot()
-			if after.BytesDownloaded != before.BytesDownloaded || after.BytesUploaded <= before.BytesUploaded || w.agent.Counts().DirectParts <= parts {
-				t.Fatalf("metrics before %+v after %+v, agent %+v", before, after, w.agent.Counts())
+			cachetest.ClearData(t, ws)
+			// The archive went to the bucket through the agent, not through
+			// runfleet's blob endpoint: the uploads were presigned, and so
+			// were the downloads (runfleet counts the bytes it presigned
+			// parts for, none for one object's presigned GET).
+			after, c := w.metrics.Snapshot(), w.agent.Counts()
+			inParts, wantParts := size > 128<<20, int64(tc.parts)
+			down, restoredParts := after.BytesDownloaded-before.BytesDownloaded, c.RestoredParts-restored
+			if after.BytesUploaded <= before.BytesUploaded || c.DirectParts-parts != wantParts ||
+				(inParts && (restoredParts != wantParts || down <= int64(size))) || (!inParts && (restoredParts != 0 || down != 0)) {
+				t.Fatalf("metrics before %+v after %+v, agent %+v", before, after, c)
 			}
+			t.Logf("save and restore in %s", time.Since(start).Round(100*time.Millisecond))
 		})
 	}
 	// No staging object was written: the parts were the archive's, and
@@ -90,7 +103,7 @@ func TestRealClientOnS3(t *testing.T) {
 // TestBlocksOutOfOrder: the SDK's blocks, arriving out of order as its 8
 // concurrent uploads do, become the parts in the block list's order.
 func TestBlocksOutOfOrder(t *testing.T) {
-	st, _, _ := motoStore(t)
+	st, client, bucket := motoStore(t)
 	w := newAgentWorld(t, st, "", false)
 	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
 	ctx := context.Background()
@@ -121,7 +134,8 @@ func TestBlocksOutOfOrder(t *testing.T) {
 
 	const uuid = "0b0e4d2a-5c1f-4b6e-9a7d-3e2f1c0d9b8a"
 	block := func(i int) string { return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s%012d", uuid, i)) }
-	sizes := []int{5 << 20, 5 << 20, 1000}
+	// Block 0 is over a piece (8 MiB): two part objects.
+	sizes := []int{9 << 20, 5 << 20, 1000}
 	var all []byte
 	data := make([][]byte, len(sizes))
 	for i, n := range sizes {
@@ -152,17 +166,60 @@ func TestBlocksOutOfOrder(t *testing.T) {
 	if err := jsonUnmarshal(found, &dl); err != nil || dl.URL == "" {
 		t.Fatalf("lookup: %s", found)
 	}
-	resp, err := http.Get(dl.URL)
+	// The entry is in parts: the download URL is the agent's own.
+	j := strings.Index(dl.URL, DownloadPrefix)
+	if j < 0 {
+		t.Fatalf("the download URL is not the agent's: %s", dl.URL)
+	}
+	resp, err := http.Get(agent.URL + dl.URL[j:])
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var got bytes.Buffer
 	_, _ = got.ReadFrom(resp.Body)
-	if !bytes.Equal(got.Bytes(), all) {
-		t.Fatalf("the archive is not the blocks in the list's order (%d bytes of %d)", got.Len(), len(all))
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(all)) || !bytes.Equal(got.Bytes(), all) {
+		t.Fatalf("the archive is not the blocks in the list's order (%s, %d bytes of %d)", resp.Status, got.Len(), len(all))
 	}
 
+	t.Run("a part changed after the save fails the restore", func(t *testing.T) {
+		// The blocks arrived 2, 0, 1: block 2 is part object 1, block 0
+		// parts 2 and 3, block 1 — the archive's second block — part 4.
+		// Same size, other bytes.
+		parts, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String("c/parts/")})
+		if err != nil || len(parts.Contents) != 4 {
+			t.Fatalf("parts: %v %v", parts, err)
+		}
+		key := aws.ToString(parts.Contents[3].Key)
+		if !strings.HasSuffix(key, "/00004") {
+			t.Fatalf("part keys: %s", key)
+		}
+		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(make([]byte, len(data[1])))}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(agent.URL + dl.URL[j:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got bytes.Buffer
+		_, readErr := got.ReadFrom(resp.Body)
+		// The first part came, then the stream stops short of the length
+		// it announced: the client's length check makes that a miss.
+		if readErr == nil || got.Len() >= len(all) || !bytes.Equal(got.Bytes(), all[:got.Len()]) {
+			t.Fatalf("a changed part: %s, %d bytes of %d, read error %v", resp.Status, got.Len(), len(all), readErr)
+		}
+	})
+	t.Run("a download URL that is not runfleet's is refused", func(t *testing.T) {
+		resp, err := http.Get(agent.URL + DownloadPrefix + base64.RawURLEncoding.EncodeToString([]byte("http://169.254.169.254/latest")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	})
 	t.Run("an upload URL that is not runfleet's is refused", func(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, agent.URL+UploadPrefix+base64.RawURLEncoding.EncodeToString([]byte("http://169.254.169.254/latest")), strings.NewReader("x"))
 		resp, err := http.DefaultClient.Do(req)

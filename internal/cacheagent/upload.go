@@ -4,9 +4,11 @@ package cacheagent
 // protocol, which S3 cannot take (it answers 200 where the SDK wants 201,
 // and a block's query breaks a presigned URL), so when runfleet's store is
 // a bucket the agent takes the SDK's blocks itself and sends each, as it
-// arrives, straight to the bucket as one part of a multipart upload, on a
-// URL runfleet presigns for it. Bytes go machine → S3, never through
-// runfleet, and the commit copies nothing.
+// arrives, straight to the bucket as one plain object (a part of the
+// entry, internal/cache/parts.go), on a URL runfleet presigns for it; the
+// block list becomes the parts' order. Bytes go machine → S3, never
+// through runfleet, and the commit copies nothing. A single-shot Put Blob
+// goes to the entry's one object, restored by one presigned GET.
 
 import (
 	"bytes"
@@ -28,25 +30,43 @@ import (
 // UploadPrefix is where the agent takes an upload it sends to the bucket.
 const UploadPrefix = "/_runfleet/upload/"
 
-// upload is one entry's upload: the part each block became.
+// maxCallAnswer bounds an answer of runfleet's blob URL: a restore's parts
+// call lists one presigned URL per part (cache.MaxEntryParts).
+const maxCallAnswer = 8 << 20
+
+// upload is one entry's upload: the parts each block became.
 type upload struct {
 	mu    sync.Mutex
-	parts map[string]int32
+	parts map[string][]int32
 	next  int32
 }
+
+// pieceBytes is the most one part object holds (cache.PieceBytes): a
+// block of the SDK (64 MiB) is sent as pieces of this size, each its own
+// part, so a restore's ranged GETs (fetchChunk, the same size) each read
+// one whole object. cache.MaxEntryParts pieces are 16 GiB, over the
+// default 10 GiB limit.
+const pieceBytes = cache.PieceBytes
 
 // rewriteUpload points a signed upload URL of a direct-upload store at the
 // agent itself (same host the client called, so the same certificate).
 func (a *Agent) rewriteUpload(body []byte, host string) []byte {
+	return a.rewriteURL(body, host, "signed_upload_url", cache.DirectHint, UploadPrefix)
+}
+
+// rewriteURL points the runfleet URL in field of a twirp answer, when it
+// carries hint, at the agent under prefix. Only URLs under runfleet's
+// cache base are rewritten: the agent acts only for runfleet's own.
+func (a *Agent) rewriteURL(body []byte, host, field, hint, prefix string) []byte {
 	var resp map[string]any
 	if json.Unmarshal(body, &resp) != nil {
 		return body
 	}
-	u, _ := resp["signed_upload_url"].(string)
-	if u == "" || !strings.Contains(u, cache.DirectHint) || !strings.HasPrefix(u, a.cacheBase+cache.BlobPrefix) {
+	u, _ := resp[field].(string)
+	if u == "" || !strings.Contains(u, hint) || !strings.HasPrefix(u, a.cacheBase+cache.BlobPrefix) {
 		return body
 	}
-	resp["signed_upload_url"] = "https://" + host + UploadPrefix + base64.RawURLEncoding.EncodeToString([]byte(u))
+	resp[field] = "https://" + host + prefix + base64.RawURLEncoding.EncodeToString([]byte(u))
 	out, err := json.Marshal(resp)
 	if err != nil {
 		return body
@@ -54,30 +74,35 @@ func (a *Agent) rewriteUpload(body []byte, host string) []byte {
 	return out
 }
 
-// partFor gives a block its part number. The client's SDK names block i
-// base64(<36-character UUID><i, zero-padded to 12 digits>), so the part is
-// i+1 and the parts come out in the block list's order whatever order the
-// blocks arrive in. Other ids get the next number in arrival order; a
-// block list in another order is then refused at commit (the client warns,
-// the job goes on, nothing wrong is stored).
-func (u *upload) partFor(blockID string) int32 {
+// piecesFor gives a block of size bytes its part numbers, one per
+// pieceBytes: the next ones in arrival order, the same again for a block
+// sent again with the same size (a retry replaces its objects; one of
+// another size gets new numbers, and its old objects, named by no block
+// list, are deleted at completion). The numbers only name the parts'
+// objects; the block list gives the order.
+func (u *upload) piecesFor(blockID string, size int64) []int32 {
+	k := max(1, int((size+pieceBytes-1)/pieceBytes))
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if p, ok := u.parts[blockID]; ok {
+	if p, ok := u.parts[blockID]; ok && len(p) == k {
 		return p
 	}
-	p := int32(0)
-	if raw, err := base64.StdEncoding.DecodeString(blockID); err == nil && len(raw) == 48 && raw[8] == '-' && raw[13] == '-' && raw[18] == '-' && raw[23] == '-' {
-		if i, err := strconv.ParseInt(string(raw[36:]), 10, 32); err == nil && i >= 0 && i < 10000 {
-			p = int32(i) + 1
-		}
-	}
-	if p == 0 {
+	p := make([]int32, k)
+	for i := range p {
 		u.next++
-		p = u.next + 5000 // apart from the SDK-shaped numbers
+		p[i] = u.next
 	}
 	u.parts[blockID] = p
 	return p
+}
+
+// staged are the part numbers of a block already sent; false for a block
+// never sent.
+func (u *upload) staged(blockID string) ([]int32, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p, ok := u.parts[blockID]
+	return p, ok
 }
 
 func (a *Agent) uploadState(key string) *upload {
@@ -88,7 +113,7 @@ func (a *Agent) uploadState(key string) *upload {
 	}
 	u, ok := a.uploads[key]
 	if !ok {
-		u = &upload{parts: map[string]int32{}}
+		u = &upload{parts: map[string][]int32{}}
 		a.uploads[key] = u
 	}
 	return u
@@ -117,7 +142,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch q.Get("comp") {
 	case "block":
-		err = a.sendPart(r, signed, up.partFor(q.Get("blockid")))
+		err = a.sendBlock(r, signed, up.piecesFor(q.Get("blockid"), r.ContentLength))
 	case "blocklist":
 		var bl struct {
 			Latest      []string `xml:"Latest"`
@@ -130,13 +155,18 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 		}
 		var parts []int32
 		for _, id := range append(append(bl.Latest, bl.Uncommitted...), bl.Committed...) {
-			parts = append(parts, up.partFor(id))
+			p, ok := up.staged(id)
+			if !ok {
+				cache.WriteBlobError(w, http.StatusBadRequest, "InvalidBlockList", "the block list names a block that was not staged")
+				return
+			}
+			parts = append(parts, p...)
 		}
-		err = a.complete(r, signed, parts)
+		err = a.complete(r, signed, cache.CompleteRequest{Parts: parts})
 	case "":
-		// Put Blob: the whole archive as one part.
-		if err = a.sendPart(r, signed, 1); err == nil {
-			err = a.complete(r, signed, []int32{1})
+		// Put Blob: the whole archive, as the entry's one object.
+		if err = a.sendPart(r, signed, cache.WholeObject, r.ContentLength, r.Body); err == nil {
+			err = a.complete(r, signed, cache.CompleteRequest{Whole: true})
 		}
 	default:
 		cache.WriteBlobError(w, http.StatusBadRequest, "InvalidQueryParameterValue", "comp must be block or blocklist")
@@ -164,10 +194,10 @@ type statusError struct {
 
 func (e *statusError) Error() string { return e.msg }
 
-// call posts to runfleet's signed upload URL with extra query words.
-func (a *Agent) call(r *http.Request, signed string, q url.Values, body []byte) ([]byte, error) {
+// call sends method to runfleet's signed URL with extra query words.
+func (a *Agent) call(r *http.Request, method, signed string, q url.Values, body []byte) ([]byte, error) {
 	u := signed + "&" + q.Encode()
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, u, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(r.Context(), method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -177,19 +207,60 @@ func (a *Agent) call(r *http.Request, signed string, q url.Values, body []byte) 
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxCallAnswer))
 	if resp.StatusCode/100 != 2 {
 		return nil, &statusError{resp.StatusCode, fmt.Sprintf("runfleet answered %d: %s", resp.StatusCode, bytes.TrimSpace(b))}
 	}
 	return b, nil
 }
 
-// sendPart streams the request's body to the bucket as part n.
-func (a *Agent) sendPart(r *http.Request, signed string, n int32) error {
+// sendBlock streams the request's body (a block) to the bucket as parts
+// (consecutive numbers), pieceBytes each, one after the other, on URLs
+// runfleet presigns for the whole block in one call.
+func (a *Agent) sendBlock(r *http.Request, signed string, parts []int32) error {
 	if r.ContentLength < 0 {
 		return &statusError{http.StatusLengthRequired, "Content-Length is required"}
 	}
-	b, err := a.call(r, signed, url.Values{"runfleet": {"presign"}, "part": {strconv.Itoa(int(n))}, "size": {strconv.FormatInt(r.ContentLength, 10)}}, nil)
+	b, err := a.call(r, http.MethodPost, signed, url.Values{"runfleet": {"presign"}, "part": {strconv.Itoa(int(parts[0]))},
+		"size": {strconv.FormatInt(r.ContentLength, 10)}, "pieces": {strconv.Itoa(len(parts))}}, nil)
+	if err != nil {
+		return err
+	}
+	var p cache.PresignResponse
+	if err := json.Unmarshal(b, &p); err != nil || len(p.Parts) != len(parts) {
+		return fmt.Errorf("runfleet's presign answer: %d parts for %d (%v)", len(p.Parts), len(parts), err)
+	}
+	var total int64
+	for i, part := range p.Parts {
+		if part.Part != parts[i] || part.URL == "" || part.Size < 0 {
+			return fmt.Errorf("runfleet's presign answer names part %d where %d was asked", part.Part, parts[i])
+		}
+		total += part.Size
+	}
+	if total != r.ContentLength {
+		return fmt.Errorf("runfleet's presign answer covers %d bytes of a %d-byte block", total, r.ContentLength)
+	}
+	for _, part := range p.Parts {
+		if err := a.put(r, part.URL, part.Headers, part.Size, io.LimitReader(r.Body, part.Size)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendPart streams size bytes of body to the bucket as part n
+// (cache.WholeObject: the entry's one object).
+func (a *Agent) sendPart(r *http.Request, signed string, n int32, size int64, body io.Reader) error {
+	if size < 0 {
+		return &statusError{http.StatusLengthRequired, "Content-Length is required"}
+	}
+	q := url.Values{"runfleet": {"presign"}, "size": {strconv.FormatInt(size, 10)}}
+	if n == cache.WholeObject {
+		q.Set("whole", "1")
+	} else {
+		q.Set("part", strconv.Itoa(int(n)))
+	}
+	b, err := a.call(r, http.MethodPost, signed, q, nil)
 	if err != nil {
 		return err
 	}
@@ -197,12 +268,20 @@ func (a *Agent) sendPart(r *http.Request, signed string, n int32) error {
 	if err := json.Unmarshal(b, &p); err != nil || p.URL == "" {
 		return fmt.Errorf("runfleet's presign answer: %v", err)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, p.URL, r.Body)
+	return a.put(r, p.URL, p.Headers, size, body)
+}
+
+// put streams size bytes of body to the bucket on a presigned URL.
+func (a *Agent) put(r *http.Request, u string, headers map[string][]string, size int64, body io.Reader) error {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPut, u, body)
 	if err != nil {
 		return err
 	}
-	req.ContentLength = r.ContentLength
-	for k, vs := range p.Headers {
+	req.ContentLength = size
+	if size == 0 {
+		req.Body = http.NoBody
+	}
+	for k, vs := range headers {
 		if strings.EqualFold(k, "Host") || strings.EqualFold(k, "Content-Length") {
 			continue
 		}
@@ -224,9 +303,9 @@ func (a *Agent) sendPart(r *http.Request, signed string, n int32) error {
 	return nil
 }
 
-func (a *Agent) complete(r *http.Request, signed string, parts []int32) error {
-	body, _ := json.Marshal(cache.CompleteRequest{Parts: parts})
-	_, err := a.call(r, signed, url.Values{"runfleet": {"complete"}}, body)
+func (a *Agent) complete(r *http.Request, signed string, c cache.CompleteRequest) error {
+	body, _ := json.Marshal(c)
+	_, err := a.call(r, http.MethodPost, signed, url.Values{"runfleet": {"complete"}}, body)
 	if err == nil {
 		a.uploadsMu.Lock()
 		delete(a.uploads, signed)

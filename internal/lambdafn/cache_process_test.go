@@ -198,10 +198,11 @@ func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) s
 // the machine's agent, against the metadata function run as its deployed
 // bootstrap under the Lambda Runtime API (two execution environments, the
 // index shared in DynamoDB Local), with the archives in a moto bucket:
-// save and restore of 1 MiB, 100 MiB (one Put Blob) and 160 MiB (three
-// blocks at once, so the instances race for the multipart upload),
-// restore-key fallback, a second save refused, and repository A's token
-// reading nothing of B's.
+// save and restore of 1 MiB, 100 MiB (one Put Blob, one object), 160 MiB
+// (three blocks at once, each sent as part objects of 8 MiB at most,
+// presigned by either instance; restored by the agent from the parts) and
+// 1 GB (10^9 bytes, 120 parts), restore-key fallback, a second save refused, and repository A's
+// token reading nothing of B's.
 func TestMetadataFunctionServesTheCache(t *testing.T) {
 	client := cachetest.InstallClient(t)
 	bins := buildBootstraps(t, "metadata")
@@ -298,21 +299,27 @@ cache:
 	}
 
 	// Straight to the bucket: 100 MiB is the SDK's one Put Blob (up to
-	// 128 MiB), one part; 160 MiB is three blocks of 64 MiB or less staged
-	// at once, so the function's instances race to start the multipart
-	// upload (one wins, the others abort theirs), then one completion in
-	// block order. Each restored straight from the bucket.
+	// 128 MiB), the entry's one object, restored on one presigned GET;
+	// 160 MiB is three blocks of 64 MiB or less staged at once, each sent
+	// as part objects of 8 MiB at most (8 + 8 + 5: the archive of random
+	// bytes is a few KB over the data), presigned by either instance, then
+	// one completion in block order; the restore is the agent's, part by
+	// part from the bucket. 1 GB (10^9 bytes) is fourteen blocks of 8
+	// parts and one of ~60 MB, 8 more; one save, one restore: it is the
+	// acceptance's size, and the slowest case here.
 	for _, c := range []struct {
 		name  string
 		size  int
 		parts int64
-	}{{"100m", 100 << 20, 1}, {"160m", 160 << 20, 3}} {
+	}{{"100m", 100 << 20, 1}, {"160m", 160 << 20, 21}, {"1g", 1_000_000_000, 120}} {
+		start := time.Now()
 		dir := t.TempDir()
 		sum := cachetest.WriteData(t, dir, c.size)
-		before := a1.agent.Counts().DirectParts
+		before, restored := a1.agent.Counts().DirectParts, a2.agent.Counts().RestoredParts
 		if res, out := a1.run(client, dir, "save", "data", "build-"+c.name); res["id"] == nil || res["id"] == float64(-1) {
 			t.Fatalf("%s save: %s", c.name, out)
 		}
+		cachetest.ClearData(t, dir)
 		if got := a1.agent.Counts().DirectParts - before; got != c.parts {
 			t.Fatalf("the agent sent %d parts of %s straight to the bucket, want %d", got, c.name, c.parts)
 		}
@@ -323,6 +330,15 @@ cache:
 		if got, ok := cachetest.ReadData(t, back); !ok || got != sum {
 			t.Fatalf("the restored %s archive is not what was saved", c.name)
 		}
+		cachetest.ClearData(t, back)
+		want := c.parts
+		if c.parts == 1 {
+			want = 0 // one object: a presigned GET, not the agent
+		}
+		if got := a2.agent.Counts().RestoredParts - restored; got != want {
+			t.Fatalf("the agent restored %d parts of %s, want %d", got, c.name, want)
+		}
+		t.Logf("%s: save and restore in %s", c.name, time.Since(start).Round(100*time.Millisecond))
 	}
 
 	// A job of another repository reads nothing of it.
@@ -332,22 +348,27 @@ cache:
 		t.Fatalf("repository B restored A's entry %v:\n%s", res["matched"], out)
 	}
 
-	// The archives are in the bucket under blobs/, nothing else is, and
-	// no multipart upload is left (the race's losers aborted theirs).
+	// The single-shot archives are objects under blobs/, the others
+	// their parts under parts/<id>/, nothing else is in the bucket, and
+	// no multipart upload was made.
 	list, err := s3c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var blobs, parts int
 	var keys []string
 	for _, o := range list.Contents {
-		if k := aws.ToString(o.Key); strings.HasPrefix(k, "blobs/") {
-			keys = append(keys, k)
-		} else {
-			keys = append(keys, "(outside blobs/) "+k)
+		k := aws.ToString(o.Key)
+		keys = append(keys, k)
+		switch {
+		case strings.HasPrefix(k, "blobs/"):
+			blobs++
+		case strings.HasPrefix(k, "parts/"):
+			parts++
 		}
 	}
-	if len(list.Contents) != 3 || strings.Contains(strings.Join(keys, " "), "outside") {
-		t.Fatalf("bucket holds %v, want the three archives under blobs/", keys)
+	if blobs != 2 || parts != 21+120 || len(keys) != blobs+parts {
+		t.Fatalf("bucket holds %v, want two archives under blobs/ and 141 parts under parts/", keys)
 	}
 	uploads, err := s3c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &bucket})
 	if err != nil || len(uploads.Uploads) != 0 {
