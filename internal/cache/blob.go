@@ -187,9 +187,9 @@ func (h *Handler) download(w http.ResponseWriter, r *http.Request, log *slog.Log
 		return
 	}
 	defer rc.Close()
-	start, length, partial, err := blobRange(r.Header, size)
+	want, err := WantedRange(r.Header, size)
 	switch {
-	case errors.Is(err, errRangeNotSatisfiable):
+	case errors.Is(err, ErrRangeNotSatisfiable):
 		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
 		h.refuseBlob(w, log, http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "the range starts at or after the blob's end")
 		return
@@ -197,14 +197,13 @@ func (h *Handler) download(w http.ResponseWriter, r *http.Request, log *slog.Log
 		h.refuseBlob(w, log, http.StatusBadRequest, "InvalidHeaderValue", err.Error())
 		return
 	}
+	start, length, partial, status := want.Start, want.N, want.Partial, want.Status()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(length, 10))
 	w.Header().Set("Accept-Ranges", "bytes")
 	w.Header().Set("x-ms-blob-type", "BlockBlob")
-	status := http.StatusOK
 	if partial {
-		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, start+length-1, size))
-		status = http.StatusPartialContent
+		w.Header().Set("Content-Range", want.ContentRange())
 	}
 	if r.Method == http.MethodHead {
 		w.WriteHeader(status)

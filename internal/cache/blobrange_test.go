@@ -42,18 +42,18 @@ func TestBlobRange(t *testing.T) {
 			if tt.rng != "" {
 				h.Set("Range", tt.rng)
 			}
-			start, n, partial, err := blobRange(h, tt.size)
+			start, n, partial, err := BlobRange(h, tt.size)
 			if tt.isErr {
 				if err == nil {
-					t.Fatalf("blobRange = %d, %d, %v; want an error", start, n, partial)
+					t.Fatalf("BlobRange = %d, %d, %v; want an error", start, n, partial)
 				}
-				if got := errors.Is(err, errRangeNotSatisfiable); got != tt.unsatisfiable {
+				if got := errors.Is(err, ErrRangeNotSatisfiable); got != tt.unsatisfiable {
 					t.Fatalf("error %v: unsatisfiable = %v, want %v", err, got, tt.unsatisfiable)
 				}
 				return
 			}
 			if err != nil || start != tt.start || n != tt.n || partial != tt.partial {
-				t.Fatalf("blobRange = %d, %d, %v, %v; want %d, %d, %v", start, n, partial, err, tt.start, tt.n, tt.partial)
+				t.Fatalf("BlobRange = %d, %d, %v, %v; want %d, %d, %v", start, n, partial, err, tt.start, tt.n, tt.partial)
 			}
 		})
 	}

@@ -71,11 +71,25 @@ func (a *Agent) serveDownload(w http.ResponseWriter, r *http.Request) {
 		cache.WriteBlobError(w, status, "InternalError", err.Error())
 		return
 	}
-	if r.Method == http.MethodHead {
-		setArchiveHeaders(w, list.Size)
+	// A range (Azure's x-ms-range, which BuildKit's gha cache sends to
+	// read at an offset, or HTTP's Range) is fetched alone: never the
+	// archive from its start in its place.
+	want, err := cache.WantedRange(r.Header, list.Size)
+	if err != nil {
+		if errors.Is(err, cache.ErrRangeNotSatisfiable) {
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", list.Size))
+			cache.WriteBlobError(w, http.StatusRequestedRangeNotSatisfiable, "InvalidRange", err.Error())
+			return
+		}
+		cache.WriteBlobError(w, http.StatusBadRequest, "InvalidHeaderValue", err.Error())
 		return
 	}
-	started, err := a.streamParts(r.Context(), w, list)
+	if r.Method == http.MethodHead {
+		setArchiveHeaders(w, want)
+		w.WriteHeader(want.Status())
+		return
+	}
+	started, err := a.streamParts(r.Context(), w, list, want)
 	switch {
 	case err != nil && !started:
 		log.Warn("cacheagent: restore failed", "err", err)
@@ -87,10 +101,15 @@ func (a *Agent) serveDownload(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func setArchiveHeaders(w http.ResponseWriter, size int64) {
+// setArchiveHeaders writes the headers of the archive's wanted bytes.
+func setArchiveHeaders(w http.ResponseWriter, want cache.ByteRange) {
 	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.Header().Set("Content-Length", strconv.FormatInt(want.N, 10))
+	w.Header().Set("Accept-Ranges", "bytes")
 	w.Header().Set("x-ms-blob-type", "BlockBlob")
+	if want.Partial {
+		w.Header().Set("Content-Range", want.ContentRange())
+	}
 }
 
 // partsOf asks runfleet for the presigned GETs of the entry's parts.
@@ -125,15 +144,20 @@ type span struct {
 	lastOfP bool
 }
 
-// spans cuts the parts into fetchChunk ranges, in the archive's order.
-func spans(parts []cache.PartURL) []span {
+// spans cuts the parts' bytes within want into fetchChunk ranges, in the
+// archive's order.
+func spans(parts []cache.PartURL, want cache.ByteRange) []span {
 	var out []span
+	end := want.Start + want.N
+	at := int64(0) // the archive's offset of part i
 	for i := range parts {
 		p := &parts[i]
-		for off := int64(0); off < p.Size; off += fetchChunk {
-			n := min(fetchChunk, p.Size-off)
+		from, to := max(want.Start-at, 0), min(end-at, p.Size)
+		for off := from; off < to; off += fetchChunk {
+			n := min(fetchChunk, to-off)
 			out = append(out, span{part: p, index: i, off: off, n: n, nParts: len(parts), lastOfP: off+n == p.Size})
 		}
+		at += p.Size
 	}
 	return out
 }
@@ -146,7 +170,7 @@ type fetched struct {
 // streamParts writes the archive to w in order while up to fetchWindow
 // ranges are fetched ahead; started says whether the response began (the
 // first range arrived). The first error stops it.
-func (a *Agent) streamParts(ctx context.Context, w http.ResponseWriter, list cache.PartsResponse) (started bool, err error) {
+func (a *Agent) streamParts(ctx context.Context, w http.ResponseWriter, list cache.PartsResponse, want cache.ByteRange) (started bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// free holds the buffers (allocated on first use): fetchWindow in
@@ -158,7 +182,7 @@ func (a *Agent) streamParts(ctx context.Context, w http.ResponseWriter, list cac
 	queue := make(chan chan fetched, fetchWindow)
 	go func() {
 		defer close(queue)
-		for _, s := range spans(list.Parts) {
+		for _, s := range spans(list.Parts, want) {
 			var buf []byte
 			select {
 			case buf = <-free:
@@ -180,8 +204,8 @@ func (a *Agent) streamParts(ctx context.Context, w http.ResponseWriter, list cac
 			return started, f.err
 		}
 		if !started {
-			setArchiveHeaders(w, list.Size)
-			w.WriteHeader(http.StatusOK)
+			setArchiveHeaders(w, want)
+			w.WriteHeader(want.Status())
 			started = true
 		}
 		if _, err := w.Write(f.buf); err != nil {
@@ -194,8 +218,8 @@ func (a *Agent) streamParts(ctx context.Context, w http.ResponseWriter, list cac
 	}
 	if !started {
 		// An archive of empty parts only.
-		setArchiveHeaders(w, list.Size)
-		w.WriteHeader(http.StatusOK)
+		setArchiveHeaders(w, want)
+		w.WriteHeader(want.Status())
 		started = true
 	}
 	return started, nil
