@@ -15,7 +15,6 @@ package cacheagent
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,11 +47,10 @@ func (a *Agent) rewriteDownload(body []byte, host string) []byte {
 
 func (a *Agent) serveDownload(w http.ResponseWriter, r *http.Request) {
 	log := a.o.Log.With("http_method", r.Method)
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(r.URL.Path, DownloadPrefix))
-	signed := string(raw)
 	// Only runfleet's own download URLs: the agent must not GET from
 	// wherever a caller names.
-	if err != nil || !strings.HasPrefix(signed, a.cacheBase+cache.BlobPrefix) {
+	signed, ok := a.runfleetURL(r.URL.Path, DownloadPrefix)
+	if !ok {
 		cache.WriteBlobError(w, http.StatusNotFound, "BlobNotFound", "not a runfleet download")
 		return
 	}

@@ -54,6 +54,14 @@ func (a *Agent) rewriteUpload(body []byte, host string) []byte {
 	return a.rewriteURL(body, host, "signed_upload_url", cache.DirectHint, UploadPrefix)
 }
 
+// runfleetURL reads the runfleet URL that rewriteURL put in path after
+// prefix; ok only for one under runfleet's cache base.
+func (a *Agent) runfleetURL(path, prefix string) (string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(path, prefix))
+	signed := string(raw)
+	return signed, err == nil && strings.HasPrefix(signed, a.cacheBase+cache.BlobPrefix)
+}
+
 // rewriteURL points the runfleet URL in field of a twirp answer, when it
 // carries hint, at the agent under prefix. Only URLs under runfleet's
 // cache base are rewritten: the agent acts only for runfleet's own.
@@ -121,11 +129,10 @@ func (a *Agent) uploadState(key string) *upload {
 
 func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	log := a.o.Log.With("http_method", r.Method)
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(r.URL.Path, UploadPrefix))
-	signed := string(raw)
 	// Only runfleet's own upload URLs: the agent must not PUT to wherever a
 	// caller names.
-	if err != nil || !strings.HasPrefix(signed, a.cacheBase+cache.BlobPrefix) {
+	signed, ok := a.runfleetURL(r.URL.Path, UploadPrefix)
+	if !ok {
 		cache.WriteBlobError(w, http.StatusNotFound, "BlobNotFound", "not a runfleet upload")
 		return
 	}
@@ -140,6 +147,7 @@ func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	up := a.uploadState(signed)
 	q := r.URL.Query()
+	var err error
 	switch q.Get("comp") {
 	case "block":
 		err = a.sendBlock(r, signed, up.piecesFor(q.Get("blockid"), r.ContentLength))
