@@ -131,8 +131,11 @@ func TestReconcilerEvictsTheCacheBySize(t *testing.T) {
 	const mib = 1 << 20
 	c := newCacheStack(t, 2_200_000, mib)
 	ctx := context.Background()
-	// Saved and read in the last hours, well within max_age.
-	clock := testclock.At(time.Now().Add(-3 * time.Hour).Truncate(time.Millisecond))
+	// Saved and read in the last hours, well within max_age, of the real
+	// clock: the reconciler function takes no clock, so the entries' times
+	// are the real clock's, which the test-clock shift does not move.
+	clock := testclock.AtRealNow()
+	clock.AdvanceTo(clock.Now().Add(-3 * time.Hour).Truncate(time.Millisecond))
 	st := c.indexStore(t, clock)
 	repo := cache.RepoIDFor("octo-org/app")
 	ref := func(key string) cache.Ref {
@@ -239,7 +242,9 @@ func (c *cacheStack) call(t *testing.T, fn lambdafn.FunctionURLHandler, method, 
 // of the parts it presigned, under serve's names.
 func TestMetadataFunctionPublishesCacheMetrics(t *testing.T) {
 	c := newCacheStack(t, 100<<20, 10<<20)
-	clock := testclock.At(time.Now().Add(-time.Hour).Truncate(time.Millisecond))
+	// The real clock's hour ago: the metadata function takes no clock.
+	clock := testclock.AtRealNow()
+	clock.AdvanceTo(clock.Now().Add(-time.Hour).Truncate(time.Millisecond))
 	repo := cache.RepoIDFor("octo-org/app")
 	save(t, c.indexStore(t, clock), cache.Ref{RepoID: repo, Scope: "refs/heads/main", Key: "deps", Version: "v1"}, 4096)
 	tokens, err := cache.NewTokens([]byte(cacheTestKey), controllerID, nil)
