@@ -24,9 +24,22 @@ func JobBindingLease(instance string) string { return JobBindingLeasePrefix + in
 // owner/name, a ref under refs/, a default branch. Only such a description
 // binds a machine: a broken one (an event file the hook could not read)
 // must not lock the machine out of the right one.
-func wellFormed(env JobEnv) bool {
+func wellFormed(env JobEnv) bool { return malformed(env) == "" }
+
+// malformed says what makes env unable to scope a cache token ("" when
+// nothing): the one reading of a description's shape, for the binding
+// and for DecideJob.
+func malformed(env JobEnv) string {
 	owner, name, ok := strings.Cut(env.Repository, "/")
-	return ok && owner != "" && name != "" && strings.HasPrefix(env.Ref, "refs/") && env.DefaultBranch != ""
+	switch {
+	case !ok || owner == "" || name == "":
+		return fmt.Sprintf("repository %q is not owner/name", env.Repository)
+	case !strings.HasPrefix(env.Ref, "refs/"):
+		return fmt.Sprintf("ref %q is not a git ref", env.Ref)
+	case env.DefaultBranch == "":
+		return "no default branch"
+	}
+	return ""
 }
 
 // JobBinding is the lease holder that binds a machine to env: a digest of

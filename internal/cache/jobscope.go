@@ -72,20 +72,16 @@ func isPullRequestEvent(event, ref string) bool {
 // a job of another repository than the one it was made for (an
 // organization's runner) is refused until the ledger has seen that job.
 func DecideJob(env JobEnv, m MachineJob) (Job, error) {
-	switch {
+	switch problem := malformed(env); {
 	case !m.Live:
 		return Job{}, &JobRefusedError{Reason: "the machine is not a live runfleet instance"}
-	case env.Repository == "" || !strings.Contains(env.Repository, "/"):
-		return Job{}, &JobRefusedError{Reason: fmt.Sprintf("repository %q is not owner/name", env.Repository)}
+	case problem != "":
+		return Job{}, &JobRefusedError{Reason: problem}
 	case !strings.EqualFold(env.Repository, m.Repository):
 		return Job{}, &JobRefusedError{
 			Reason: fmt.Sprintf("the machine's job is of %q, not %q", m.Repository, env.Repository),
 			Retry:  !m.Active,
 		}
-	case !strings.HasPrefix(env.Ref, "refs/"):
-		return Job{}, &JobRefusedError{Reason: fmt.Sprintf("ref %q is not a git ref", env.Ref)}
-	case env.DefaultBranch == "":
-		return Job{}, &JobRefusedError{Reason: "no default branch"}
 	}
 	return Job{
 		RepoID:        RepoIDFor(m.Repository),
