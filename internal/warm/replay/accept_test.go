@@ -16,8 +16,9 @@ import (
 // close: on day and night and the new repository none could
 // (OutOfReach); on the weekday office and the quiet week a perfect one
 // would just pass with its aim chosen per draw, but not held to one aim
-// across draws as the adaptive pool is (TestBounds: 0.52 and 0.50 on
-// the full traces; docs/benchmarks.md).
+// across draws as the adaptive pool is (TestBounds: 0.52 and 0.60 on
+// the full traces; docs/benchmarks.md). The static size is the cheapest
+// of every size (WithCheapestStatic), not of Strategies' grid.
 func TestAdaptiveMeetsTheTargetAtHalfTheIdle(t *testing.T) {
 	held := map[string]struct {
 		bar        bool
@@ -27,8 +28,10 @@ func TestAdaptiveMeetsTheTargetAtHalfTheIdle(t *testing.T) {
 		"weekday office": {maxRatio: 0.62},
 		"day and night":  {maxRatio: 0.83, outOfReach: true},
 		"matrix bursts":  {bar: true},
-		"release day":    {bar: true},
-		"quiet week":     {maxRatio: 0.70},
+		// Against static 7, not the grid's 8: the three-week table meets
+		// the bar (0.49); this one-week draw does not (0.54).
+		"release day": {maxRatio: 0.56},
+		"quiet week":  {maxRatio: 0.70},
 		// A new pool aims higher while it has less than a week behind it.
 		"new repository": {maxRatio: 0.73, outOfReach: true},
 	}
@@ -45,6 +48,7 @@ func TestAdaptiveMeetsTheTargetAtHalfTheIdle(t *testing.T) {
 			for _, st := range append(Strategies(), Adaptive(target, 90, 60)) {
 				results = append(results, Run(tr, st, DefaultModel(), 7))
 			}
+			results = WithCheapestStatic(results, tr, DefaultModel(), 7, target)
 			v, err := Judge(results, adaptive.Name, target)
 			if err != nil {
 				t.Fatal(err)

@@ -91,6 +91,7 @@ func robustPerfect(s Shape, i int, start time.Time, target time.Duration) (aim, 
 			for _, st := range Strategies() {
 				results = append(results, Run(tr, st, DefaultModel(), 7))
 			}
+			results = WithCheapestStatic(results, tr, DefaultModel(), 7, target)
 			v, err := Judge(results, "perfect", target)
 			if err != nil || !v.Met {
 				ok = false
@@ -123,6 +124,7 @@ func TestBounds(t *testing.T) {
 		for _, st := range append(Strategies(), Adaptive(target, 90, 60)) {
 			results = append(results, Run(tr, st, DefaultModel(), 7))
 		}
+		results = WithCheapestStatic(results, tr, DefaultModel(), 7, target)
 		v, err := Judge(results, Adaptive(target, 90, 60).Name, target)
 		if err != nil {
 			t.Fatal(err)

@@ -41,6 +41,12 @@ func TestTable(t *testing.T) {
 			fmt.Printf("| %s | %s | %d | %.1f s | %.1f s | %.1f s | %.1f%% | %.1f |\n", tr.Name, perfect.Strategy, perfect.Jobs,
 				perfect.P50.Seconds(), perfect.P90.Seconds(), perfect.P99.Seconds(), 100*perfect.Within10s, perfect.IdlePerJob())
 		}
+		// The cheapest static size, when the grid skips it, gets its row.
+		for _, res := range WithCheapestStatic(results, tr, DefaultModel(), 7, target)[len(results):] {
+			results = append(results, res)
+			fmt.Printf("| %s | %s | %d | %.1f s | %.1f s | %.1f s | %.1f%% | %.1f |\n", res.Trace, res.Strategy, res.Jobs,
+				res.P50.Seconds(), res.P90.Seconds(), res.P99.Seconds(), 100*res.Within10s, res.IdlePerJob())
+		}
 		v, err := Judge(results, adaptive.Name, target)
 		if err != nil {
 			t.Fatal(err)
@@ -70,6 +76,7 @@ func TestTable(t *testing.T) {
 				for _, st := range append(Strategies(), Adaptive(target, 90, 60)) {
 					results = append(results, Run(tr, st, DefaultModel(), 7))
 				}
+				results = WithCheapestStatic(results, tr, DefaultModel(), 7, target)
 				v, err := Judge(results, adaptive.Name, target)
 				if err != nil {
 					t.Fatal(err)
