@@ -235,12 +235,14 @@ bench: runfleet postgres
 ## then GitHub's own client (npm @actions/cache) saving and restoring with a
 ## hash check; then the AWS path through the machine's cache agent (blocks
 ## straight to the bucket as part objects, restored by the agent in parallel)
-## beside the same bucket's raw put and get;
+## beside the same bucket's raw put and get; then GitHub's client through the
+## agent on the Lambda path (the metadata function's bootstrap);
 ## writes a few GB in a temporary directory, output in bin/bench-cache.txt
 bench-cache: emulators
 	@mkdir -p $(BIN)
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkTransfer|BenchmarkRealClient' -benchtime 3x ./internal/cache 2>&1 | tee $(BIN)/bench-cache.txt
 	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkAgentS3|BenchmarkRealClientS3' -benchtime 3x ./internal/cacheagent 2>&1 | tee -a $(BIN)/bench-cache.txt
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench 'BenchmarkMetadataFunctionPath' -benchtime 3x ./internal/lambdafn 2>&1 | tee -a $(BIN)/bench-cache.txt
 	@! grep -qE '^(FAIL|--- FAIL|panic:)' $(BIN)/bench-cache.txt
 
 FUZZTIME ?= 20s

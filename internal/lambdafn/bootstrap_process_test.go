@@ -253,7 +253,7 @@ func TestBootstrapThatCannotStartRetriesTheBatchSoon(t *testing.T) {
 
 // deliverToProcess sends body as GitHub's signed delivery through a
 // Function URL event and checks the reply's status.
-func deliverToProcess(t *testing.T, intake *function, body []byte, want string) webhook.Reply {
+func deliverToProcess(t testing.TB, intake *function, body []byte, want string) webhook.Reply {
 	t.Helper()
 	var resp events.LambdaFunctionURLResponse
 	intake.invoke(t, functionURLEvent(t, body), &resp)
@@ -268,7 +268,7 @@ func deliverToProcess(t *testing.T, intake *function, body []byte, want string) 
 // callMetadataProcess makes a booting machine's request to url (the
 // metadata function's URL and a path) as the Function URL event Lambda
 // would hand the metadata function.
-func callMetadataProcess(t *testing.T, meta *function, method, url, token, body string) events.LambdaFunctionURLResponse {
+func callMetadataProcess(t testing.TB, meta *function, method, url, token, body string) events.LambdaFunctionURLResponse {
 	t.Helper()
 	var ev events.LambdaFunctionURLRequest
 	mustUnmarshal(t, readTestdata(t, "metadata-function-url-event.json"), &ev)
@@ -288,7 +288,7 @@ func callMetadataProcess(t *testing.T, meta *function, method, url, token, body 
 
 // bootstrapParams are what the worker gave the provider to create
 // instance with: the fake provider records each call's stdin.
-func bootstrapParams(t *testing.T, recordPath, instance string) params.BootstrapInstance {
+func bootstrapParams(t testing.TB, recordPath, instance string) params.BootstrapInstance {
 	t.Helper()
 	records, err := externaltest.ReadRecords(recordPath)
 	if err != nil {
@@ -309,7 +309,7 @@ func bootstrapParams(t *testing.T, recordPath, instance string) params.Bootstrap
 
 // admitLostCreate records a job admitted two minutes ago whose create
 // message never reached the queue, and returns its instance.
-func admitLostCreate(t *testing.T, st store.Store, jobID int64) string {
+func admitLostCreate(t testing.TB, st store.Store, jobID int64) string {
 	t.Helper()
 	admitted := time.Now().Add(-2 * time.Minute)
 	labels := []string{"self-hosted", "linux", "x64"}

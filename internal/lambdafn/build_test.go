@@ -221,7 +221,7 @@ func TestForceDeleteResultJSON(t *testing.T) {
 	}
 }
 
-func (s *stack) putParameter(t *testing.T, name, value string) {
+func (s *stack) putParameter(t testing.TB, name, value string) {
 	t.Helper()
 	if _, err := ssm.NewFromConfig(s.aws).PutParameter(context.Background(), &ssm.PutParameterInput{
 		Name: aws.String(name), Type: ssmtypes.ParameterTypeSecureString, Value: aws.String(value), Overwrite: aws.Bool(true),
@@ -230,7 +230,7 @@ func (s *stack) putParameter(t *testing.T, name, value string) {
 	}
 }
 
-func (s *stack) putSecret(t *testing.T, value string) string {
+func (s *stack) putSecret(t testing.TB, value string) string {
 	t.Helper()
 	out, err := secretsmanager.NewFromConfig(s.aws).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
 		Name: aws.String(testenv.UniqueName(t, "secret")), SecretString: aws.String(value),

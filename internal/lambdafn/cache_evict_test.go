@@ -36,7 +36,7 @@ type cacheStack struct {
 	s3            *s3.Client
 }
 
-func newCacheStack(t *testing.T, maxBytes, maxEntryBytes int64) *cacheStack {
+func newCacheStack(t testing.TB, maxBytes, maxEntryBytes int64) *cacheStack {
 	t.Helper()
 	ctx := context.Background()
 	s3c := s3.NewFromConfig(testenv.AWSConfig(t), func(o *s3.Options) { o.UsePathStyle = true })
@@ -75,7 +75,7 @@ cache:
 
 // indexStore opens the stack's index as one more instance of the metadata
 // function would, on clock.
-func (c *cacheStack) indexStore(t *testing.T, clock *testclock.Clock) *cache.Dynamo {
+func (c *cacheStack) indexStore(t testing.TB, clock *testclock.Clock) *cache.Dynamo {
 	t.Helper()
 	st, err := cache.NewDynamo(cache.DynamoOptions{DB: c.ddb, Table: c.index, S3: c.s3, Bucket: c.bucket,
 		Policy: cache.EvictionPolicy{MaxAge: 7 * 24 * time.Hour}, Now: clock.Now})
@@ -87,7 +87,7 @@ func (c *cacheStack) indexStore(t *testing.T, clock *testclock.Clock) *cache.Dyn
 
 // save stores an entry of size bytes as the machine's agent does: one
 // part on a presigned URL, completed, finalized.
-func save(t *testing.T, st *cache.Dynamo, ref cache.Ref, size int) cache.Entry {
+func save(t testing.TB, st *cache.Dynamo, ref cache.Ref, size int) cache.Entry {
 	t.Helper()
 	ctx := context.Background()
 	e, err := st.Reserve(ctx, ref)
@@ -196,7 +196,7 @@ func TestReconcilerEvictsTheCacheBySize(t *testing.T) {
 }
 
 // emfUnits are the units the EMF lines declare metric with.
-func emfUnits(t *testing.T, s *stack, metric string) []string {
+func emfUnits(t testing.TB, s *stack, metric string) []string {
 	t.Helper()
 	var out []string
 	for _, line := range s.metrics.Lines(t, nil) {
@@ -216,7 +216,7 @@ func emfUnits(t *testing.T, s *stack, metric string) []string {
 
 // call is one request to the metadata function's Function URL; rawURL is
 // a path or a URL under it, token the job's cache token.
-func (c *cacheStack) call(t *testing.T, fn lambdafn.FunctionURLHandler, method, rawURL, token, body string) (int, string) {
+func (c *cacheStack) call(t testing.TB, fn lambdafn.FunctionURLHandler, method, rawURL, token, body string) (int, string) {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	if err != nil {

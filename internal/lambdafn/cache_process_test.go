@@ -86,13 +86,13 @@ func (f *functionURLFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // cacheMachine is one runner machine: its cache agent on HTTPS with the
 // machine's CA, its job registered as the job-started hook does.
 type cacheMachine struct {
-	t        *testing.T
+	t        testing.TB
 	agentURL string
 	caFile   string
 	agent    *cacheagent.Agent
 }
 
-func startCacheMachine(t *testing.T, frontURL, agentToken string, job cache.JobEnv, log *slog.Logger) *cacheMachine {
+func startCacheMachine(t testing.TB, frontURL, agentToken string, job cache.JobEnv, log *slog.Logger) *cacheMachine {
 	t.Helper()
 	jobs := &cacheagent.JobTokens{URL: frontURL + cache.JobTokenPath, AgentToken: func() (string, error) { return agentToken, nil }, Log: log}
 	if err := jobs.Register(job); err != nil {
@@ -159,7 +159,7 @@ func (m *cacheMachine) run(client, workspace string, args ...string) (map[string
 }
 
 // liveMachine puts a running machine of repository's job in the ledger.
-func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) string {
+func liveMachine(t testing.TB, ls *localStack, jobID int64, repository string) string {
 	t.Helper()
 	now := time.Now()
 	job := &runner.Job{
@@ -194,16 +194,22 @@ func liveMachine(t *testing.T, ls *localStack, jobID int64, repository string) s
 	return job.Instance
 }
 
-// TestMetadataFunctionServesTheCache: GitHub's own cache client, through
-// the machine's agent, against the metadata function run as its deployed
-// bootstrap under the Lambda Runtime API (two execution environments, the
-// index shared in DynamoDB Local), with the archives in a moto bucket:
-// save and restore of 1 MiB, 100 MiB (one Put Blob, one object), 160 MiB
-// (three blocks at once, each sent as part objects of 8 MiB at most,
-// presigned by either instance; restored by the agent from the parts) and
-// 1 GB (10^9 bytes, 120 parts), restore-key fallback, a second save refused, and repository A's
-// token reading nothing of B's.
-func TestMetadataFunctionServesTheCache(t *testing.T) {
+// metadataCache is the stack GitHub's client is run against on the Lambda
+// path: the metadata function run as its deployed bootstrap under the
+// Lambda Runtime API (two execution environments behind one Function URL,
+// the index shared in DynamoDB Local), the archives in a moto bucket.
+type metadataCache struct {
+	client string // GitHub's client, installed
+	url    string // the Function URL
+	s3     *s3.Client
+	bucket string
+	ls     *localStack
+	agents *cache.AgentTokens
+	logs   *testlog.Buffer // the machines' agents'
+}
+
+func newMetadataCache(t testing.TB) *metadataCache {
+	t.Helper()
 	client := cachetest.InstallClient(t)
 	bins := buildBootstraps(t, "metadata")
 	ctx := context.Background()
@@ -238,13 +244,15 @@ cache:
 	for range 2 {
 		front.fns = append(front.fns, ls.startFunction(t, "MetadataFunction", bins["metadata"], ""))
 	}
-	defer func() {
+	mc := &metadataCache{client: client, url: srv.URL, s3: s3c, bucket: bucket, ls: ls, logs: &testlog.Buffer{}}
+	t.Cleanup(func() {
 		if t.Failed() {
 			for _, fn := range front.fns {
 				t.Logf("%s output:\n%s", fn.name, fn.proc.Output())
 			}
+			t.Logf("agent logs:\n%s", mc.logs.Tail(60))
 		}
-	}()
+	})
 
 	// The machines' agent tokens, as metadata/cache-agent mints them at
 	// boot with the stack's instance token key.
@@ -252,21 +260,36 @@ cache:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs testlog.Buffer
-	machine := func(jobID int64, repo, ref string) *cacheMachine {
-		name := liveMachine(t, ls, jobID, repo)
-		tok, err := agents.Mint(name, linuxPool, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return startCacheMachine(t, srv.URL, tok, cache.JobEnv{Repository: repo, Ref: ref, EventName: "push", DefaultBranch: "main"}, logs.Logger(slog.LevelInfo))
+	mc.agents = agents
+	return mc
+}
+
+// machine starts the agent of a running machine of repository repo's job
+// on ref.
+func (mc *metadataCache) machine(t testing.TB, jobID int64, repo, ref string) *cacheMachine {
+	t.Helper()
+	name := liveMachine(t, mc.ls, jobID, repo)
+	tok, err := mc.agents.Mint(name, linuxPool, time.Hour)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return startCacheMachine(t, mc.url, tok, cache.JobEnv{Repository: repo, Ref: ref, EventName: "push", DefaultBranch: "main"}, mc.logs.Logger(slog.LevelInfo))
+}
+
+// TestMetadataFunctionServesTheCache: GitHub's own cache client, through
+// the machine's agent, against the metadata function run as its deployed
+// bootstrap under the Lambda Runtime API (two execution environments, the
+// index shared in DynamoDB Local), with the archives in a moto bucket:
+// save and restore of 1 MiB, 100 MiB (one Put Blob, one object), 160 MiB
+// (three blocks at once, each sent as part objects of 8 MiB at most,
+// presigned by either instance; restored by the agent from the parts) and
+// 1 GB (10^9 bytes, 120 parts), restore-key fallback, a second save refused, and repository A's
+// token reading nothing of B's.
+func TestMetadataFunctionServesTheCache(t *testing.T) {
+	mc := newMetadataCache(t)
+	client, s3c, bucket, ctx := mc.client, mc.s3, mc.bucket, context.Background()
+	machine := func(jobID int64, repo, ref string) *cacheMachine { return mc.machine(t, jobID, repo, ref) }
 	a1 := machine(7000034001, "octo-org/app", "refs/heads/main")
-	defer func() {
-		if t.Failed() {
-			t.Logf("agent logs:\n%s", logs.Tail(60))
-		}
-	}()
 	ws := t.TempDir()
 	sum := cachetest.WriteData(t, ws, 1<<20)
 	if res, out := a1.run(client, ws, "save", "data", "deps-linux-abc"); res["id"] == nil {

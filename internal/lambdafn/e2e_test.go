@@ -134,7 +134,7 @@ func TestFailedDeleteIsResentWithGrowingDelays(t *testing.T) {
 
 // runJob takes job id through queued and its create, returning the running
 // instance's name.
-func (s *stack) runJob(t *testing.T, intake lambdafn.FunctionURLHandler, worker work.SQSHandler, jobID int64) string {
+func (s *stack) runJob(t testing.TB, intake lambdafn.FunctionURLHandler, worker work.SQSHandler, jobID int64) string {
 	t.Helper()
 	name := runner.InstanceName(linuxPool, jobID, 1)
 	status, reply := s.deliver(t, intake, functionURLEvent(t, jobPayload(t, runner.ActionQueued, jobID, "")))

@@ -17,7 +17,7 @@ const documentedInstance = "i-1234567890abcdef0"
 
 // awsEvent is one of AWS's documented EC2 events, as EventBridge puts it
 // on the work queue, about the machine with providerID.
-func awsEvent(t *testing.T, file, providerID string) string {
+func awsEvent(t testing.TB, file, providerID string) string {
 	t.Helper()
 	raw, err := os.ReadFile("work/testdata/" + file)
 	if err != nil {

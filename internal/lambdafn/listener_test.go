@@ -42,7 +42,7 @@ type scaleSetGitHub struct {
 	setID   int64
 }
 
-func newScaleSetGitHub(t *testing.T) *scaleSetGitHub {
+func newScaleSetGitHub(t testing.TB) *scaleSetGitHub {
 	t.Helper()
 	rest := githubtest.NewServer(t, githubtest.WithToken(listenerToken))
 	rest.AddOrg("octo-org")
@@ -103,7 +103,7 @@ pools:
 
 // listenerStack is a stack whose config has a scale-set pool, with the
 // GitHub token in Secrets Manager as a deploy keeps it.
-func listenerStack(t *testing.T) (*stack, *scaleSetGitHub) {
+func listenerStack(t testing.TB) (*stack, *scaleSetGitHub) {
 	t.Helper()
 	gh := newScaleSetGitHub(t)
 	s := newStack(t, stackOptions{config: gh.config("lambda-test")})
@@ -132,7 +132,7 @@ func (s *stack) listenerFn() listen.ScheduleHandler {
 
 // invokeListener runs one scheduled invocation that Lambda gives lasts,
 // and returns its request id.
-func (s *stack) invokeListener(t *testing.T, fn listen.ScheduleHandler, lasts time.Duration) string {
+func (s *stack) invokeListener(t testing.TB, fn listen.ScheduleHandler, lasts time.Duration) string {
 	t.Helper()
 	ctx, id := s.invocation()
 	ctx, cancel := context.WithTimeout(ctx, lasts)
@@ -151,7 +151,7 @@ func (s *stack) invokeListener(t *testing.T, fn listen.ScheduleHandler, lasts ti
 
 // jobAdmitted says whether the ledger holds the scale-set job with a
 // create message for its instance on the work queue.
-func (s *stack) jobAdmitted(t *testing.T, runnerRequestID int64) bool {
+func (s *stack) jobAdmitted(t testing.TB, runnerRequestID int64) bool {
 	t.Helper()
 	id := runner.ScaleSetJobID(runnerRequestID)
 	job, err := s.store.GetJob(context.Background(), runner.JobKey(id, 1))
@@ -281,7 +281,7 @@ func TestOverlappingListenerInvocationsNeverBothListen(t *testing.T) {
 // turn is when one invocation held a listener's lease.
 type turn struct{ acquired, released time.Time }
 
-func (s *stack) leaseTurn(t *testing.T, requestID string) turn {
+func (s *stack) leaseTurn(t testing.TB, requestID string) turn {
 	t.Helper()
 	var out turn
 	for _, line := range s.logs.Lines(t, map[string]any{"aws_request_id": requestID}) {

@@ -151,7 +151,7 @@ func (s *stack) bootWorker(rec *createRecorder) work.SQSHandler {
 
 // callMetadata sends the machine's request to the metadata function as the
 // Function URL event Lambda would deliver.
-func (s *stack) callMetadata(t *testing.T, fn lambdafn.FunctionURLHandler, method string, req providers.CreateRequest, endpoint, token, body string) events.LambdaFunctionURLResponse {
+func (s *stack) callMetadata(t testing.TB, fn lambdafn.FunctionURLHandler, method string, req providers.CreateRequest, endpoint, token, body string) events.LambdaFunctionURLResponse {
 	t.Helper()
 	var ev events.LambdaFunctionURLRequest
 	mustUnmarshal(t, readTestdata(t, "metadata-function-url-event.json"), &ev)
@@ -179,7 +179,7 @@ func (s *stack) callMetadata(t *testing.T, fn lambdafn.FunctionURLHandler, metho
 	return resp
 }
 
-func decodeBody(t *testing.T, resp events.LambdaFunctionURLResponse) string {
+func decodeBody(t testing.TB, resp events.LambdaFunctionURLResponse) string {
 	t.Helper()
 	if !resp.IsBase64Encoded {
 		return resp.Body
@@ -197,7 +197,7 @@ type createRecorder struct {
 	reqs map[string]providers.CreateRequest
 }
 
-func (r *createRecorder) request(t *testing.T, name string) providers.CreateRequest {
+func (r *createRecorder) request(t testing.TB, name string) providers.CreateRequest {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -226,7 +226,7 @@ func (p *recordingProvider) CreateInstance(ctx context.Context, req providers.Cr
 // storedJITFiles decodes the JIT configuration stored for name (until its
 // machine reports idle) as the runner reads it: base64 of a JSON object of
 // base64 files.
-func storedJITFiles(t *testing.T, s *stack, name string) map[string]string {
+func storedJITFiles(t testing.TB, s *stack, name string) map[string]string {
 	t.Helper()
 	creds, err := s.store.GetRunnerCredentials(context.Background(), name)
 	if err != nil {

@@ -29,7 +29,7 @@ const controllerID = "lambda-test"
 // values: array members one by one. A line may carry several directives
 // (metrics whose dimension values agree share one); the metric's own
 // directive says which sets it is published under.
-func (s *stack) emfValues(t *testing.T, metric string, dims map[string]string) []float64 {
+func (s *stack) emfValues(t testing.TB, metric string, dims map[string]string) []float64 {
 	t.Helper()
 	want := []string{metrics.LabelControllerID}
 	match := map[string]any{metrics.LabelControllerID: controllerID}
@@ -100,7 +100,7 @@ func sum(values []float64) float64 {
 // [controller_id, its labels…] in the family's order, then the family's
 // extra sets (metrics.EMFExtraSets); every dimension of a set a string at
 // the root of the line.
-func (s *stack) checkVocabulary(t *testing.T) {
+func (s *stack) checkVocabulary(t testing.TB) {
 	t.Helper()
 	for _, line := range s.metrics.Lines(t, nil) {
 		if line[metrics.LabelControllerID] != controllerID {

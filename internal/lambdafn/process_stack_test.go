@@ -37,7 +37,7 @@ const maxBootstrapBytes = 20 << 20
 // Makefile's go-lambda-build does for Lambda (static, lambda.norpc,
 // trimmed, stripped), in one go command, and checks each against the size
 // a deploy accepts. It returns each package's binary.
-func buildBootstraps(t *testing.T, pkgs ...string) map[string]string {
+func buildBootstraps(t testing.TB, pkgs ...string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	args := []string{"build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", dir + string(filepath.Separator)}
@@ -90,7 +90,7 @@ const (
 // deploy makes, and records what template.yaml's references resolve to.
 // githubSecret is the GitHub token (GitHubSecretArn's secret); config the
 // runfleet YAML (ConfigParameter).
-func newLocalStack(t *testing.T, config, githubToken string) *localStack {
+func newLocalStack(t testing.TB, config, githubToken string) *localStack {
 	t.Helper()
 	ctx := context.Background()
 	endpoints := map[string]string{
@@ -202,7 +202,7 @@ type function struct {
 // startFunction runs bin as template.yaml's function (a logical id) with
 // exactly the environment the template gives it plus Lambda's own, in
 // working directory dir ("" = a fresh one).
-func (ls *localStack) startFunction(t *testing.T, logicalID, bin, dir string) *function {
+func (ls *localStack) startFunction(t testing.TB, logicalID, bin, dir string) *function {
 	t.Helper()
 	env := templateEnv(t, logicalID, ls.deploy)
 	for name, value := range ls.lambdaEnv(logicalID) {
@@ -214,7 +214,7 @@ func (ls *localStack) startFunction(t *testing.T, logicalID, bin, dir string) *f
 	return ls.startWithEnv(t, logicalID, bin, dir, env)
 }
 
-func (ls *localStack) startWithEnv(t *testing.T, logicalID, bin, dir string, env map[string]string) *function {
+func (ls *localStack) startWithEnv(t testing.TB, logicalID, bin, dir string, env map[string]string) *function {
 	t.Helper()
 	api := runtimeapi.NewServer(t, runtimeapi.Options{FunctionName: "runfleet-" + logicalID, Timeout: time.Minute})
 	proc := api.Start(t, runtimeapi.Bootstrap{Path: bin, Dir: dir, Env: env})
@@ -223,7 +223,7 @@ func (ls *localStack) startWithEnv(t *testing.T, logicalID, bin, dir string, env
 
 // invoke sends event and returns the function's response, failing the
 // test on a function error.
-func (f *function) invoke(t *testing.T, event any, out any) {
+func (f *function) invoke(t testing.TB, event any, out any) {
 	t.Helper()
 	resp, fnErr := f.invokeRaw(t, event)
 	if fnErr != nil {
@@ -236,7 +236,7 @@ func (f *function) invoke(t *testing.T, event any, out any) {
 	}
 }
 
-func (f *function) invokeRaw(t *testing.T, event any) ([]byte, *runtimeapi.FunctionError) {
+func (f *function) invokeRaw(t testing.TB, event any) ([]byte, *runtimeapi.FunctionError) {
 	t.Helper()
 	payload, err := json.Marshal(event)
 	if err != nil {
@@ -253,7 +253,7 @@ func (f *function) invokeRaw(t *testing.T, event any) ([]byte, *runtimeapi.Funct
 
 // receive plays the event source mapping's poll: up to ten messages from
 // the work queue, waiting at most wait.
-func (ls *localStack) receive(t *testing.T, wait time.Duration) []sqstypes.Message {
+func (ls *localStack) receive(t testing.TB, wait time.Duration) []sqstypes.Message {
 	t.Helper()
 	out, err := ls.sqs.ReceiveMessage(context.Background(), &sqsapi.ReceiveMessageInput{
 		QueueUrl:                    aws.String(ls.deploy.refs["WorkQueue"]),
@@ -271,7 +271,7 @@ func (ls *localStack) receive(t *testing.T, wait time.Duration) []sqstypes.Messa
 // work hands msgs to the worker as the event source mapping does and
 // deletes the records it did not report as failed; it returns the
 // worker's response.
-func (ls *localStack) work(t *testing.T, worker *function, msgs []sqstypes.Message) events.SQSEventResponse {
+func (ls *localStack) work(t testing.TB, worker *function, msgs []sqstypes.Message) events.SQSEventResponse {
 	t.Helper()
 	event := sqsEventOf(t, msgs)
 	var resp events.SQSEventResponse
@@ -282,7 +282,7 @@ func (ls *localStack) work(t *testing.T, worker *function, msgs []sqstypes.Messa
 
 // drainUntil runs the worker on the queue until done holds, for at most
 // a minute.
-func (ls *localStack) drainUntil(t *testing.T, worker *function, what string, done func() bool) {
+func (ls *localStack) drainUntil(t testing.TB, worker *function, what string, done func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !done() {
@@ -299,7 +299,7 @@ func (ls *localStack) drainUntil(t *testing.T, worker *function, what string, do
 
 // fakeGitHub is the fake GitHub REST server the functions reach with their
 // real client, authenticated by a personal access token.
-func fakeGitHub(t *testing.T, token string) *githubtest.Server {
+func fakeGitHub(t testing.TB, token string) *githubtest.Server {
 	t.Helper()
 	srv := githubtest.NewServer(t, githubtest.WithToken(token), githubtest.WithRateLimit(100_000))
 	srv.AddOrg("octo-org")
@@ -312,7 +312,7 @@ func fakeGitHub(t *testing.T, token string) *githubtest.Server {
 // /proc/self/cwd/opt/…, so each process resolves the path in its own
 // working directory: only the functions started in the first see the
 // provider, as only those template.yaml gives ProviderLayerArn see /opt.
-func layerDirs(t *testing.T, providerBin string, cfg externaltest.Config) (withLayer, without string) {
+func layerDirs(t testing.TB, providerBin string, cfg externaltest.Config) (withLayer, without string) {
 	t.Helper()
 	root := t.TempDir()
 	withLayer, without = filepath.Join(root, "with-layer"), filepath.Join(root, "without-layer")
@@ -369,7 +369,7 @@ pools:
 }
 
 // sendRaw puts body on the work queue and returns its message id.
-func sendRaw(t *testing.T, ls *localStack, body string) string {
+func sendRaw(t testing.TB, ls *localStack, body string) string {
 	t.Helper()
 	out, err := ls.sqs.SendMessage(context.Background(), &sqsapi.SendMessageInput{
 		QueueUrl: aws.String(ls.deploy.refs["WorkQueue"]), MessageBody: aws.String(body),

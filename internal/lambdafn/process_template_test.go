@@ -25,7 +25,7 @@ type deployment struct {
 // id): Globals' variables overlaid with the function's own, each resolved
 // against d. A value it cannot resolve fails the test, naming it: a
 // variable the template sets must never be silently left out.
-func templateEnv(t *testing.T, function string, d deployment) map[string]string {
+func templateEnv(t testing.TB, function string, d deployment) map[string]string {
 	t.Helper()
 	tmpl := readTemplate(t)
 	params := tmpl.child("Parameters")
@@ -128,7 +128,7 @@ func (y yamlNode) child(key string) yamlNode {
 	return yamlNode{}
 }
 
-func readTemplate(t *testing.T) yamlNode {
+func readTemplate(t testing.TB) yamlNode {
 	t.Helper()
 	data, err := os.ReadFile("../../template.yaml")
 	if err != nil {

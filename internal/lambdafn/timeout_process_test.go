@@ -135,7 +135,7 @@ func TestWorkerKilledAtItsTimeoutFreesItsSlotAtTheNextReconcile(t *testing.T) {
 
 // startFunctionWithTimeout is startFunction with the function's timeout
 // (the invocations' deadline) set.
-func (ls *localStack) startFunctionWithTimeout(t *testing.T, logicalID, bin, dir string, timeout time.Duration) *function {
+func (ls *localStack) startFunctionWithTimeout(t testing.TB, logicalID, bin, dir string, timeout time.Duration) *function {
 	t.Helper()
 	env := templateEnv(t, logicalID, ls.deploy)
 	for name, value := range ls.lambdaEnv(logicalID) {

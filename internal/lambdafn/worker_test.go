@@ -316,7 +316,7 @@ func TestWorkerResponseShape(t *testing.T) {
 
 // queue delivers a queued webhook for a job with the given architecture
 // label and returns its instance name.
-func (s *stack) queue(t *testing.T, intake lambdafn.FunctionURLHandler, jobID int64, arch string) string {
+func (s *stack) queue(t testing.TB, intake lambdafn.FunctionURLHandler, jobID int64, arch string) string {
 	t.Helper()
 	var payload map[string]any
 	mustUnmarshal(t, jobPayload(t, runner.ActionQueued, jobID, ""), &payload)
@@ -331,7 +331,7 @@ func (s *stack) queue(t *testing.T, intake lambdafn.FunctionURLHandler, jobID in
 
 // setVersionAttribute overwrites an instance item's version attribute, to
 // make the item unreadable (a string) or readable again.
-func (s *stack) setVersionAttribute(t *testing.T, name string, v ddbtypes.AttributeValue) {
+func (s *stack) setVersionAttribute(t testing.TB, name string, v ddbtypes.AttributeValue) {
 	t.Helper()
 	_, err := s.ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.env.Table),
@@ -345,7 +345,7 @@ func (s *stack) setVersionAttribute(t *testing.T, name string, v ddbtypes.Attrib
 	}
 }
 
-func instancesOf(t *testing.T, records []events.SQSMessage) []string {
+func instancesOf(t testing.TB, records []events.SQSMessage) []string {
 	t.Helper()
 	var out []string
 	for _, r := range records {
@@ -358,7 +358,7 @@ func instancesOf(t *testing.T, records []events.SQSMessage) []string {
 	return out
 }
 
-func failedInstances(t *testing.T, records []events.SQSMessage, resp events.SQSEventResponse) []string {
+func failedInstances(t testing.TB, records []events.SQSMessage, resp events.SQSEventResponse) []string {
 	t.Helper()
 	var out []string
 	for _, f := range resp.BatchItemFailures {
