@@ -4,15 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,21 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
-
-// The client's own transfer settings (npm @actions/cache saveCacheV2 and
-// uploadCacheArchiveSDK): one PutBlob up to 128 MiB, above it 64 MiB
-// blocks, 8 at a time, then a block list.
-const (
-	sdkSingleShot  = 128 << 20
-	sdkBlockSize   = 64 << 20
-	sdkConcurrency = 8
-)
-
-// `make bench-cache` runs these; `make test` does not (they write 1 GB).
-var benchSizes = []struct {
-	name string
-	n    int64
-}{{"100MB", 100 << 20}, {"1GB", 1 << 30}}
 
 func randomFile(b *testing.B, p string, n int64) string {
 	b.Helper()
@@ -72,72 +54,6 @@ func copyFile(b *testing.B, from, to string) {
 	}
 }
 
-// sdkUpload sends path to a signed upload URL as the storage SDK does.
-func sdkUpload(b *testing.B, c *http.Client, up, path string, size int64) {
-	b.Helper()
-	put := func(u string, body io.Reader, n int64, hdr map[string]string) {
-		req, err := http.NewRequest(http.MethodPut, u, body)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		req.ContentLength = n
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			b.Errorf("PUT: %s", resp.Status)
-		}
-	}
-	if size <= sdkSingleShot {
-		f, _ := os.Open(path)
-		defer f.Close()
-		put(up, f, size, map[string]string{"x-ms-blob-type": "BlockBlob"})
-		return
-	}
-	var ids []string
-	for i := int64(0); i*sdkBlockSize < size; i++ {
-		ids = append(ids, base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("block-%06d", i))))
-	}
-	sem := make(chan struct{}, sdkConcurrency)
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int64, id string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			// The block's own file (split off before the timer), whole:
-			// the transport sends it with sendfile, as it does the
-			// single-shot upload, so the benchmark's client costs as
-			// little as it can. A section of the archive would not do:
-			// sendfile sees through one length limit, and the transport
-			// adds its own.
-			f, err := os.Open(blockPath(path, i))
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			put(up+"&comp=block&blockid="+id, f, min(sdkBlockSize, size-i*sdkBlockSize), nil)
-		}(int64(i), id)
-	}
-	wg.Wait()
-	var list strings.Builder
-	list.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><BlockList>`)
-	for _, id := range ids {
-		list.WriteString("<Latest>" + id + "</Latest>")
-	}
-	list.WriteString("</BlockList>")
-	put(up+"&comp=blocklist", strings.NewReader(list.String()), int64(list.Len()), nil)
-}
-
 // writeDownload writes a download to a new file dst through a 1 MiB
 // buffer, every way's the same: io.Copy's 32 KiB would cost the client
 // four times the system calls on a gigabyte.
@@ -166,31 +82,6 @@ func files(saved, restored string) [2]func() []string {
 		}
 	}
 	return [2]func() []string{one(saved), one(restored)}
-}
-
-func blockPath(archive string, i int64) string { return fmt.Sprintf("%s.block-%d", archive, i) }
-
-// splitBlocks writes archive's SDK blocks to files of their own, which
-// sdkUpload sends.
-func splitBlocks(b *testing.B, archive string, size int64) {
-	b.Helper()
-	src, err := os.Open(archive)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	for i := int64(0); i*sdkBlockSize < size; i++ {
-		dst, err := os.Create(blockPath(archive, i))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.CopyN(dst, src, min(sdkBlockSize, size-i*sdkBlockSize)); err != nil {
-			b.Fatal(err)
-		}
-		if err := dst.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 func fileHash(b *testing.B, p string) [32]byte {
@@ -279,14 +170,14 @@ func s3Storage(b *testing.B) benchStorage {
 // reports both throughputs and their ratio (docs/benchmarks.md).
 func BenchmarkTransfer(b *testing.B) {
 	for _, kind := range []string{"disk", "s3"} {
-		for _, sz := range benchSizes {
-			b.Run(kind+"/"+sz.name, func(b *testing.B) {
+		for _, sz := range cachetest.BenchSizes {
+			b.Run(kind+"/"+sz.Name, func(b *testing.B) {
 				dir := b.TempDir()
 				storage := diskStorage(dir)
 				if kind == "s3" {
 					storage = s3Storage(b)
 				}
-				benchTransfer(b, storage, dir, sz.n)
+				benchTransfer(b, storage, dir, sz.N)
 			})
 		}
 	}
@@ -294,8 +185,8 @@ func BenchmarkTransfer(b *testing.B) {
 
 func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 	archive := randomFile(b, filepath.Join(dir, "archive"), size)
-	if size > sdkSingleShot {
-		splitBlocks(b, archive, size)
+	if size > cachetest.SDKSingleShot {
+		cachetest.SplitBlocks(b, archive, size)
 	}
 	want := fileHash(b, archive)
 	srv := httptest.NewUnstartedServer(nil)
@@ -305,7 +196,7 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 	srv.Config.Handler = h
 	tok, _ := tokens.Mint("bench", mainGrant, time.Hour)
 	w := &handlerWorld{h: h}
-	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sdkConcurrency}}
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cachetest.SDKConcurrency}}
 	var raw, rf, plain [2]time.Duration // save, restore
 	var overHTTP *plainHTTP
 	if storage.plain != nil {
@@ -341,7 +232,7 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 		save: func(i int) {
 			key := fmt.Sprintf("k-%d", i)
 			_, out := w.callB(b, tok, "CreateCacheEntry", `{"key":"`+key+`","version":"v"}`)
-			sdkUpload(b, c, out["signed_upload_url"].(string), archive, size)
+			cachetest.SDKUpload(b, c, out["signed_upload_url"].(string), archive, size)
 			w.callB(b, tok, "FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":%q,"version":"v","size_bytes":"%d"}`, key, size))
 		},
 		restore: func(i int) {
@@ -416,22 +307,22 @@ func BenchmarkRealClient(b *testing.B) {
 	// The testing package runs a benchmark more than once (b.N = 1, then
 	// more): every save needs a key of its own, or first writer wins.
 	saves := 0
-	for _, sz := range benchSizes {
-		b.Run(sz.name, func(b *testing.B) {
+	for _, sz := range cachetest.BenchSizes {
+		b.Run(sz.Name, func(b *testing.B) {
 			w.t = b
 			ws := b.TempDir()
-			b.SetBytes(sz.n)
+			b.SetBytes(sz.N)
 			for i := 0; i < b.N; i++ {
 				// Making and hashing the data is not the cache's time.
 				b.StopTimer()
 				if err := os.MkdirAll(filepath.Join(ws, "data"), 0o755); err != nil {
 					b.Fatal(err)
 				}
-				randomFile(b, filepath.Join(ws, "data", "blob"), sz.n)
+				randomFile(b, filepath.Join(ws, "data", "blob"), sz.N)
 				want, _ := cachetest.ReadData(b, ws)
 				b.StartTimer()
 				saves++
-				key := fmt.Sprintf("big-%s-%d", sz.name, saves)
+				key := fmt.Sprintf("big-%s-%d", sz.Name, saves)
 				if r := w.run(w.url, tok, ws, "save", "data", key); !saved(r) {
 					b.Fatalf("save: %s", r.Stdout)
 				}

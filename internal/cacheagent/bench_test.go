@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,21 +25,6 @@ import (
 
 	"github.com/runfleet/runfleet/internal/cache"
 )
-
-// The storage SDK's transfer settings, as the client forces them for the
-// cache service v2: one Put Blob up to 128 MiB, above it 64 MiB blocks, 8
-// at a time, then a block list.
-const (
-	sdkSingleShot  = 128 << 20
-	sdkBlockSize   = 64 << 20
-	sdkConcurrency = 8
-)
-
-// `make bench-cache` runs these; `make test` does not (they move 1 GB).
-var benchSizes = []struct {
-	name string
-	n    int64
-}{{"100MB", 100 << 20}, {"1GB", 1 << 30}}
 
 func benchFile(b *testing.B, p string, n int64) [32]byte {
 	b.Helper()
@@ -66,75 +50,6 @@ func benchFile(b *testing.B, p string, n int64) [32]byte {
 	return s
 }
 
-// sdkBlockID is the storage SDK's block id: base64(<UUID><index, 12 digits>).
-func sdkBlockID(i int) string {
-	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "0b0e4d2a-5c1f-4b6e-9a7d-3e2f1c0d9b8a%012d", i))
-}
-
-// sdkUpload sends path to a signed upload URL as the storage SDK does.
-func sdkUpload(b *testing.B, c *http.Client, up, path string, size int64) {
-	b.Helper()
-	put := func(u string, body io.Reader, n int64, hdr map[string]string) {
-		req, err := http.NewRequest(http.MethodPut, u, body)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		req.ContentLength = n
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		msg, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			b.Errorf("PUT: %s %s", resp.Status, msg)
-		}
-	}
-	if size <= sdkSingleShot {
-		f, _ := os.Open(path)
-		defer f.Close()
-		put(up, f, size, map[string]string{"x-ms-blob-type": "BlockBlob"})
-		return
-	}
-	n := int((size + sdkBlockSize - 1) / sdkBlockSize)
-	sem := make(chan struct{}, sdkConcurrency)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			f, err := os.Open(path)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			defer f.Close()
-			off := int64(i) * sdkBlockSize
-			if _, err := f.Seek(off, io.SeekStart); err != nil {
-				b.Error(err)
-				return
-			}
-			m := min(sdkBlockSize, size-off)
-			put(up+"?comp=block&blockid="+sdkBlockID(i), &io.LimitedReader{R: f, N: m}, m, nil)
-		}()
-	}
-	wg.Wait()
-	var list strings.Builder
-	list.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><BlockList>`)
-	for i := range n {
-		list.WriteString("<Latest>" + sdkBlockID(i) + "</Latest>")
-	}
-	list.WriteString("</BlockList>")
-	put(up+"?comp=blocklist", strings.NewReader(list.String()), int64(list.Len()), nil)
-}
-
 // BenchmarkAgentS3 is the AWS path side by side with the raw storage: one
 // archive saved and restored the way the client's SDK does it, over HTTPS
 // to the agent, which sends the blocks straight to the bucket (moto) as
@@ -146,21 +61,22 @@ func sdkUpload(b *testing.B, c *http.Client, up, path string, size int64) {
 // the SDK's parts, for comparison). It reports the throughputs and the
 // ratios to PutObject and GetObject (docs/benchmarks.md).
 func BenchmarkAgentS3(b *testing.B) {
-	for _, sz := range benchSizes {
-		b.Run(sz.name, func(b *testing.B) {
+	for _, sz := range cachetest.BenchSizes {
+		b.Run(sz.Name, func(b *testing.B) {
 			st, client, bucket := motoStore(b)
 			w := newAgentWorld(b, st, "", false)
 			w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
 			dir := b.TempDir()
 			archive := filepath.Join(dir, "archive")
-			want := benchFile(b, archive, sz.n)
+			want := benchFile(b, archive, sz.N)
+			cachetest.SplitBlocks(b, archive, sz.N)
 			pem, err := os.ReadFile(w.caFile)
 			if err != nil {
 				b.Fatal(err)
 			}
 			roots := x509.NewCertPool()
 			roots.AppendCertsFromPEM(pem)
-			c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, MaxIdleConnsPerHost: sdkConcurrency}}
+			c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, MaxIdleConnsPerHost: cachetest.SDKConcurrency}}
 			call := func(method, body string) map[string]any {
 				resp, err := c.Post(strings.TrimSuffix(w.agentURL, "/")+cache.TwirpPrefix+method, "application/json", strings.NewReader(body))
 				if err != nil {
@@ -177,12 +93,12 @@ func BenchmarkAgentS3(b *testing.B) {
 			ctx := context.Background()
 			var raw, rf [2]time.Duration
 			var rawMultipart time.Duration
-			b.SetBytes(sz.n)
+			b.SetBytes(sz.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				f, _ := os.Open(archive)
-				if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String("raw"), Body: f, ContentLength: aws.Int64(sz.n)},
+				if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String("raw"), Body: f, ContentLength: aws.Int64(sz.N)},
 					unsignedPayload); err != nil {
 					b.Fatal(err)
 				}
@@ -201,7 +117,7 @@ func BenchmarkAgentS3(b *testing.B) {
 				raw[1] += t2.Sub(t1)
 				// Raw the agent's way: the same parts, 8 at a time, completed.
 				t0 = time.Now()
-				rawMultipartPut(b, client, bucket, archive, sz.n)
+				rawMultipartPut(b, client, bucket, archive, sz.N)
 				rawMultipart += time.Since(t0)
 
 				key := fmt.Sprintf("k-%d-%d", i, time.Now().UnixNano())
@@ -211,8 +127,8 @@ func BenchmarkAgentS3(b *testing.B) {
 				if !strings.Contains(up, UploadPrefix) {
 					b.Fatalf("not the agent's upload URL: %v", created)
 				}
-				sdkUpload(b, c, up, archive, sz.n)
-				call("FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":%q,"version":"v","size_bytes":"%d"}`, key, sz.n))
+				cachetest.SDKUpload(b, c, up, archive, sz.N)
+				call("FinalizeCacheEntryUpload", fmt.Sprintf(`{"key":%q,"version":"v","size_bytes":"%d"}`, key, sz.N))
 				t1 = time.Now()
 				found := call("GetCacheEntryDownloadURL", `{"key":"`+key+`","version":"v"}`)
 				resp, err := c.Get(found["signed_download_url"].(string))
@@ -231,7 +147,7 @@ func BenchmarkAgentS3(b *testing.B) {
 			if h := benchHash(b, filepath.Join(dir, "restored")); h != want {
 				b.Fatal("restored bytes differ")
 			}
-			mbps := func(d time.Duration) float64 { return float64(sz.n) * float64(b.N) / d.Seconds() / (1 << 20) }
+			mbps := func(d time.Duration) float64 { return float64(sz.N) * float64(b.N) / d.Seconds() / (1 << 20) }
 			b.ReportMetric(mbps(raw[0]), "raw-save-MB/s")
 			b.ReportMetric(mbps(raw[1]), "raw-restore-MB/s")
 			b.ReportMetric(mbps(rawMultipart), "raw-multipart-save-MB/s")
@@ -250,20 +166,20 @@ func BenchmarkRealClientS3(b *testing.B) {
 	w := newAgentWorld(b, st, "", false)
 	w.box.set(w.job(cache.Job{RepoID: 1, Repo: "o/a", Ref: "refs/heads/main", DefaultBranch: "main"}))
 	saves := 0
-	for _, sz := range benchSizes {
-		b.Run(sz.name, func(b *testing.B) {
+	for _, sz := range cachetest.BenchSizes {
+		b.Run(sz.Name, func(b *testing.B) {
 			w.t = b
 			ws := b.TempDir()
-			b.SetBytes(sz.n)
+			b.SetBytes(sz.N)
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				if err := os.MkdirAll(filepath.Join(ws, "data"), 0o755); err != nil {
 					b.Fatal(err)
 				}
-				want := benchFile(b, filepath.Join(ws, "data", "blob"), sz.n)
+				want := benchFile(b, filepath.Join(ws, "data", "blob"), sz.N)
 				b.StartTimer()
 				saves++
-				key := fmt.Sprintf("big-%s-%d", sz.name, saves)
+				key := fmt.Sprintf("big-%s-%d", sz.Name, saves)
 				if r := w.run(ws, "save", "data", key); !saved(r) {
 					b.Fatalf("save: %s", r.Stdout)
 				}
@@ -291,9 +207,9 @@ func rawMultipartPut(b *testing.B, client *s3.Client, bucket, path string, size 
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := int((size + sdkBlockSize - 1) / sdkBlockSize)
+	n := int((size + cachetest.SDKBlockSize - 1) / cachetest.SDKBlockSize)
 	parts := make([]types.CompletedPart, n)
-	sem := make(chan struct{}, sdkConcurrency)
+	sem := make(chan struct{}, cachetest.SDKConcurrency)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -307,8 +223,8 @@ func rawMultipartPut(b *testing.B, client *s3.Client, bucket, path string, size 
 				return
 			}
 			defer f.Close()
-			off := int64(i) * sdkBlockSize
-			m := min(sdkBlockSize, size-off)
+			off := int64(i) * cachetest.SDKBlockSize
+			m := min(cachetest.SDKBlockSize, size-off)
 			out, err := client.UploadPart(ctx, &s3.UploadPartInput{
 				Bucket: &bucket, Key: key, UploadId: mp.UploadId, PartNumber: aws.Int32(int32(i + 1)),
 				Body: io.NewSectionReader(f, off, m), ContentLength: aws.Int64(m),
