@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -207,36 +206,24 @@ func rawMultipartPut(b *testing.B, client *s3.Client, bucket, path string, size 
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := int((size + cachetest.SDKBlockSize - 1) / cachetest.SDKBlockSize)
-	parts := make([]types.CompletedPart, n)
-	sem := make(chan struct{}, cachetest.SDKConcurrency)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			f, err := os.Open(path)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			defer f.Close()
-			off := int64(i) * cachetest.SDKBlockSize
-			m := min(cachetest.SDKBlockSize, size-off)
-			out, err := client.UploadPart(ctx, &s3.UploadPartInput{
-				Bucket: &bucket, Key: key, UploadId: mp.UploadId, PartNumber: aws.Int32(int32(i + 1)),
-				Body: io.NewSectionReader(f, off, m), ContentLength: aws.Int64(m),
-			}, unsignedPayload)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			parts[i] = types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(int32(i + 1))}
-		}()
-	}
-	wg.Wait()
+	parts := make([]types.CompletedPart, (size+cachetest.SDKBlockSize-1)/cachetest.SDKBlockSize)
+	cachetest.EachBlock(size, func(i int, off, m int64) {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer f.Close()
+		out, err := client.UploadPart(ctx, &s3.UploadPartInput{
+			Bucket: &bucket, Key: key, UploadId: mp.UploadId, PartNumber: aws.Int32(int32(i + 1)),
+			Body: io.NewSectionReader(f, off, m), ContentLength: aws.Int64(m),
+		}, unsignedPayload)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		parts[i] = types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(int32(i + 1))}
+	})
 	if _, err := client.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
 		Bucket: &bucket, Key: key, UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
 	}); err != nil {

@@ -100,6 +100,27 @@ func SDKUpload(t testing.TB, c *http.Client, up, archive string, size int64) {
 	if strings.Contains(up, "?") {
 		sep = "&"
 	}
+	n := EachBlock(size, func(i int, _, m int64) {
+		f, err := os.Open(BlockPath(archive, i))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		put(up+sep+"comp=block&blockid="+SDKBlockID(i), f, m, nil)
+	})
+	var list strings.Builder
+	list.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><BlockList>`)
+	for i := range n {
+		list.WriteString("<Latest>" + SDKBlockID(i) + "</Latest>")
+	}
+	list.WriteString("</BlockList>")
+	put(up+sep+"comp=blocklist", strings.NewReader(list.String()), int64(list.Len()), nil)
+}
+
+// EachBlock calls send for each of the SDK's blocks of an archive of size
+// bytes (its index, offset and length), SDKConcurrency at a time, as the
+// SDK sends them, and returns how many there are once all are done.
+func EachBlock(size int64, send func(i int, off, n int64)) int {
 	n := int((size + SDKBlockSize - 1) / SDKBlockSize)
 	sem := make(chan struct{}, SDKConcurrency)
 	var wg sync.WaitGroup
@@ -109,20 +130,10 @@ func SDKUpload(t testing.TB, c *http.Client, up, archive string, size int64) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			f, err := os.Open(BlockPath(archive, i))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			put(up+sep+"comp=block&blockid="+SDKBlockID(i), f, min(SDKBlockSize, size-int64(i)*SDKBlockSize), nil)
+			off := int64(i) * SDKBlockSize
+			send(i, off, min(SDKBlockSize, size-off))
 		}()
 	}
 	wg.Wait()
-	var list strings.Builder
-	list.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><BlockList>`)
-	for i := range n {
-		list.WriteString("<Latest>" + SDKBlockID(i) + "</Latest>")
-	}
-	list.WriteString("</BlockList>")
-	put(up+sep+"comp=blocklist", strings.NewReader(list.String()), int64(list.Len()), nil)
+	return n
 }
