@@ -71,18 +71,8 @@ func writeDownload(b *testing.B, dst string, body io.Reader) {
 	}
 }
 
-// files is a way's writes: one file its save writes, one its restore does.
-func files(saved, restored string) [2]func() []string {
-	one := func(p string) func() []string {
-		return func() []string {
-			if p == "" {
-				return nil
-			}
-			return []string{p}
-		}
-	}
-	return [2]func() []string{one(saved), one(restored)}
-}
+// paths is a way's half that writes the files ps.
+func paths(ps ...string) func() []string { return func() []string { return ps } }
 
 func fileHash(b *testing.B, p string) [32]byte {
 	b.Helper()
@@ -217,7 +207,7 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 	}
 	ways := []way{{
 		spent:   &raw,
-		writes:  files(filepath.Join(dir, "raw-saved"), filepath.Join(dir, "raw-restored")),
+		writes:  [2]func() []string{paths(filepath.Join(dir, "raw-saved")), paths(filepath.Join(dir, "raw-restored"))},
 		save:    func(int) { storage.rawSave(b, archive, size) },
 		restore: func(int) { storage.rawRestore(b, filepath.Join(dir, "raw-restored")) },
 	}, {
@@ -228,7 +218,7 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 		writes: [2]func() []string{func() []string {
 			old, _ := filepath.Glob(filepath.Join(dir, "store", "*"))
 			return old
-		}, files("", filepath.Join(dir, "restored"))[1]},
+		}, paths(filepath.Join(dir, "restored"))},
 		save: func(i int) {
 			key := fmt.Sprintf("k-%d", i)
 			_, out := w.callB(b, tok, "CreateCacheEntry", `{"key":"`+key+`","version":"v"}`)
@@ -248,7 +238,7 @@ func benchTransfer(b *testing.B, storage benchStorage, dir string, size int64) {
 	if overHTTP != nil {
 		ways = append(ways, way{
 			spent:   &plain,
-			writes:  files(filepath.Join(dir, plainStored), filepath.Join(dir, "plain-restored")),
+			writes:  [2]func() []string{paths(filepath.Join(dir, plainStored)), paths(filepath.Join(dir, "plain-restored"))},
 			save:    func(int) { overHTTP.save(b, archive, size) },
 			restore: func(int) { overHTTP.restore(b, filepath.Join(dir, "plain-restored")) },
 		})

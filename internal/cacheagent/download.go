@@ -47,11 +47,8 @@ func (a *Agent) rewriteDownload(body []byte, host string) []byte {
 
 func (a *Agent) serveDownload(w http.ResponseWriter, r *http.Request) {
 	log := a.o.Log.With("http_method", r.Method)
-	// Only runfleet's own download URLs: the agent must not GET from
-	// wherever a caller names.
-	signed, ok := a.runfleetURL(r.URL.Path, DownloadPrefix)
+	signed, ok := a.runfleetURL(w, r, DownloadPrefix, "download")
 	if !ok {
-		cache.WriteBlobError(w, http.StatusNotFound, "BlobNotFound", "not a runfleet download")
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -54,12 +54,18 @@ func (a *Agent) rewriteUpload(body []byte, host string) []byte {
 	return a.rewriteURL(body, host, "signed_upload_url", cache.DirectHint, UploadPrefix)
 }
 
-// runfleetURL reads the runfleet URL that rewriteURL put in path after
-// prefix; ok only for one under runfleet's cache base.
-func (a *Agent) runfleetURL(path, prefix string) (string, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(path, prefix))
+// runfleetURL reads the runfleet URL that rewriteURL put in r's path after
+// prefix. Any other (not decodable, or not under runfleet's cache base) is
+// answered 404 here, naming what was asked for (an upload, a download):
+// the agent must not reach wherever a caller names.
+func (a *Agent) runfleetURL(w http.ResponseWriter, r *http.Request, prefix, what string) (string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(r.URL.Path, prefix))
 	signed := string(raw)
-	return signed, err == nil && strings.HasPrefix(signed, a.cacheBase+cache.BlobPrefix)
+	if err != nil || !strings.HasPrefix(signed, a.cacheBase+cache.BlobPrefix) {
+		cache.WriteBlobError(w, http.StatusNotFound, "BlobNotFound", "not a runfleet "+what)
+		return "", false
+	}
+	return signed, true
 }
 
 // rewriteURL points the runfleet URL in field of a twirp answer, when it
@@ -129,11 +135,8 @@ func (a *Agent) uploadState(key string) *upload {
 
 func (a *Agent) serveUpload(w http.ResponseWriter, r *http.Request) {
 	log := a.o.Log.With("http_method", r.Method)
-	// Only runfleet's own upload URLs: the agent must not PUT to wherever a
-	// caller names.
-	signed, ok := a.runfleetURL(r.URL.Path, UploadPrefix)
+	signed, ok := a.runfleetURL(w, r, UploadPrefix, "upload")
 	if !ok {
-		cache.WriteBlobError(w, http.StatusNotFound, "BlobNotFound", "not a runfleet upload")
 		return
 	}
 	if rid := r.Header.Get("x-ms-client-request-id"); rid != "" {
