@@ -108,45 +108,41 @@ func robustPerfect(s Shape, i int, start time.Time, target time.Duration) (aim, 
 	return 0, 0, 0, 0
 }
 
-// sixDraws are the seeds of trace i's table draw and of the five other
-// draws TestTable reads.
-func sixDraws(i int) []uint64 {
-	seeds := []uint64{uint64(i + 1)}
-	for k := uint64(1); k <= 5; k++ {
-		seeds = append(seeds, 100*k+uint64(i))
-	}
-	return seeds
-}
-
-// busyHours is a two-level schedule told s's own busy hours: day runners
-// while the true push rate is over twice the week's least, night
-// runners otherwise. It is what an operator who knew the trace's hours
-// exactly could write as a cron schedule with a floor.
-func busyHours(s Shape, tr Trace, day, night int) Strategy {
+// busyHours says, of s's measured week in tr, which minutes are busy: the
+// true push rate over twice the week's least. A schedule keeping one size
+// in them and another outside is what an operator who knew the trace's
+// hours exactly could write as a cron schedule with a floor.
+func busyHours(s Shape, tr Trace) func(time.Time) bool {
 	least := math.Inf(1)
 	for m := tr.Measure; m.Before(tr.End); m = m.Add(time.Minute) {
 		least = min(least, s.Pushes(m, true))
 	}
+	return func(t time.Time) bool { return s.Pushes(t, true) > 2*least }
+}
+
+// schedule keeps day runners in busy minutes and night runners otherwise.
+func schedule(busy func(time.Time) bool, day, night int) Strategy {
 	return Strategy{Name: fmt.Sprintf("busy hours %d, else %d", day, night), Size: func(_ *warm.History, t time.Time) int {
-		if s.Pushes(t, true) > 2*least {
+		if busy(t) {
 			return day
 		}
 		return night
 	}}
 }
 
-// bestSchedule is the cheapest busyHours schedule, its two sizes chosen
+// bestSchedule is the cheapest busy-hours schedule, its two sizes chosen
 // after the fact, that meets target at p90 on all six draws of trace i:
 // its sizes, its ratio to the cheapest static size on the table's draw,
 // and the highest ratio over the six. It is held, as the adaptive pool is,
 // to one rule for every draw, and told what the adaptive pool must learn.
 func bestSchedule(s Shape, i int, start time.Time, target time.Duration) (day, night int, table, worst float64) {
 	var trs []Trace
+	var busy []func(time.Time) bool
 	var static []float64
 	for _, seed := range sixDraws(i) {
 		tr := Draw(s, start, seed)
 		res := WithCheapestStatic(nil, tr, DefaultModel(), 7, target)
-		trs, static = append(trs, tr), append(static, res[len(res)-1].IdlePerJob())
+		trs, busy, static = append(trs, tr), append(busy, busyHours(s, tr)), append(static, res[len(res)-1].IdlePerJob())
 	}
 	day, night, worst = -1, -1, math.Inf(1)
 	for n := 0; n <= 4; n++ {
@@ -155,7 +151,7 @@ func bestSchedule(s Shape, i int, start time.Time, target time.Duration) (day, n
 		for d := n; d <= maxStatic; d++ {
 			ok, hi, tab := true, 0.0, 0.0
 			for j, tr := range trs {
-				r := Run(tr, busyHours(s, tr, d, n), DefaultModel(), 7)
+				r := Run(tr, schedule(busy[j], d, n), DefaultModel(), 7)
 				if r.P90 > target {
 					ok = false
 					break
