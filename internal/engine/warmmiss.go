@@ -38,11 +38,12 @@ func (m WarmMiss) Sentence() string {
 }
 
 // DecideWarmMiss is the account for job, of pool, from the pool's arrivals
-// (queued times, its own included) as the ledger holds them now; ok is
+// (queued times, its own included) as the ledger holds them now and what
+// was kept of them past it (warm.Kept); ok is
 // false when there is nothing to account for: the pool has no target, or
 // the job started (or has waited so far) within it, or its start is not
 // known (a closed job's record no longer dates it).
-func DecideWarmMiss(pool *runner.Pool, job *runner.Job, arrivals []time.Time, now time.Time) (WarmMiss, bool) {
+func DecideWarmMiss(pool *runner.Pool, job *runner.Job, kept warm.Kept, arrivals []time.Time, now time.Time) (WarmMiss, bool) {
 	if pool == nil || pool.Warm == nil || job == nil || job.QueuedAt.IsZero() {
 		return WarmMiss{}, false
 	}
@@ -70,7 +71,8 @@ func DecideWarmMiss(pool *runner.Pool, job *runner.Job, arrivals []time.Time, no
 	}
 	// How many the forecast kept ready is the same whether they were hot
 	// runners or stopped machines, so it is decided as for hot ones.
-	m.Kept = decideWarmSize(pool, before, job.QueuedAt, warm.Defaults(), false).Hot
+	h := kept.History(before, job.QueuedAt, keptRules(warm.Defaults()))
+	m.Kept = decideWarmSize(pool, h, before, job.QueuedAt, warm.Defaults(), false).Hot
 	m.Missed = m.Came > m.Kept
 	return m, true
 }
@@ -89,7 +91,10 @@ func (lg *Ledger) warmMiss(ctx context.Context, pool *runner.Pool, job *runner.J
 	if err != nil {
 		return nil, fmt.Errorf("read pool %s arrivals: %w", pool.Name, err)
 	}
-	if m, ok := DecideWarmMiss(pool, job, arrivals, now); ok {
+	// The account only reads what was kept: writing it is the
+	// reconciler's.
+	kept, _ := readKept(ctx, lg.store, pool.Name, lg.log.With("pool", pool.Name, "job_id", job.ID))
+	if m, ok := DecideWarmMiss(pool, job, kept, arrivals, now); ok {
 		return &m, nil
 	}
 	return nil, nil

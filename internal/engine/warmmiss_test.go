@@ -8,6 +8,7 @@ import (
 	"github.com/runfleet/runfleet/internal/engine"
 	"github.com/runfleet/runfleet/internal/runner"
 	"github.com/runfleet/runfleet/internal/testclock"
+	"github.com/runfleet/runfleet/internal/warm"
 )
 
 // runfleet why's account of a wait past a pool's queue-time target: the
@@ -51,7 +52,7 @@ func TestDecideWarmMiss(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := engine.DecideWarmMiss(c.pool, c.job, c.arrivals, now)
+			got, ok := engine.DecideWarmMiss(c.pool, c.job, warm.Kept{}, c.arrivals, now)
 			if ok != c.ok || got != c.want {
 				t.Fatalf("DecideWarmMiss = %+v, %v; want %+v, %v", got, ok, c.want, c.ok)
 			}

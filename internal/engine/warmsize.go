@@ -148,7 +148,8 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 			continue
 		}
 		stoppedOK := providers.KeepsStopped(e.providers[pool.Name])
-		size := decideWarmSize(pool, arrivals, now, params, stoppedOK)
+		h := keepArrivals(ctx, e.store, pool.Name, arrivals, now, params, log)
+		size := decideWarmSize(pool, h, arrivals, now, params, stoppedOK)
 		size.Idle = idle[pool.Name]
 		if prev, ok := e.memory.warm.idleSince(pool.Name, now); ok && now.After(prev) {
 			size.IdleSeconds = float64(size.Idle) * min(now.Sub(prev), maxIdleGap).Seconds()
@@ -164,17 +165,9 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 }
 
 // decideWarmSize is the decision for one pool: pure, from the pool's
-// arrivals (queued times) at now.
-func decideWarmSize(pool *runner.Pool, arrivals []time.Time, now time.Time, p warm.Params, stoppedOK bool) WarmSize {
-	start := now
-	for _, a := range arrivals {
-		if a.Before(start) {
-			start = a
-		}
-	}
-	// The history begins with the pool's oldest job the ledger keeps: what
-	// came before is unknown, not quiet (a new pool is not forecast idle).
-	h := warm.NewHistory(start.Truncate(time.Minute), now.Add(time.Minute), time.Minute, arrivals)
+// history at now (what was kept joined to the ledger: warm.Kept.History)
+// and the ledger's arrivals (queued times) for what came in the last hour.
+func decideWarmSize(pool *runner.Pool, h warm.History, arrivals []time.Time, now time.Time, p warm.Params, stoppedOK bool) WarmSize {
 	f := warm.Predict(h, now, warm.AimPercentile(pool.Warm.Percentile), p)
 	d := warm.Size(f.Need, pool.Warm.Target, warm.DefaultKinds(stoppedOK),
 		warm.Limits{MinIdle: pool.MinIdle, MaxIdle: pool.Warm.MaxIdle, MaxRunners: pool.MaxRunners})

@@ -39,7 +39,8 @@ func TestDecideWarmSize(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			pool := &runner.Pool{Name: "p", MinIdle: c.minIdle, MaxRunners: 10,
 				Warm: &runner.WarmPolicy{Target: c.target, Percentile: 90, MaxIdle: 20}}
-			got := decideWarmSize(pool, arrivals, now, warm.Defaults(), c.stoppedOK)
+			h := warm.Kept{}.History(arrivals, now, keptRules(warm.Defaults()))
+			got := decideWarmSize(pool, h, arrivals, now, warm.Defaults(), c.stoppedOK)
 			if got.Hot != c.hot || got.Stopped != c.stopped || got.Reason != c.reason || got.Need != 4 || got.ArrivedLastHour != 240 {
 				t.Errorf("decideWarmSize = %+v; want %d hot, %d stopped (%s), need 4, 240 arrived", got, c.hot, c.stopped, c.reason)
 			}

@@ -1,0 +1,96 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/runfleet/runfleet/internal/enginetest"
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
+	"github.com/runfleet/runfleet/internal/testclock"
+	"github.com/runfleet/runfleet/internal/warm"
+)
+
+// The ledger forgets a settled job a week after it settled; the forecast
+// reads four. A pool whose reconciler has run through those weeks
+// forecasts exactly as it would had the ledger forgotten nothing (the
+// record kept per pool fills in what it forgot), and not as a ledger of
+// one week alone would. The pool's weekday mornings brought matrices of four for
+// three weeks and of one since: the week the ledger still holds says one
+// warm runner; the four weeks say more.
+func TestWarmForecastReadsTheWeeksTheLedgerForgot(t *testing.T) {
+	now := warm.WeekStart(testclock.At(time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)).Now()).Add(4*warm.Week + 2*warm.Day + 10*time.Hour)
+	start := warm.WeekStart(now).Add(-4 * warm.Week)
+	var queued []time.Time
+	for day := start; day.Before(now); day = day.Add(warm.Day) {
+		if wd := day.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			continue
+		}
+		size := 4
+		if !day.Before(now.Add(-8 * warm.Day)) {
+			size = 1
+		}
+		for at := day.Add(9*time.Hour + 30*time.Minute); at.Before(day.Add(11*time.Hour+30*time.Minute)) && at.Before(now); at = at.Add(4 * time.Minute) {
+			for range size {
+				queued = append(queued, at)
+			}
+		}
+	}
+	// decide returns the pool's decision at now in a world whose ledger
+	// forgets jobs (settled an hour after queued) when forgets is set, its
+	// reconciler having passed twice a day from start when passed is.
+	decide := func(t *testing.T, forgets, passed bool) engineWarm {
+		clock := testclock.At(start)
+		w := enginetest.NewWorld(t, enginetest.Options{
+			Now: clock.Now,
+			Pools: enginetest.OnePool(func(p *runner.Pool) {
+				p.MaxRunners = 40
+				p.Warm = &runner.WarmPolicy{Target: 10 * time.Second, Percentile: 90, MaxIdle: 20}
+			}),
+		})
+		ctx := context.Background()
+		for i, at := range queued {
+			job := &runner.Job{ID: int64(i + 1), RunAttempt: 1, Pool: enginetest.Pool, Owner: runner.Owner{Org: enginetest.Owner},
+				Status: runner.JobClosed, QueuedAt: at, ExpiresAt: now.Add(time.Hour)}
+			if forgets {
+				job.ExpiresAt = at.Add(time.Hour + store.DeletedRetention)
+			}
+			if err := w.Store.CreateJob(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if passed {
+			for clock.Now().Before(now) {
+				if _, err := w.Engine.Reconcile(ctx); err != nil {
+					t.Fatal(err)
+				}
+				clock.Advance(min(12*time.Hour, now.Sub(clock.Now())))
+			}
+		}
+		clock.AdvanceTo(now)
+		rep, err := w.Engine.Reconcile(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Warm) != 1 {
+			t.Fatalf("decided %+v; want one pool", rep.Warm)
+		}
+		d := rep.Warm[0]
+		return engineWarm{d.Need, d.Hot, d.PerMinute, d.Level}
+	}
+	whole := decide(t, false, true)
+	kept := decide(t, true, true)
+	week := decide(t, true, false)
+	if kept != whole {
+		t.Errorf("with the weeks kept: %+v; want %+v, as from a ledger that forgets nothing", kept, whole)
+	}
+	if week == whole || week.Need != 1 {
+		t.Errorf("from the ledger's week alone: %+v; the test needs it to differ from %+v (need 1)", week, whole)
+	}
+}
+
+type engineWarm struct {
+	Need, Hot        int
+	PerMinute, Level float64
+}
