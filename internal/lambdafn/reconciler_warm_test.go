@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/warm"
 )
 
 // warmConfig is testConfig with a queue-time target on the pool.
@@ -69,5 +70,58 @@ func TestScheduledReconcileSizesWarmPoolsFromDynamoDB(t *testing.T) {
 	}
 	if lines := s.logs.Lines(t, map[string]any{"msg": "the store cannot list the job ledger's arrivals; the pool keeps min_idle"}); len(lines) != 0 {
 		t.Fatalf("the reconciler fell back to min_idle: %v", lines)
+	}
+}
+
+// On DynamoDB as on bbolt, the scheduled reconciler keeps a pool's
+// arrivals past the ledger's week: a pass after a day has ended writes the
+// day's jobs per minute to the pool's cursor, and a second pass writes
+// nothing more.
+func TestScheduledReconcileKeepsArrivalsInDynamoDB(t *testing.T) {
+	s := newStack(t, stackOptions{config: warmConfig})
+	reconciler := s.reconciler()
+	ctx := context.Background()
+	now := time.Now()
+	id := int64(7000004000)
+	old := []time.Time{now.Add(-50 * time.Hour), now.Add(-50 * time.Hour), now.Add(-49 * time.Hour)}
+	for _, at := range old {
+		id++
+		job := &runner.Job{
+			ID: id, RunAttempt: 1, Pool: linuxPool, Owner: runner.Owner{Org: "octo-org"}, Repository: "octo-org/app",
+			Labels: []string{"self-hosted", "linux", "x64"}, Status: runner.JobOpen,
+			QueuedAt: at, CreatedAt: at, UpdatedAt: at, StatusChangedAt: at,
+		}
+		if err := s.store.CreateJob(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tick events.EventBridgeEvent
+	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
+	kept := func() (warm.Kept, int64) {
+		t.Helper()
+		ictx, _ := s.invocation()
+		if _, err := reconciler(ictx, tick); err != nil {
+			t.Fatal(err)
+		}
+		cur, err := s.store.GetCursor(ctx, "warm/arrivals/"+linuxPool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := warm.DecodeKept(cur.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, cur.Version
+	}
+	k, version := kept()
+	n := 0
+	for _, c := range k.Counts {
+		n += c
+	}
+	if version != 1 || n != len(old) || !k.Start.Equal(old[0].Truncate(time.Minute)) {
+		t.Fatalf("kept %d jobs from %v (cursor version %d); want %d from %v, written once", n, k.Start, version, len(old), old[0].Truncate(time.Minute))
+	}
+	if _, again := kept(); again != version {
+		t.Fatalf("a second pass wrote the kept arrivals again (version %d → %d)", version, again)
 	}
 }
