@@ -33,14 +33,7 @@ func TestScheduledReconcileSizesWarmPoolsFromDynamoDB(t *testing.T) {
 		at := now.Add(-time.Duration(50-8*burst) * time.Minute)
 		for range 3 {
 			id++
-			job := &runner.Job{
-				ID: id, RunAttempt: 1, Pool: linuxPool, Owner: runner.Owner{Org: "octo-org"}, Repository: "octo-org/app",
-				Labels: []string{"self-hosted", "linux", "x64"}, Status: runner.JobOpen,
-				QueuedAt: at, CreatedAt: at, UpdatedAt: at, StatusChangedAt: at,
-			}
-			if err := s.store.CreateJob(ctx, job); err != nil {
-				t.Fatal(err)
-			}
+			job := createQueuedJob(t, s, id, at)
 			closed, err := job.Transition(runner.JobClosed, now)
 			if err != nil {
 				t.Fatal(err)
@@ -86,14 +79,7 @@ func TestScheduledReconcileKeepsArrivalsInDynamoDB(t *testing.T) {
 	old := []time.Time{now.Add(-50 * time.Hour), now.Add(-50 * time.Hour), now.Add(-49 * time.Hour)}
 	for _, at := range old {
 		id++
-		job := &runner.Job{
-			ID: id, RunAttempt: 1, Pool: linuxPool, Owner: runner.Owner{Org: "octo-org"}, Repository: "octo-org/app",
-			Labels: []string{"self-hosted", "linux", "x64"}, Status: runner.JobOpen,
-			QueuedAt: at, CreatedAt: at, UpdatedAt: at, StatusChangedAt: at,
-		}
-		if err := s.store.CreateJob(ctx, job); err != nil {
-			t.Fatal(err)
-		}
+		createQueuedJob(t, s, id, at)
 	}
 	var tick events.EventBridgeEvent
 	mustUnmarshal(t, readTestdata(t, "scheduled-event.json"), &tick)
@@ -124,4 +110,19 @@ func TestScheduledReconcileKeepsArrivalsInDynamoDB(t *testing.T) {
 	if _, again := kept(); again != version {
 		t.Fatalf("a second pass wrote the kept arrivals again (version %d → %d)", version, again)
 	}
+}
+
+// createQueuedJob writes an open job of the pool, queued at at, to the
+// stack's table.
+func createQueuedJob(t *testing.T, s *stack, id int64, at time.Time) *runner.Job {
+	t.Helper()
+	job := &runner.Job{
+		ID: id, RunAttempt: 1, Pool: linuxPool, Owner: runner.Owner{Org: "octo-org"}, Repository: "octo-org/app",
+		Labels: []string{"self-hosted", "linux", "x64"}, Status: runner.JobOpen,
+		QueuedAt: at, CreatedAt: at, UpdatedAt: at, StatusChangedAt: at,
+	}
+	if err := s.store.CreateJob(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	return job
 }
