@@ -20,7 +20,8 @@ import (
 // three weeks and of one since: the week the ledger still holds says one
 // warm runner; the four weeks say more.
 func TestWarmForecastReadsTheWeeksTheLedgerForgot(t *testing.T) {
-	now := warm.WeekStart(testclock.At(time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)).Now()).Add(4*warm.Week + 2*warm.Day + 10*time.Hour)
+	date := time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)
+	now := warm.WeekStart(testclock.At(date).Now()).Add(4*warm.Week + 2*warm.Day + 10*time.Hour)
 	start := warm.WeekStart(now).Add(-4 * warm.Week)
 	var queued []time.Time
 	for day := start; day.Before(now); day = day.Add(warm.Day) {
@@ -41,7 +42,10 @@ func TestWarmForecastReadsTheWeeksTheLedgerForgot(t *testing.T) {
 	// forgets jobs (settled an hour after queued) when forgets is set, its
 	// reconciler having passed twice a day from start when passed is.
 	decide := func(t *testing.T, forgets, passed bool) engineWarm {
-		clock := testclock.At(start)
+		// At moves the date it is given (testclock.ShiftEnv): the clock is
+		// set from the date, then moved to start.
+		clock := testclock.At(date)
+		clock.Advance(start.Sub(clock.Now()))
 		w := enginetest.NewWorld(t, enginetest.Options{
 			Now: clock.Now,
 			Pools: enginetest.OnePool(func(p *runner.Pool) {
@@ -77,7 +81,7 @@ func TestWarmForecastReadsTheWeeksTheLedgerForgot(t *testing.T) {
 			t.Fatalf("decided %+v; want one pool", rep.Warm)
 		}
 		d := rep.Warm[0]
-		return engineWarm{d.Need, d.Hot, d.PerMinute, d.Level}
+		return engineWarm{d.Need, d.Hot, d.PerMinute, d.Level, d.HistoryDays}
 	}
 	whole := decide(t, false, true)
 	kept := decide(t, true, true)
@@ -85,12 +89,15 @@ func TestWarmForecastReadsTheWeeksTheLedgerForgot(t *testing.T) {
 	if kept != whole {
 		t.Errorf("with the weeks kept: %+v; want %+v, as from a ledger that forgets nothing", kept, whole)
 	}
+	if kept.HistoryDays < 28 || week.HistoryDays > 7 {
+		t.Errorf("history of %g days kept, %g from the ledger alone; want four weeks or more, and a week at most", kept.HistoryDays, week.HistoryDays)
+	}
 	if week == whole || week.Need != 1 {
 		t.Errorf("from the ledger's week alone: %+v; the test needs it to differ from %+v (need 1)", week, whole)
 	}
 }
 
 type engineWarm struct {
-	Need, Hot        int
-	PerMinute, Level float64
+	Need, Hot                     int
+	PerMinute, Level, HistoryDays float64
 }
