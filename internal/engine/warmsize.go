@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -25,6 +26,10 @@ type WarmSize struct {
 	PerMinute       float64 `json:"forecast_per_minute"`
 	Level           float64 `json:"forecast_level"`
 	ArrivedLastHour int     `json:"arrived_last_hour"`
+	// HistoryDays is how far back the pool's history reaches (the ledger's
+	// week and the arrivals kept past it): under 7 the plan repeats on the
+	// day, under 1 only the last hour is read.
+	HistoryDays float64 `json:"history_days"`
 	// Hot is the warm runners kept (the pool's effective min_idle),
 	// Stopped the stopped machines asked of a provider that keeps them
 	// (providers.WarmSizer; warm_pool.size is its floor), Reason why
@@ -156,7 +161,7 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 		}
 		if prev, had := e.memory.warm.lastOf(pool.Name); !had || prev.Hot != size.Hot || prev.Reason != size.Reason {
 			log.Info("warm size decided", "hot", size.Hot, "forecast_need", size.Need, "forecast_per_minute", size.PerMinute,
-				"forecast_level", size.Level, "arrived_last_hour", size.ArrivedLastHour, "reason", size.Reason, "min_idle", pool.MinIdle)
+				"forecast_level", size.Level, "arrived_last_hour", size.ArrivedLastHour, "history_days", size.HistoryDays, "reason", size.Reason, "min_idle", pool.MinIdle)
 		}
 		e.memory.warm.set(size)
 		rep.Warm = append(rep.Warm, size)
@@ -171,7 +176,8 @@ func decideWarmSize(pool *runner.Pool, h warm.History, arrivals []time.Time, now
 	f := warm.Predict(h, now, warm.AimPercentile(pool.Warm.Percentile), p)
 	d := warm.Size(f.Need, pool.Warm.Target, warm.DefaultKinds(stoppedOK),
 		warm.Limits{MinIdle: pool.MinIdle, MaxIdle: pool.Warm.MaxIdle, MaxRunners: pool.MaxRunners})
-	size := WarmSize{Pool: pool.Name, Need: f.Need, PerMinute: f.PerStep, Level: f.Level, Hot: d.Hot, Stopped: d.Stopped, Reason: d.Reason}
+	size := WarmSize{Pool: pool.Name, Need: f.Need, PerMinute: f.PerStep, Level: f.Level, Hot: d.Hot, Stopped: d.Stopped, Reason: d.Reason,
+		HistoryDays: math.Round(max(now.Sub(h.Start), 0).Hours()/24*100) / 100}
 	for _, a := range arrivals {
 		if !a.Before(now.Add(-time.Hour)) && !a.After(now) {
 			size.ArrivedLastHour++

@@ -2,6 +2,7 @@ package statuspage
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,10 +109,15 @@ func TestRecorderKeepsTheLastWarmSizes(t *testing.T) {
 		t.Fatalf("Warm() = %+v", got)
 	}
 	rows := []poolRow{{Name: "a"}, {Name: "c"}}
-	got["a"] = engine.WarmSize{Pool: "a", Hot: 5, Reason: "only hot runners meet the target", PerMinute: 0.5, ArrivedLastHour: 41}
+	got["a"] = engine.WarmSize{Pool: "a", Hot: 5, Reason: "only hot runners meet the target", PerMinute: 0.5, ArrivedLastHour: 41, HistoryDays: 23.6}
 	setWarm(rows, got)
-	if want := "5 warm (only hot runners meet the target) · 30/h foretold · 41 came in the last hour"; rows[0].Warm != want || rows[0].WarmRunners != 5 {
+	if want := "5 warm (only hot runners meet the target) · 30/h foretold · 41 came in the last hour · 23 d of history"; rows[0].Warm != want || rows[0].WarmRunners != 5 {
 		t.Errorf("row a: %q (%d), want %q", rows[0].Warm, rows[0].WarmRunners, want)
+	}
+	got["a"] = engine.WarmSize{Pool: "a", Hot: 1, Reason: "only hot runners meet the target", HistoryDays: 0.3}
+	setWarm(rows, got)
+	if want := "7 h of history"; !strings.HasSuffix(rows[0].Warm, want) {
+		t.Errorf("a pool's first day: %q, want it to end %q", rows[0].Warm, want)
 	}
 	if rows[1].Warm != "—" {
 		t.Errorf("a pool without a target: %q", rows[1].Warm)

@@ -3,6 +3,7 @@ package statuspage
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -254,6 +255,16 @@ func setWarm(rows []poolRow, warm map[string]engine.WarmSize) {
 			continue
 		}
 		rows[i].WarmRunners = w.Hot
-		rows[i].Warm = fmt.Sprintf("%d warm (%s) · %.0f/h foretold · %d came in the last hour", w.Hot, w.Reason, w.PerMinute*60, w.ArrivedLastHour)
+		rows[i].Warm = fmt.Sprintf("%d warm (%s) · %.0f/h foretold · %d came in the last hour · %s of history",
+			w.Hot, w.Reason, w.PerMinute*60, w.ArrivedLastHour, historySpan(w.HistoryDays))
 	}
+}
+
+// historySpan words how far back a forecast reads: days once there are
+// some, hours before (a new pool's first day).
+func historySpan(days float64) string {
+	if days >= 1 {
+		return fmt.Sprintf("%.0f d", math.Floor(days))
+	}
+	return fmt.Sprintf("%.0f h", math.Floor(days*24))
 }
