@@ -25,20 +25,21 @@ func keptRules(p warm.Params) warm.KeepRules {
 
 // readKept returns the pool's kept arrivals and the cursor they came from
 // (to write the next over). A record that cannot be read or decoded is
-// logged and read as nothing kept: the forecast reads the ledger alone
-// until the next day is kept over it, as a pool new to runfleet does.
-func readKept(ctx context.Context, cursors store.Cursors, pool string, log *slog.Logger) (warm.Kept, *store.Cursor) {
+// logged and read as nothing kept: the forecast reads the ledger alone, as
+// a pool new to runfleet does. One that does not decode is also reported
+// (undecodable), so the next write replaces it at once.
+func readKept(ctx context.Context, cursors store.Cursors, pool string, log *slog.Logger) (kept warm.Kept, cur *store.Cursor, undecodable bool) {
 	cur, err := cursors.GetCursor(ctx, keptCursorName(pool))
 	if err != nil {
 		log.Warn("the kept arrivals could not be read; the forecast reads the ledger's week alone", "err", err)
-		return warm.Kept{}, nil
+		return warm.Kept{}, nil, false
 	}
-	kept, err := warm.DecodeKept(cur.Value)
+	kept, err = warm.DecodeKept(cur.Value)
 	if err != nil {
 		log.Warn("the kept arrivals do not decode; they are kept again from the ledger", "err", err)
-		return warm.Kept{}, cur
+		return warm.Kept{}, cur, true
 	}
-	return kept, cur
+	return kept, cur, false
 }
 
 // keepArrivals is what the forecast reads for pool at now: the kept
@@ -49,9 +50,11 @@ func readKept(ctx context.Context, cursors store.Cursors, pool string, log *slog
 // and the next pass tries again.
 func keepArrivals(ctx context.Context, cursors store.Cursors, pool string, arrivals []time.Time, now time.Time, p warm.Params, log *slog.Logger) warm.History {
 	rules := keptRules(p)
-	kept, cur := readKept(ctx, cursors, pool, log)
+	kept, cur, undecodable := readKept(ctx, cursors, pool, log)
 	next, changed := warm.Keep(kept, arrivals, now, rules)
-	if changed && cur != nil {
+	// A record that does not decode is replaced even by nothing kept, or
+	// every pass would warn of it until a day is kept over it.
+	if (changed || undecodable) && cur != nil {
 		cur.Value, cur.UpdatedAt = next.Encode(), now
 		switch err := cursors.PutCursor(ctx, cur); {
 		case errors.Is(err, store.ErrConflict):

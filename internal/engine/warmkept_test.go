@@ -101,3 +101,46 @@ type engineWarm struct {
 	Need, Hot                     int
 	PerMinute, Level, HistoryDays float64
 }
+
+// A kept-arrivals record that does not decode (written by something else,
+// or damaged) is read as nothing kept and replaced at the first pass, even
+// when no day is ready to keep yet: the pool is still sized from its
+// ledger, and the warning is not repeated every pass.
+func TestUndecodableKeptArrivalsAreReplaced(t *testing.T) {
+	clock := testclock.At(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))
+	now := clock.Now()
+	w := enginetest.NewWorld(t, enginetest.Options{
+		Now: clock.Now,
+		Pools: enginetest.OnePool(func(p *runner.Pool) {
+			p.MaxRunners = 10
+			p.Warm = &runner.WarmPolicy{Target: 10 * time.Second, Percentile: 90, MaxIdle: 20}
+		}),
+	})
+	ctx := context.Background()
+	name := "warm/arrivals/" + enginetest.Pool
+	if err := w.Store.PutCursor(ctx, &store.Cursor{Name: name, Value: "not what runfleet writes"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		at := now.Add(-time.Duration(10+i) * time.Minute)
+		job := &runner.Job{ID: int64(i + 1), RunAttempt: 1, Pool: enginetest.Pool, Owner: runner.Owner{Org: enginetest.Owner},
+			Status: runner.JobClosed, QueuedAt: at, ExpiresAt: now.Add(time.Hour)}
+		if err := w.Store.CreateJob(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := w.Engine.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warm) != 1 || rep.Warm[0].Hot != 1 {
+		t.Fatalf("decided %+v; want the pool sized from its ledger (1 warm runner)", rep.Warm)
+	}
+	cur, err := w.Store.GetCursor(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := warm.DecodeKept(cur.Value); err != nil || cur.Version != 2 {
+		t.Fatalf("kept arrivals %q at version %d (%v); want them replaced by a record that decodes", cur.Value, cur.Version, err)
+	}
+}

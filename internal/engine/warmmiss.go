@@ -93,7 +93,7 @@ func (lg *Ledger) warmMiss(ctx context.Context, pool *runner.Pool, job *runner.J
 	}
 	// The account only reads what was kept: writing it is the
 	// reconciler's.
-	kept, _ := readKept(ctx, lg.store, pool.Name, lg.log.With("pool", pool.Name, "job_id", job.ID))
+	kept, _, _ := readKept(ctx, lg.store, pool.Name, lg.log.With("pool", pool.Name, "job_id", job.ID))
 	if m, ok := DecideWarmMiss(pool, job, kept, arrivals, now); ok {
 		return &m, nil
 	}
