@@ -84,7 +84,8 @@ func (lg *Ledger) warmMiss(ctx context.Context, pool *runner.Pool, job *runner.J
 	if !ok || pool == nil || pool.Warm == nil || job == nil {
 		return nil, nil
 	}
-	arrivals, err := src.ListArrivals(ctx, pool.Name, job.QueuedAt.Add(-warmHistory(warm.Defaults())))
+	byPool, err := src.ListArrivals(ctx, []string{pool.Name}, job.QueuedAt.Add(-warmHistory(warm.Defaults())))
+	arrivals := byPool[pool.Name]
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, nil
 	}

@@ -126,7 +126,22 @@ func (e *Engine) minIdle(pool *runner.Pool) int {
 // ledger: the effects (reading the ledger, remembering, logging) are here;
 // the decision is warm.Predict and warm.Size.
 func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now time.Time, rep *ReconcileReport) error {
-	src, ok := e.store.(store.Arrivals)
+	var names []string
+	for _, pool := range e.pools {
+		if pool.Warm != nil {
+			names = append(names, pool.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	params := warm.Defaults()
+	// One read for every pool with a target: on DynamoDB each read is a
+	// Scan of the whole table.
+	byPool, err := map[string][]time.Time(nil), errors.ErrUnsupported
+	if src, ok := e.store.(store.Arrivals); ok {
+		byPool, err = src.ListArrivals(ctx, names, now.Add(-warmHistory(params)))
+	}
 	idle := idleByPool(live)
 	var errs []error
 	for i := range e.pools {
@@ -135,12 +150,7 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 			continue
 		}
 		log := e.log.With("pool", pool.Name, "reconciler", true)
-		var arrivals []time.Time
-		err := errors.ErrUnsupported
-		params := warm.Defaults()
-		if ok {
-			arrivals, err = src.ListArrivals(ctx, pool.Name, now.Add(-warmHistory(params)))
-		}
+		arrivals := byPool[pool.Name]
 		if errors.Is(err, errors.ErrUnsupported) {
 			// A store that cannot list arrivals keeps the static floor:
 			// warm runners are never guessed.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runfleet/runfleet/internal/enginetest"
 	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/store"
 	"github.com/runfleet/runfleet/internal/testclock"
 	"github.com/runfleet/runfleet/internal/warm"
 )
@@ -87,4 +88,52 @@ func burstyDays(now time.Time) []time.Time {
 		}
 	}
 	return out
+}
+
+// Every pool with a target is read from the ledger in one call a pass: on
+// DynamoDB each read is a Scan of the whole table, so ten pools must not
+// cost ten.
+func TestWarmPoolsAreReadInOneCall(t *testing.T) {
+	clock := testclock.At(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))
+	now := clock.Now()
+	pools := enginetest.OnePool(func(p *runner.Pool) {
+		p.Warm = &runner.WarmPolicy{Target: 10 * time.Second, Percentile: 90, MaxIdle: 20}
+	})
+	second := pools[0]
+	second.Name, second.Labels = "linux-arm64", []string{"self-hosted", "linux", "arm64"}
+	var calls [][]string
+	w := enginetest.NewWorld(t, enginetest.Options{
+		Now:   clock.Now,
+		Pools: append(pools, second),
+		WrapStore: func(s store.Store) store.Store {
+			return &countingArrivals{Store: s, calls: &calls}
+		},
+	})
+	ctx := context.Background()
+	for i, pool := range []string{pools[0].Name, second.Name} {
+		at := now.Add(-10 * time.Minute)
+		job := &runner.Job{ID: int64(i + 1), RunAttempt: 1, Pool: pool, Owner: runner.Owner{Org: enginetest.Owner},
+			Status: runner.JobClosed, QueuedAt: at, ExpiresAt: now.Add(time.Hour)}
+		if err := w.Store.CreateJob(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := w.Engine.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || len(calls[0]) != 2 || len(rep.Warm) != 2 || rep.Warm[0].Hot != 1 || rep.Warm[1].Hot != 1 {
+		t.Fatalf("arrivals read as %v, decided %+v; want one read of both pools, and each sized from its own job", calls, rep.Warm)
+	}
+}
+
+// countingArrivals records each ListArrivals call's pools.
+type countingArrivals struct {
+	store.Store
+	calls *[][]string
+}
+
+func (c *countingArrivals) ListArrivals(ctx context.Context, pools []string, since time.Time) (map[string][]time.Time, error) {
+	*c.calls = append(*c.calls, pools)
+	return c.Store.(store.Arrivals).ListArrivals(ctx, pools, since)
 }

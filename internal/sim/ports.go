@@ -194,7 +194,7 @@ func (s *storePort) ListOpenJobs(ctx context.Context) ([]*runner.Job, error) {
 // ListArrivals passes store.Arrivals through as a read point; a store
 // without it answers errors.ErrUnsupported, which the engine reads as
 // the store not having the capability.
-func (s *storePort) ListArrivals(ctx context.Context, pool string, since time.Time) ([]time.Time, error) {
+func (s *storePort) ListArrivals(ctx context.Context, pools []string, since time.Time) (map[string][]time.Time, error) {
 	src, ok := s.Store.(store.Arrivals)
 	if !ok {
 		return nil, fmt.Errorf("sim: %T cannot list arrivals: %w", s.Store, errors.ErrUnsupported)
@@ -202,7 +202,7 @@ func (s *storePort) ListArrivals(ctx context.Context, pool string, since time.Ti
 	if err := s.read(ctx); err != nil {
 		return nil, err
 	}
-	return src.ListArrivals(ctx, pool, since)
+	return src.ListArrivals(ctx, pools, since)
 }
 
 func (s *storePort) PutRunnerCredentials(ctx context.Context, c store.RunnerCredentials, ttl time.Duration) error {

@@ -47,10 +47,11 @@ func TestListArrivalsPagesAndRetention(t *testing.T) {
 	}
 	mustCreate(t, s, testInstance("p", 999)) // an instance of the pool, and its pool slot
 
-	got, err := s.ListArrivals(ctx, "p", base)
+	byPool, err := s.ListArrivals(ctx, []string{"p"}, base)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := byPool["p"]
 	slices.SortFunc(got, time.Time.Compare)
 	if !slices.EqualFunc(got, want, time.Time.Equal) {
 		t.Fatalf("ListArrivals = %v, want %v", got, want)

@@ -14,20 +14,21 @@ var _ store.Arrivals = (*Store)(nil)
 // settled jobs; the pool is read from the record, as no column keeps it.
 // Jobs whose retention is over but not yet purged are left out, as GetJob
 // does.
-func (s *Store) ListArrivals(ctx context.Context, pool string, since time.Time) ([]time.Time, error) {
-	rows, err := s.pool.Query(ctx, `SELECT queued_at FROM runfleet_jobs
-		WHERE queued_at >= $1 AND record->>'pool' = $2 AND (expires_at IS NULL OR expires_at > $3)`, since, pool, s.now())
+func (s *Store) ListArrivals(ctx context.Context, pools []string, since time.Time) (map[string][]time.Time, error) {
+	rows, err := s.pool.Query(ctx, `SELECT record->>'pool', queued_at FROM runfleet_jobs
+		WHERE queued_at >= $1 AND record->>'pool' = ANY($2) AND (expires_at IS NULL OR expires_at > $3)`, since, pools, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list arrivals: %w", err)
 	}
 	defer rows.Close()
-	var out []time.Time
+	out := map[string][]time.Time{}
 	for rows.Next() {
+		var pool string
 		var t time.Time
-		if err := rows.Scan(&t); err != nil {
+		if err := rows.Scan(&pool, &t); err != nil {
 			return nil, fmt.Errorf("postgres: list arrivals: %w", err)
 		}
-		out = append(out, t)
+		out[pool] = append(out[pool], t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: list arrivals: %w", err)
