@@ -85,13 +85,13 @@ func (lg *Ledger) warmMiss(ctx context.Context, pool *runner.Pool, job *runner.J
 		return nil, nil
 	}
 	byPool, err := src.ListArrivals(ctx, []string{pool.Name}, job.QueuedAt.Add(-warmHistory(warm.Defaults())))
-	arrivals := byPool[pool.Name]
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read pool %s arrivals: %w", pool.Name, err)
 	}
+	arrivals := byPool[pool.Name]
 	// The account only reads what was kept: writing it is the
 	// reconciler's.
 	kept, _, _ := readKept(ctx, lg.store, pool.Name, lg.log.With("pool", pool.Name, "job_id", job.ID))

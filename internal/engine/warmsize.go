@@ -138,7 +138,8 @@ func (e *Engine) decideWarm(ctx context.Context, live []*runner.Instance, now ti
 	params := warm.Defaults()
 	// One read for every pool with a target: on DynamoDB each read is a
 	// Scan of the whole table.
-	byPool, err := map[string][]time.Time(nil), errors.ErrUnsupported
+	var byPool map[string][]time.Time
+	err := errors.ErrUnsupported
 	if src, ok := e.store.(store.Arrivals); ok {
 		byPool, err = src.ListArrivals(ctx, names, now.Add(-warmHistory(params)))
 	}

@@ -76,7 +76,8 @@ func Keep(k Kept, ledger []time.Time, now time.Time, r KeepRules) (next Kept, ch
 }
 
 // ledgerStart is where a history read from the ledger alone begins: its
-// oldest arrival, but no earlier than what the ledger wholly holds.
+// oldest arrival, but no earlier than what the ledger wholly holds (a job
+// left open for weeks does not make the weeks before it look quiet).
 func ledgerStart(ledger []time.Time, now time.Time, r KeepRules) (time.Time, bool) {
 	var first time.Time
 	for _, a := range ledger {
@@ -88,24 +89,23 @@ func ledgerStart(ledger []time.Time, now time.Time, r KeepRules) (time.Time, boo
 		return time.Time{}, false
 	}
 	if held := now.Add(-r.Ledger); first.Before(held) {
-		first = held.Add(time.Minute - 1)
+		first = held.Add(time.Minute - 1) // the first whole minute at or after held
 	}
 	return first.Truncate(time.Minute), true
 }
 
 // History is the history the forecast reads at now: k's minutes before
 // now, then the ledger's arrivals from where k ends. Without a k that
-// joins the ledger, it is the ledger's alone, from its oldest arrival.
+// joins the ledger, it is the ledger's alone, from where Keep would start
+// keeping it (ledgerStart).
 func (k Kept) History(ledger []time.Time, now time.Time, r KeepRules) History {
 	end := now.Add(time.Minute)
 	if !k.joins(now, r) {
-		start := now
-		for _, a := range ledger {
-			if a.Before(start) {
-				start = a
-			}
+		start, ok := ledgerStart(ledger, now, r)
+		if !ok {
+			start = now.Truncate(time.Minute)
 		}
-		return NewHistory(start.Truncate(time.Minute), end, time.Minute, ledger)
+		return NewHistory(start, end, time.Minute, ledger)
 	}
 	h := NewHistory(k.Start, end, time.Minute, nil)
 	// Only k's minutes wholly before now: a history read for a time past

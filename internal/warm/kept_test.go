@@ -266,3 +266,23 @@ func TestKeptEncodeDecode(t *testing.T) {
 		}
 	}
 }
+
+// Read from the ledger alone, a history begins at its oldest arrival, but
+// no earlier than what the ledger wholly holds: a job left open for three
+// weeks does not make the weeks before the ledger's one look quiet.
+func TestLedgerHistoryBeginsWhereTheLedgerIsWhole(t *testing.T) {
+	now := WeekStart(time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)).Add(4*Week + 10*time.Hour)
+	for _, c := range []struct {
+		name   string
+		ledger []time.Time
+		want   time.Time
+	}{
+		{"a young pool: its first job", []time.Time{now.Add(-3*time.Hour + 20*time.Second), now.Add(-time.Hour)}, now.Add(-3 * time.Hour)},
+		{"a job open for three weeks", []time.Time{now.Add(-21 * Day), now.Add(-time.Hour)}, now.Add(-testRules.Ledger)},
+		{"nothing in the ledger", nil, now},
+	} {
+		if got := (Kept{}).History(c.ledger, now, testRules).Start; !got.Equal(c.want) {
+			t.Errorf("%s: history from %v, want %v", c.name, got, c.want)
+		}
+	}
+}
