@@ -43,6 +43,9 @@ const deadWorkBound = 5*time.Minute + time.Minute
 type held struct {
 	t      *task
 	status runner.Status
+	// claim is the instance's claim as this task's write left it: the
+	// work the product itself names as holding the instance.
+	claim string
 	// prior is the dead work a worker took in hand by receiving a message
 	// that names the instance: a redelivery, which may take the work over.
 	prior *deadWork
@@ -53,6 +56,7 @@ type deadWork struct {
 	since  time.Time
 	status runner.Status
 	why    string
+	claim  string
 }
 
 func (w *world) deadWorkBound() time.Duration {
@@ -95,21 +99,34 @@ func (w *world) takeInHand(name string) {
 	w.inHand[t] = name
 	if d, ok := w.dead[name]; ok {
 		delete(w.dead, name)
-		w.holds[name] = held{t: t, status: d.status, prior: &d}
+		w.holds[name] = held{t: t, status: d.status, claim: d.claim, prior: &d}
 	}
 }
 
 // wroteInstance notes a write that took effect on instance name, from
-// status from to status to, by the task that has the turn. A write that
-// moves the status on, or one by the task whose message names the
-// instance or by a scan of dead work (a takeover re-claiming it), moves
-// dead work on; a write that
-// leaves the status as it was (a webhook noting the runner of an instance
-// being created) does not, nor does it make its task the one at the work.
-func (w *world) wroteInstance(name string, from, to runner.Status) {
+// status from to status to, leaving its claim claim, by the task that has
+// the turn. A write that moves the status on, or one by the task whose
+// message names the instance or by a scan of dead work (a takeover
+// re-claiming it), moves dead work on. A write that leaves the status as
+// it was does not, nor does it make its task the one at the work, when it
+// comes from a task whose message does not name the instance (a webhook
+// noting the runner of an instance being created), or when it leaves the
+// claim of the work another task holds, or of dead work, as it was: a
+// create that lost its instance to a delete and notes the machine it made
+// on the deleting record has not taken the delete over, in the product
+// (whose takeover reads the claim) or here.
+func (w *world) wroteInstance(name string, from, to runner.Status, claim string) {
 	t := w.sched.current
-	if from == to && (t == nil || w.inHand[t] != name && !w.takers[t]) {
-		return
+	if from == to {
+		if t == nil || w.inHand[t] != name && !w.takers[t] {
+			return
+		}
+		if h, ok := w.holds[name]; ok && h.t != t && h.claim == claim && !w.takers[t] {
+			return
+		}
+		if d, ok := w.dead[name]; ok && d.claim == claim && !w.takers[t] {
+			return
+		}
 	}
 	if d, ok := w.dead[name]; ok {
 		delete(w.dead, name)
@@ -119,7 +136,7 @@ func (w *world) wroteInstance(name string, from, to runner.Status) {
 		w.countMovedOn(w.now().Sub(h.prior.since))
 	}
 	if t != nil && (to == runner.StatusCreating || to == runner.StatusDeleting) {
-		w.holds[name] = held{t: t, status: to}
+		w.holds[name] = held{t: t, status: to, claim: claim}
 		return
 	}
 	delete(w.holds, name)
@@ -141,7 +158,7 @@ func (w *world) abandon(mine func(*task) bool, why string, died bool) {
 		if died {
 			since = w.now()
 		}
-		d := deadWork{since: since, status: h.status, why: why}
+		d := deadWork{since: since, status: h.status, why: why, claim: h.claim}
 		if h.prior != nil && !died {
 			d = *h.prior
 		} else {

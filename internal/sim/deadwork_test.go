@@ -2,7 +2,11 @@ package sim
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/runfleet/runfleet/internal/runner"
+	"github.com/runfleet/runfleet/internal/testclock"
 )
 
 // staleRedelivery is the engine as issue #32 found it after a database
@@ -73,5 +77,73 @@ func TestInvariantsCatchDeadWork(t *testing.T) {
 		if caught == 0 {
 			t.Errorf("an engine with %s never broke %q within %s", name, invariant, liveDeadWorkBound)
 		}
+	}
+}
+
+// deadWorkLedger is a world with only the dead-work bookkeeping: who holds
+// which instance, and what is dead.
+func deadWorkLedger() *world {
+	clock := testclock.At(Epoch)
+	rng := rand.New(rand.NewPCG(1, 2))
+	return &world{
+		cfg:    Config{DeadWorkBound: liveDeadWorkBound},
+		clock:  clock,
+		rng:    rng,
+		sched:  newScheduler(clock, rng),
+		tr:     newTrace(clock, traceRing),
+		stats:  newStats(),
+		holds:  map[string]held{},
+		dead:   map[string]deadWork{},
+		inHand: map[*task]string{},
+		takers: map[*task]bool{},
+	}
+}
+
+// as runs fn as task t, at the message that names instance name.
+func (w *world) as(t *task, name string, fn func()) {
+	w.sched.current, w.inHand[t] = t, name
+	fn()
+	w.sched.current = nil
+}
+
+// A create that lost its instance to an operator's delete notes the
+// machine it made on the deleting record, under the delete's claim, and
+// ends. The delete is still at work (its provider call may hang to the
+// provider's timeout), so nothing is dead: seed 7301187 of the explored
+// window was failed for it, the create's write having made the create the
+// work's holder. Once the delete's worker lets go, the work is dead; and a
+// note under a dead claim moves nothing on, where a redelivery that claims
+// the instance anew does.
+func TestDeadWorkFollowsTheClaimNotTheLastWriter(t *testing.T) {
+	const name, claim = "runfleet-gpu-1023-1-r2", "106#1@sim-gen-6"
+	w := deadWorkLedger()
+	create, del, again := &task{name: "create"}, &task{name: "delete"}, &task{name: "delete again"}
+
+	w.as(del, name, func() { w.wroteInstance(name, runner.StatusPendingForceDelete, runner.StatusDeleting, claim) })
+	w.as(create, name, func() {
+		w.wroteInstance(name, runner.StatusDeleting, runner.StatusDeleting, claim)
+		w.abandonTask("message 101 done")
+	})
+	if d, ok := w.dead[name]; ok {
+		t.Fatalf("the delete still holds %s, yet its work is dead: %+v", name, d)
+	}
+	if h := w.holds[name]; h.t != del {
+		t.Fatalf("%s is held by %v, want the delete", name, h.t)
+	}
+
+	w.as(del, name, func() { w.abandonTask("message 106 left for redelivery") })
+	if _, ok := w.dead[name]; !ok {
+		t.Fatalf("the delete let %s go and its work is not dead", name)
+	}
+	w.as(create, name, func() { w.wroteInstance(name, runner.StatusDeleting, runner.StatusDeleting, claim) })
+	if _, ok := w.dead[name]; !ok {
+		t.Fatalf("a note under the dead claim moved %s's dead work on", name)
+	}
+	w.as(again, name, func() { w.wroteInstance(name, runner.StatusDeleting, runner.StatusDeleting, "106#2@sim-gen-7") })
+	if _, ok := w.dead[name]; ok {
+		t.Fatalf("a redelivery's new claim did not move %s's dead work on", name)
+	}
+	if h := w.holds[name]; h.t != again {
+		t.Fatalf("%s is held by %v, want the redelivery's worker", name, h.t)
 	}
 }

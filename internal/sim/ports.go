@@ -66,8 +66,8 @@ func (s *storePort) write(ctx context.Context, what string, instances bool, fn f
 // writeInstance is write for a write that leaves instance name in status
 // when it takes effect: the task making it is then at that instance's
 // work (deadwork.go).
-func (s *storePort) writeInstance(ctx context.Context, what, name string, from, to runner.Status, fn func() error) error {
-	return s.writeNoting(ctx, what, true, func() { s.p.w.wroteInstance(name, from, to) }, fn)
+func (s *storePort) writeInstance(ctx context.Context, what, name string, from, to runner.Status, claim string, fn func() error) error {
+	return s.writeNoting(ctx, what, true, func() { s.p.w.wroteInstance(name, from, to, claim) }, fn)
 }
 
 // writeNoting is write, calling took once the write has taken effect,
@@ -117,11 +117,11 @@ func result(err error) string {
 }
 
 func (s *storePort) CreateInstance(ctx context.Context, a store.Admission) error {
-	return s.writeInstance(ctx, describeAdmission("create_instance", a), a.Instance.Name, "", a.Instance.Status, func() error { return s.Store.CreateInstance(ctx, a) })
+	return s.writeInstance(ctx, describeAdmission("create_instance", a), a.Instance.Name, "", a.Instance.Status, a.Instance.Claim, func() error { return s.Store.CreateInstance(ctx, a) })
 }
 
 func (s *outboxPort) CreateInstanceAndSend(ctx context.Context, a store.Admission, body []byte) error {
-	err := s.writeInstance(ctx, describeAdmission("create_instance_and_send", a), a.Instance.Name, "", a.Instance.Status, func() error { return s.outbox.CreateInstanceAndSend(ctx, a, body) })
+	err := s.writeInstance(ctx, describeAdmission("create_instance_and_send", a), a.Instance.Name, "", a.Instance.Status, a.Instance.Claim, func() error { return s.outbox.CreateInstanceAndSend(ctx, a, body) })
 	if err == nil || errors.Is(err, errStoreDown) {
 		s.p.w.wakeAt(s.p, s.p.w.now())
 	}
@@ -138,7 +138,7 @@ func describeAdmission(op string, a store.Admission) string {
 
 func (s *storePort) UpdateInstance(ctx context.Context, from runner.Status, next *runner.Instance) error {
 	s.p.w.gh.checkBudgetWait(ctx, s.Store, from, next)
-	return s.writeInstance(ctx, "update_instance "+next.Name+" "+string(from)+"->"+string(next.Status), next.Name, from, next.Status, func() error { return s.Store.UpdateInstance(ctx, from, next) })
+	return s.writeInstance(ctx, "update_instance "+next.Name+" "+string(from)+"->"+string(next.Status), next.Name, from, next.Status, next.Claim, func() error { return s.Store.UpdateInstance(ctx, from, next) })
 }
 
 func (s *storePort) GetInstance(ctx context.Context, name string) (*runner.Instance, error) {
