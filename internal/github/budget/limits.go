@@ -119,6 +119,16 @@ func (l Limits) Validate() error {
 	return errors.Join(errs...)
 }
 
+// LateGrace is how late a call may come after its turn and still go in
+// it: the time the bucket takes to refill a burst. Calls sent up to that
+// late add to any 60 s window at most what the bucket refills in that
+// time, a burst, so the window sees at most PointsPerMinute + Burst (850
+// of GitHub's 900 at the defaults); a call later still would add every
+// point its lateness let the bucket refill, and is queued again instead.
+func (l Limits) LateGrace() time.Duration {
+	return time.Duration(float64(l.Burst) / l.refill() * float64(time.Second))
+}
+
 // refill is the bucket's refill in points per second: what is left of the
 // minute's points once a full burst is taken, spread over the minute. Any
 // 60 s window then sees at most Burst + refill×60 = PointsPerMinute.

@@ -122,13 +122,13 @@ func TestCallsWithoutTurnsQueueBehindTheTurnsGiven(t *testing.T) {
 	}
 	// Under one context a turn is spent once: the next call takes points.
 	ctx := github.WithTurn(context.Background(), early.Turn)
-	clock.Advance(time.Minute)
 	for range 2 {
 		release, err := b.Wait(ctx, budget.WriteCost)
 		if err != nil {
 			t.Fatal(err)
 		}
 		release()
+		clock.Advance(time.Minute)
 	}
 	if st := b.Stats(); st.TurnsTaken != 2 {
 		t.Fatalf("turns taken %d; want 2 (the first call under each context)", st.TurnsTaken)
@@ -182,5 +182,60 @@ func TestATurnFromABudgetGoneSinceIsVoid(t *testing.T) {
 	release()
 	if st := after.Stats(); st.TurnsVoid != 1 || st.TurnsTaken != 0 {
 		t.Fatalf("stats %+v; want one void turn and none taken", st)
+	}
+}
+
+// A turn's points are counted at its time. A call that comes in it later
+// than LateGrace — its message held by a store outage and delivered with
+// the others held by it — goes as any call and takes points again:
+// honoured, every turn the outage held would go in one burst on top of
+// the points the bucket counted since, past GitHub's limit (a simulation
+// seed saw 62 points in a minute against a limit of 60). Within the grace
+// it goes in its turn, taking nothing.
+func TestALateTurnIsQueuedAgain(t *testing.T) {
+	clock := testclock.At(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
+	l := budget.Limits{PointsPerMinute: 12, Burst: 5}
+	b := newBudget(t, clock, l)
+	grace := l.WithDefaults().LateGrace()
+	if want := 300 * time.Second / 7; grace.Round(time.Millisecond) != want.Round(time.Millisecond) {
+		t.Fatalf("late grace %s; want %s, the time a burst of 5 takes to refill at 7 points a minute", grace, want)
+	}
+	release, err := b.Wait(github.WithTurns(context.Background()), budget.WriteCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	var turns []*github.Turn
+	for range 2 {
+		_, err := b.Wait(github.WithTurns(context.Background()), budget.WriteCost)
+		var rl *github.RateLimitError
+		if !errors.As(err, &rl) || rl.Turn == nil {
+			t.Fatalf("%v; want a turn", err)
+		}
+		turns = append(turns, rl.Turn)
+	}
+
+	clock.AdvanceTo(turns[0].At.Add(grace))
+	release, err = b.Wait(github.WithTurn(context.Background(), turns[0]), budget.WriteCost)
+	if err != nil {
+		t.Fatalf("a turn used as late as the grace: %v; want it to go in its turn", err)
+	}
+	release()
+
+	clock.AdvanceTo(turns[1].At.Add(grace + time.Second))
+	full, err := b.ReadyAt(context.Background(), budget.WriteCost)
+	if err != nil || !full.Equal(clock.Now()) {
+		t.Fatalf("the bucket before the late call: ready at %s (%v); want now, %s", full, err, clock.Now())
+	}
+	release, err = b.Wait(github.WithTurn(github.WithTurns(context.Background()), turns[1]), budget.WriteCost)
+	if err != nil {
+		t.Fatalf("a late turn with the bucket full: %v; want it to go, taking points", err)
+	}
+	release()
+	if next, _ := b.ReadyAt(context.Background(), budget.WriteCost); !next.After(clock.Now()) {
+		t.Fatalf("after the late call the next write is ready at %s, now: the late call took no points", next)
+	}
+	if st := b.Stats(); st.TurnsTaken != 1 || st.TurnsLate != 1 {
+		t.Fatalf("turns taken %d, late %d; want 1 and 1", st.TurnsTaken, st.TurnsLate)
 	}
 }
