@@ -28,7 +28,7 @@ installed_dynamodb_local_version() {
 }
 
 dynamodb_local_jar() {
-	compgen -G "$emulator_dir/node_modules/$DYNAMODB_LOCAL_PACKAGE/lib/dynamodb_local_*/DynamoDBLocal.jar" | head -n 1
+	compgen -G "$emulator_dir/node_modules/$DYNAMODB_LOCAL_PACKAGE/lib/dynamodb_local_*/DynamoDBLocal.jar" | sed -n 1p
 }
 
 install_dynamodb_local() {

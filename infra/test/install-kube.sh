@@ -69,6 +69,6 @@ build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver \
   "-X $vpkg.gitVersion=$kube_version -X $vpkg.gitTreeState=clean -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$(echo "$kube_version" | cut -d. -f2)"
 
 "$tmp/kube-apiserver" --version
-"$tmp/etcd" --version | head -1
+"$tmp/etcd" --version | sed -n 1p # sed reads every line: head could leave etcd a SIGPIPE, which pipefail turns into a failure
 mv "$tmp/etcd" "$tmp/kube-apiserver" "$dir/"
 echo "install-kube: $dir"
