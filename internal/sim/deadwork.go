@@ -117,14 +117,14 @@ func (w *world) takeInHand(name string) {
 // (whose takeover reads the claim) or here.
 func (w *world) wroteInstance(name string, from, to runner.Status, claim string) {
 	t := w.sched.current
-	if from == to {
-		if t == nil || w.inHand[t] != name && !w.takers[t] {
+	if from == to && !w.takers[t] {
+		if t == nil || w.inHand[t] != name {
 			return
 		}
-		if h, ok := w.holds[name]; ok && h.t != t && h.claim == claim && !w.takers[t] {
+		if h, ok := w.holds[name]; ok && h.t != t && h.claim == claim {
 			return
 		}
-		if d, ok := w.dead[name]; ok && d.claim == claim && !w.takers[t] {
+		if d, ok := w.dead[name]; ok && d.claim == claim {
 			return
 		}
 	}
